@@ -1,0 +1,95 @@
+# llm-torch-profiler-analysis: one Makefile, no recursion.
+#
+# Tools are the directories under cmd/; each builds build/bin/<tool> from its
+# own *.c files plus build/libcommon.a.  O= selects the build directory, so a
+# sanitizer build can live beside the normal one:
+#   make O=build-san SANITIZE=1
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANPREFIX ?= $(PREFIX)/share/man
+DATADIR   ?= $(PREFIX)/share/llm-torch-profiler-analysis
+DESTDIR   ?=
+
+CC       ?= cc
+CPPFLAGS += -D_GNU_SOURCE -Icommon
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
+LDLIBS   += -lz -lm -lpthread
+O        ?= build
+
+ifeq ($(SANITIZE),1)
+CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+TOOLS      := $(sort $(notdir $(patsubst %/,%,$(wildcard cmd/*/))))
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
+COMMON_HDR := $(wildcard common/*.h) $(wildcard common/*.inc)
+BINS       := $(TOOLS:%=$(O)/bin/%)
+MAN1       := $(wildcard man/man1/*.1)
+MAN5       := $(wildcard man/man5/*.5)
+
+# Per-tool extra libraries.
+LDLIBS_trace-capture = -lcurl
+
+all: $(BINS)
+
+$(O)/libcommon.a: $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(O)/%.o: %.c $(COMMON_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+define tool_rule
+$(O)/bin/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c)) $(O)/libcommon.a
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(O)/libcommon.a $$(LDLIBS_$(1)) $$(LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+
+# The suite runs against $(O)/bin; test-sanitize rebuilds under ASan+UBSan
+# and runs the same suite again.
+test: all
+	TRIAGE_BINDIR=$(CURDIR)/$(O)/bin sh tests/run.sh
+	$(MAKE) test-sanitize
+
+check: test
+
+test-fast: all
+	TRIAGE_BINDIR=$(CURDIR)/$(O)/bin sh tests/run.sh
+
+test-sanitize:
+	$(MAKE) O=build-san SANITIZE=1 all
+	TRIAGE_BINDIR=$(CURDIR)/build-san/bin ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh tests/run.sh
+
+lint-man:
+	@command -v mandoc >/dev/null || { echo "mandoc not installed"; exit 1; }
+	mandoc -Tlint -W warning $(MAN1) $(MAN5)
+
+bench: all
+	sh tests/bench.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(DATADIR)
+	cp -f $(BINS) $(DESTDIR)$(BINDIR)/
+	cp -f scripts/triage $(DESTDIR)$(BINDIR)/triage
+	chmod 755 $(DESTDIR)$(BINDIR)/triage
+	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1/
+	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5/
+	if [ -d data ]; then cp -f data/* $(DESTDIR)$(DATADIR)/; fi
+
+uninstall:
+	for t in $(TOOLS) triage; do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(notdir $(MAN1)); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$$m; done
+	for m in $(notdir $(MAN5)); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$$m; done
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: all test check test-fast test-sanitize lint-man bench install uninstall clean

@@ -1,0 +1,2 @@
+/* The single translation unit that compiles jsmn's implementation. */
+#include <jsmn.h>

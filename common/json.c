@@ -1,0 +1,586 @@
+/* jsmn-based access to one JSON value, with the reference's coercions. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jsmn.h>
+
+#include "json.h"
+#include "num.h"
+#include "xalloc.h"
+
+int
+json_parse(json_doc *d, const char *js, size_t len)
+{
+	jsmn_parser p;
+	int r;
+
+	d->js = js;
+	d->len = len;
+	if (d->cap == 0) {
+		d->cap = 256;
+		d->tok = xmalloc(d->cap * sizeof *d->tok);
+	}
+	for (;;) {
+		jsmn_init(&p);
+		r = jsmn_parse(&p, js, len, d->tok, d->cap);
+		if (r == JSMN_ERROR_NOMEM) {
+			d->cap *= 2;
+			d->tok = xrealloc(d->tok, d->cap * sizeof *d->tok);
+			continue;
+		}
+		break;
+	}
+	if (r < 1) {
+		d->ntok = 0;
+		return -1;
+	}
+	d->ntok = r;
+	return 0;
+}
+
+void
+json_doc_free(json_doc *d)
+{
+	free(d->tok);
+	d->tok = NULL;
+	d->cap = 0;
+	d->ntok = 0;
+}
+
+int
+json_skip(const json_doc *d, int i)
+{
+	int pending = d->tok[i].size;
+
+	i++;
+	while (pending > 0 && i < d->ntok) {
+		pending += d->tok[i].size - 1;
+		i++;
+	}
+	return i;
+}
+
+int
+json_get(const json_doc *d, int obj, const char *key)
+{
+	int i, n, k, found = -1;
+	size_t kl = strlen(key);
+
+	if (obj < 0 || obj >= d->ntok || d->tok[obj].type != JSMN_OBJECT)
+		return -1;
+	n = d->tok[obj].size;
+	i = obj + 1;
+	for (k = 0; k < n && i < d->ntok; k++) {
+		const jsmntok_t *t = &d->tok[i];
+		if (t->type == JSMN_STRING && (size_t)(t->end - t->start) == kl &&
+		    memcmp(d->js + t->start, key, kl) == 0)
+			found = i + 1;
+		i = json_skip(d, i + 1);
+	}
+	return found;
+}
+
+const char *
+json_span(const json_doc *d, int i, size_t *n)
+{
+	*n = (size_t)(d->tok[i].end - d->tok[i].start);
+	return d->js + d->tok[i].start;
+}
+
+enum json_kind
+json_kind(const json_doc *d, int i)
+{
+	const jsmntok_t *t;
+	const char *s;
+	size_t n, k;
+
+	if (i < 0 || i >= d->ntok)
+		return JK_MISSING;
+	t = &d->tok[i];
+	switch (t->type) {
+	case JSMN_OBJECT:
+		return JK_OBJ;
+	case JSMN_ARRAY:
+		return JK_ARR;
+	case JSMN_STRING:
+		return JK_STR;
+	default:
+		break;
+	}
+	s = d->js + t->start;
+	n = (size_t)(t->end - t->start);
+	if (n == 0)
+		return JK_NULL;
+	switch (s[0]) {
+	case 'n':
+		return JK_NULL;
+	case 't':
+		return JK_TRUE;
+	case 'f':
+		return JK_FALSE;
+	case 'N':
+	case 'I':
+		return JK_FLOAT;
+	default:
+		break;
+	}
+	for (k = 0; k < n; k++)
+		if (s[k] == '.' || s[k] == 'e' || s[k] == 'E' || s[k] == 'I')
+			return JK_FLOAT;
+	return JK_INT;
+}
+
+size_t
+utf8_decode(const unsigned char *p, size_t n, unsigned *cp)
+{
+	unsigned c;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		if (n < 2 || (p[1] & 0xc0) != 0x80)
+			return 0;
+		*cp = ((unsigned)(p[0] & 0x1f) << 6) | (p[1] & 0x3f);
+		return 2;
+	}
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		c = ((unsigned)(p[0] & 0x0f) << 12) | ((unsigned)(p[1] & 0x3f) << 6) |
+		    (p[2] & 0x3f);
+		if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))
+			return 0;
+		*cp = c;
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
+		    (p[3] & 0xc0) != 0x80)
+			return 0;
+		c = ((unsigned)(p[0] & 0x07) << 18) | ((unsigned)(p[1] & 0x3f) << 12) |
+		    ((unsigned)(p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+		if (c < 0x10000 || c > 0x10ffff)
+			return 0;
+		*cp = c;
+		return 4;
+	}
+	return 0;
+}
+
+static void
+put_utf8(sbuf *out, unsigned c)
+{
+	char b[4];
+
+	if (c < 0x80) {
+		sb_addc(out, (char)c);
+	} else if (c < 0x800) {
+		b[0] = (char)(0xc0 | (c >> 6));
+		b[1] = (char)(0x80 | (c & 0x3f));
+		sb_add(out, b, 2);
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xe0 | (c >> 12));
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		sb_add(out, b, 3);
+	} else {
+		b[0] = (char)(0xf0 | (c >> 18));
+		b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (c & 0x3f));
+		sb_add(out, b, 4);
+	}
+}
+
+static int
+hex4(const char *s, unsigned *v)
+{
+	unsigned r = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char c = s[i];
+		r <<= 4;
+		if (c >= '0' && c <= '9')
+			r |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			r |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			r |= (unsigned)(c - 'A' + 10);
+		else
+			return 0;
+	}
+	*v = r;
+	return 1;
+}
+
+#define REPL 0xfffd
+
+int
+json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl)
+{
+	size_t n, k = 0, len;
+	const char *s = json_span(d, i, &n);
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned cp, lo;
+	int verbatim = 1;
+
+	/* Fast path: plain ASCII without escapes. */
+	for (k = 0; k < n; k++)
+		if (u[k] == '\\' || u[k] >= 0x80)
+			break;
+	if (k == n) {
+		sb_add(out, s, n);
+		return 1;
+	}
+	sb_grow(out, n);
+	sb_add(out, s, k);
+	while (k < n) {
+		if (u[k] == '\\' && k + 1 < n) {
+			verbatim = 0;
+			switch (s[k + 1]) {
+			case 'b': sb_addc(out, '\b'); k += 2; continue;
+			case 'f': sb_addc(out, '\f'); k += 2; continue;
+			case 'n': sb_addc(out, '\n'); k += 2; continue;
+			case 'r': sb_addc(out, '\r'); k += 2; continue;
+			case 't': sb_addc(out, '\t'); k += 2; continue;
+			case 'u':
+				if (k + 6 <= n && hex4(s + k + 2, &cp)) {
+					k += 6;
+					if (cp >= 0xd800 && cp <= 0xdbff && k + 6 <= n &&
+					    s[k] == '\\' && s[k + 1] == 'u' &&
+					    hex4(s + k + 2, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+						cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+						k += 6;
+					} else if (cp >= 0xd800 && cp <= 0xdfff) {
+						cp = REPL;
+						if (repl)
+							(*repl)++;
+					}
+					put_utf8(out, cp);
+					continue;
+				}
+				sb_addc(out, s[k + 1]);
+				k += 2;
+				continue;
+			default:
+				sb_addc(out, s[k + 1]);
+				k += 2;
+				continue;
+			}
+		}
+		if (u[k] < 0x80) {
+			sb_addc(out, s[k]);
+			k++;
+			continue;
+		}
+		len = utf8_decode(u + k, n - k, &cp);
+		if (len == 0) {
+			put_utf8(out, REPL);
+			if (repl)
+				(*repl)++;
+			verbatim = 0;
+			k++;
+			continue;
+		}
+		sb_add(out, s + k, len);
+		k += len;
+	}
+	return verbatim;
+}
+
+void
+json_str(const json_doc *d, int i, sbuf *out, unsigned *repl)
+{
+	sb_reset(out);
+	json_str_append(d, i, out, repl);
+}
+
+static void
+pyrepr_value(const json_doc *d, int i, sbuf *out, int top, unsigned *repl)
+{
+	char buf[40];
+	size_t n;
+	const char *s;
+	double v;
+	int k, cnt;
+
+	switch (json_kind(d, i)) {
+	case JK_MISSING:
+	case JK_NULL:
+		sb_adds(out, "None");
+		return;
+	case JK_TRUE:
+		sb_adds(out, "True");
+		return;
+	case JK_FALSE:
+		sb_adds(out, "False");
+		return;
+	case JK_INT:
+		s = json_span(d, i, &n);
+		if (n == 2 && s[0] == '-' && s[1] == '0')
+			sb_addc(out, '0');
+		else
+			sb_add(out, s, n);
+		return;
+	case JK_FLOAT:
+		json_todouble(d, i, &v);
+		sb_adds(out, num_repr(v, buf));
+		return;
+	case JK_STR:
+		if (top)
+			json_str_append(d, i, out, repl);
+		else {
+			sb_addc(out, '\'');
+			json_str_append(d, i, out, repl);
+			sb_addc(out, '\'');
+		}
+		return;
+	case JK_ARR:
+		sb_addc(out, '[');
+		cnt = d->tok[i].size;
+		for (k = 0, i++; k < cnt; k++) {
+			if (k)
+				sb_adds(out, ", ");
+			pyrepr_value(d, i, out, 0, repl);
+			i = json_skip(d, i);
+		}
+		sb_addc(out, ']');
+		return;
+	case JK_OBJ:
+		sb_addc(out, '{');
+		cnt = d->tok[i].size;
+		for (k = 0, i++; k < cnt; k++) {
+			if (k)
+				sb_adds(out, ", ");
+			pyrepr_value(d, i, out, 0, repl);
+			sb_adds(out, ": ");
+			pyrepr_value(d, i + 1, out, 0, repl);
+			i = json_skip(d, i + 1);
+		}
+		sb_addc(out, '}');
+		return;
+	}
+}
+
+void
+json_pystr(const json_doc *d, int i, sbuf *out, unsigned *repl)
+{
+	sb_reset(out);
+	pyrepr_value(d, i, out, 1, repl);
+}
+
+int
+json_todouble(const json_doc *d, int i, double *out)
+{
+	size_t n;
+	const char *s;
+	char buf[512];
+	sbuf t = SBUF_INIT;
+	int ok;
+
+	switch (json_kind(d, i)) {
+	case JK_TRUE:
+		*out = 1.0;
+		return 1;
+	case JK_FALSE:
+		*out = 0.0;
+		return 1;
+	case JK_INT:
+	case JK_FLOAT:
+		s = json_span(d, i, &n);
+		if (s[0] == 'N') {
+			*out = NAN;
+			return 1;
+		}
+		if (s[0] == 'I' || (s[0] == '-' && n > 1 && s[1] == 'I')) {
+			*out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+			return 1;
+		}
+		if (n >= sizeof buf) {
+			sb_add(&t, s, n);
+			*out = strtod(t.s, NULL);
+			sb_free(&t);
+			return 1;
+		}
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		*out = strtod(buf, NULL);
+		return 1;
+	case JK_STR:
+		json_str(d, i, &t, NULL);
+		ok = num_py_float(t.s ? t.s : "", t.len, out);
+		sb_free(&t);
+		return ok;
+	default:
+		return 0;
+	}
+}
+
+int
+json_coerce_int(const json_doc *d, int i, long long *out)
+{
+	size_t n;
+	const char *s;
+	sbuf t = SBUF_INIT;
+	double v;
+	int ok;
+
+	switch (json_kind(d, i)) {
+	case JK_TRUE:
+		*out = 1;
+		return 1;
+	case JK_FALSE:
+		*out = 0;
+		return 1;
+	case JK_INT:
+		s = json_span(d, i, &n);
+		return num_py_int(s, n, out);
+	case JK_FLOAT:
+		if (!json_todouble(d, i, &v) || !isfinite(v) || v != floor(v) ||
+		    fabs(v) >= 9.2e18)
+			return 0;
+		*out = (long long)v;
+		return 1;
+	case JK_STR:
+		json_str(d, i, &t, NULL);
+		if (t.len == 0 || (t.len == 4 && memcmp(t.s, "None", 4) == 0)) {
+			sb_free(&t);
+			return 0;
+		}
+		ok = num_py_int(t.s, t.len, out);
+		sb_free(&t);
+		return ok;
+	default:
+		return 0;
+	}
+}
+
+int
+json_truthy(const json_doc *d, int i)
+{
+	double v;
+	size_t n;
+
+	switch (json_kind(d, i)) {
+	case JK_MISSING:
+	case JK_NULL:
+	case JK_FALSE:
+		return 0;
+	case JK_TRUE:
+		return 1;
+	case JK_INT:
+	case JK_FLOAT:
+		if (!json_todouble(d, i, &v))
+			return 0;
+		return v != 0.0;	/* NaN is truthy: NaN != 0 */
+	case JK_STR:
+		json_span(d, i, &n);
+		return n != 0;
+	case JK_OBJ:
+	case JK_ARR:
+		return d->tok[i].size != 0;
+	}
+	return 0;
+}
+
+void
+json_quote(sbuf *out, const char *s, size_t n)
+{
+	static const char hexd[] = "0123456789abcdef";
+	size_t i, start = 0;
+
+	sb_grow(out, n + 2);
+	sb_addc(out, '"');
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		sb_add(out, s + start, i - start);
+		start = i + 1;
+		switch (c) {
+		case '"': sb_add(out, "\\\"", 2); break;
+		case '\\': sb_add(out, "\\\\", 2); break;
+		case '\n': sb_add(out, "\\n", 2); break;
+		case '\t': sb_add(out, "\\t", 2); break;
+		case '\r': sb_add(out, "\\r", 2); break;
+		default: {
+			char e[6] = { '\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15] };
+			sb_add(out, e, 6);
+		}
+		}
+	}
+	sb_add(out, s + start, n - start);
+	sb_addc(out, '"');
+}
+
+void
+json_write_compact(const json_doc *d, int i, sbuf *out)
+{
+	sbuf t = SBUF_INIT;
+	size_t n;
+	const char *s;
+	int k, cnt;
+	char buf[40];
+	double v;
+
+	switch (json_kind(d, i)) {
+	case JK_MISSING:
+	case JK_NULL:
+		sb_adds(out, "null");
+		break;
+	case JK_TRUE:
+		sb_adds(out, "true");
+		break;
+	case JK_FALSE:
+		sb_adds(out, "false");
+		break;
+	case JK_INT:
+		s = json_span(d, i, &n);
+		sb_add(out, s, n);
+		break;
+	case JK_FLOAT:
+		s = json_span(d, i, &n);
+		if (s[0] == 'N' || s[0] == 'I' || (s[0] == '-' && n > 1 && s[1] == 'I')) {
+			json_todouble(d, i, &v);
+			sb_adds(out, num_json(v, buf));	/* null: JSON has no NaN */
+		} else
+			sb_add(out, s, n);
+		break;
+	case JK_STR:
+		json_str(d, i, &t, NULL);
+		json_quote(out, t.s ? t.s : "", t.len);
+		break;
+	case JK_ARR:
+		sb_addc(out, '[');
+		cnt = d->tok[i].size;
+		for (k = 0, i++; k < cnt; k++) {
+			if (k)
+				sb_addc(out, ',');
+			json_write_compact(d, i, out);
+			i = json_skip(d, i);
+		}
+		sb_addc(out, ']');
+		break;
+	case JK_OBJ:
+		sb_addc(out, '{');
+		cnt = d->tok[i].size;
+		for (k = 0, i++; k < cnt; k++) {
+			if (k)
+				sb_addc(out, ',');
+			json_write_compact(d, i, out);
+			sb_addc(out, ':');
+			json_write_compact(d, i + 1, out);
+			i = json_skip(d, i + 1);
+		}
+		sb_addc(out, '}');
+		break;
+	}
+	sb_free(&t);
+}

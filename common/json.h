@@ -1,0 +1,85 @@
+/*
+ * One JSON value at a time, tokenized by jsmn (one event object of a trace,
+ * or one record line).  Token indexes refer to json_doc.tok; spans point into
+ * the caller's text, which must outlive the doc's use.  The doc owns only its
+ * token array (grown on demand; freed by json_doc_free).
+ *
+ * The text is expected to be grammatically valid already (trace-extract's
+ * scanner validates before tokenizing), so jsmn runs in its lenient mode to
+ * let the NaN / Infinity / -Infinity literals through.
+ */
+#ifndef JSON_H
+#define JSON_H
+
+#define JSMN_HEADER
+#include <jsmn.h>
+#undef JSMN_HEADER
+
+#include <stddef.h>
+
+#include "sbuf.h"
+
+typedef struct {
+	const char *js;
+	size_t len;
+	jsmntok_t *tok;
+	int ntok;
+	unsigned cap;
+} json_doc;
+
+/* Value kinds as the reference's JSON module would see them. */
+enum json_kind {
+	JK_MISSING = 0,		/* index < 0 */
+	JK_NULL, JK_TRUE, JK_FALSE,
+	JK_INT,			/* number without fraction or exponent */
+	JK_FLOAT,		/* number with fraction/exponent, or NaN/Infinity */
+	JK_STR, JK_OBJ, JK_ARR
+};
+
+/* Tokenize js[0..len).  Returns 0, or -1 when jsmn rejects the text. */
+int json_parse(json_doc *d, const char *js, size_t len);
+void json_doc_free(json_doc *d);
+
+/* Index of the token after the whole subtree at i. */
+int json_skip(const json_doc *d, int i);
+
+/* Value index for `key` in the object at obj (last duplicate wins), or -1. */
+int json_get(const json_doc *d, int obj, const char *key);
+
+enum json_kind json_kind(const json_doc *d, int i);
+
+/* Raw token span (string tokens exclude the quotes). */
+const char *json_span(const json_doc *d, int i, size_t *n);
+
+/*
+ * Decode a string token into valid UTF-8: escapes resolved, lone
+ * surrogates and invalid bytes replaced by U+FFFD.  Appends to out (no
+ * reset).  *repl (if given) is incremented per replacement.  Returns 1 if
+ * the token was copied verbatim (no escapes, nothing replaced).
+ */
+int json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl);
+/* Same, resetting out first. */
+void json_str(const json_doc *d, int i, sbuf *out, unsigned *repl);
+
+/* Python str() of the value at i (§1.2 to-text); missing gives "None". */
+void json_pystr(const json_doc *d, int i, sbuf *out, unsigned *repl);
+
+/* Python float() of the value (§1.2 to-double).  Returns 1 or 0. */
+int json_todouble(const json_doc *d, int i, double *out);
+
+/* coerce_optional_int (§1.2).  Returns 1 (present) or 0 (absent). */
+int json_coerce_int(const json_doc *d, int i, long long *out);
+
+/* Python truthiness of the value; missing is falsy. */
+int json_truthy(const json_doc *d, int i);
+
+/* Append the value at i as compact JSON (strings re-escaped, valid UTF-8). */
+void json_write_compact(const json_doc *d, int i, sbuf *out);
+
+/* Append s[0..n) as a JSON string literal, quotes included. */
+void json_quote(sbuf *out, const char *s, size_t n);
+
+/* Decode one UTF-8 code point; returns its length or 0 when invalid. */
+size_t utf8_decode(const unsigned char *p, size_t n, unsigned *cp);
+
+#endif

@@ -1,0 +1,289 @@
+/* Python-compatible number parsing, printing and summation. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "text.h"
+
+/* Copy digits dropping '_' separators that sit between two digits. */
+static int
+strip_underscores(const char *s, size_t n, char *out, size_t outcap)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '_') {
+			if (i == 0 || i + 1 >= n || !(s[i - 1] >= '0' && s[i - 1] <= '9') ||
+			    !(s[i + 1] >= '0' && s[i + 1] <= '9'))
+				return 0;
+			continue;
+		}
+		if (o + 1 >= outcap)
+			return 0;
+		out[o++] = s[i];
+	}
+	out[o] = '\0';
+	return 1;
+}
+
+int
+num_py_int(const char *s, size_t n, long long *out)
+{
+	char buf[64], *end;
+	size_t len, i;
+	long long v;
+
+	s = text_strip(s, n, &len);
+	if (len == 0 || len >= sizeof buf)
+		return 0;
+	if (!strip_underscores(s, len, buf, sizeof buf))
+		return 0;
+	i = (buf[0] == '+' || buf[0] == '-') ? 1 : 0;
+	if (buf[i] == '\0')
+		return 0;
+	for (; buf[i]; i++)
+		if (buf[i] < '0' || buf[i] > '9')
+			return 0;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || *end)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+int
+num_py_float(const char *s, size_t n, double *out)
+{
+	char buf[512], *end, *p;
+	size_t len, i;
+	int sign = 1, seen_digit = 0;
+
+	s = text_strip(s, n, &len);
+	if (len == 0 || len >= sizeof buf)
+		return 0;
+	if (!strip_underscores(s, len, buf, sizeof buf))
+		return 0;
+	p = buf;
+	if (*p == '+' || *p == '-') {
+		if (*p == '-')
+			sign = -1;
+		p++;
+	}
+	if (!strcasecmp(p, "inf") || !strcasecmp(p, "infinity")) {
+		*out = sign * HUGE_VAL;
+		return 1;
+	}
+	if (!strcasecmp(p, "nan")) {
+		*out = NAN;
+		return 1;
+	}
+	/* Only decimal syntax: digits, '.', exponent (strtod would take hex). */
+	for (i = 0; p[i]; i++) {
+		char c = p[i];
+		if (c >= '0' && c <= '9')
+			seen_digit = 1;
+		else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+			return 0;
+	}
+	if (!seen_digit)
+		return 0;
+	errno = 0;
+	*out = strtod(buf, &end);
+	if (*end)
+		return 0;
+	return 1;
+}
+
+/* Shortest %.{p}e precision that round-trips; returns the digit count. */
+static int
+shortest_e(double d, char *buf, size_t cap)
+{
+	int p;
+
+	for (p = 0; p < 17; p++) {
+		snprintf(buf, cap, "%.*e", p, d);
+		if (strtod(buf, NULL) == d)
+			return p + 1;
+	}
+	snprintf(buf, cap, "%.16e", d);
+	return 17;
+}
+
+char *
+num_repr(double d, char *out)
+{
+	char e[40], digits[24];
+	int nd, exp10, i, o = 0;
+	char *m;
+
+	if (isnan(d)) {
+		strcpy(out, "nan");
+		return out;
+	}
+	if (isinf(d)) {
+		strcpy(out, d < 0 ? "-inf" : "inf");
+		return out;
+	}
+	if (d == 0) {
+		strcpy(out, signbit(d) ? "-0.0" : "0.0");
+		return out;
+	}
+	nd = shortest_e(d, e, sizeof e);
+	m = e;
+	if (*m == '-')
+		out[o++] = *m++;
+	/* mantissa digits without the point */
+	i = 0;
+	digits[i++] = m[0];
+	if (m[1] == '.')
+		for (m += 2; *m >= '0' && *m <= '9'; m++)
+			digits[i++] = *m;
+	else
+		m++;
+	digits[i] = '\0';
+	exp10 = atoi(m + 1);	/* after 'e' */
+	(void)nd;
+	nd = i;
+	if (exp10 >= -5 + 1 && exp10 < 16) {
+		/* fixed notation: Python repr uses it for -4 <= exp < 16 */
+		if (exp10 >= 0) {
+			for (i = 0; i <= exp10; i++)
+				out[o++] = i < nd ? digits[i] : '0';
+			out[o++] = '.';
+			if (nd > exp10 + 1)
+				for (i = exp10 + 1; i < nd; i++)
+					out[o++] = digits[i];
+			else
+				out[o++] = '0';
+		} else {
+			out[o++] = '0';
+			out[o++] = '.';
+			for (i = 0; i < -exp10 - 1; i++)
+				out[o++] = '0';
+			for (i = 0; i < nd; i++)
+				out[o++] = digits[i];
+		}
+		out[o] = '\0';
+		return out;
+	}
+	out[o++] = digits[0];
+	if (nd > 1) {
+		out[o++] = '.';
+		for (i = 1; i < nd; i++)
+			out[o++] = digits[i];
+	}
+	o += sprintf(out + o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+	out[o] = '\0';
+	return out;
+}
+
+char *
+num_json(double d, char *buf)
+{
+	int p;
+
+	if (!isfinite(d)) {
+		strcpy(buf, "null");
+		return buf;
+	}
+	if (d == (double)(long long)d && fabs(d) < 9007199254740992.0) {
+		snprintf(buf, 32, "%lld", (long long)d);
+		return buf;
+	}
+	for (p = 15; p <= 17; p++) {
+		snprintf(buf, 32, "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
+}
+
+void
+nsum_add(nsum *a, double x)
+{
+	double t;
+
+	if (a->n++ == 0) {
+		a->s = x;
+		a->c = 0.0;
+		return;
+	}
+	t = a->s + x;
+	if (fabs(a->s) >= fabs(x))
+		a->c += (a->s - t) + x;
+	else
+		a->c += (x - t) + a->s;
+	a->s = t;
+}
+
+double
+nsum_value(const nsum *a)
+{
+	if (a->n == 0)
+		return 0.0;
+	if (a->c != 0.0 && isfinite(a->c))
+		return a->s + a->c;
+	return a->s;
+}
+
+double
+pct(double part, double whole)
+{
+	if (whole == 0.0)
+		return 0.0;
+	return (100.0 * part) / whole;
+}
+
+double
+round3(double x)
+{
+	char buf[512];
+
+	if (!isfinite(x))
+		return x;
+	snprintf(buf, sizeof buf, "%.3f", x);
+	return strtod(buf, NULL);
+}
+
+double
+floordiv10(double x)
+{
+	double mod = fmod(x, 10.0), div;
+
+	div = (x - mod) / 10.0;
+	if (mod != 0.0 && ((mod < 0) != (10.0 < 0)))
+		div -= 1.0;
+	if (div != 0.0) {
+		double f = floor(div);
+		if (div - f > 0.5)
+			f += 1.0;
+		return f;
+	}
+	return copysign(0.0, x / 10.0);
+}
+
+int
+parse_num(const char *s, long long min, long long max, long long *out,
+    const char **errstr)
+{
+	long long v;
+
+	if (!s || !num_py_int(s, strlen(s), &v)) {
+		*errstr = "invalid";
+		return 0;
+	}
+	if (v < min) {
+		*errstr = "too small";
+		return 0;
+	}
+	if (v > max) {
+		*errstr = "too large";
+		return 0;
+	}
+	*out = v;
+	return 1;
+}

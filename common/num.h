@@ -1,0 +1,68 @@
+/*
+ * Numbers as the reference analyzer treats them (spec kernel-table.md §0,
+ * §1.2): Python int()/float() text parsing, float repr, the built-in SUM,
+ * pct and round(x, 3); plus a strtonum-style parser for command lines.
+ */
+#ifndef NUM_H
+#define NUM_H
+
+#include <stddef.h>
+
+/*
+ * Python int() on text: surrounding whitespace, optional sign, digits with
+ * single '_' separators between digits.  Returns 1 and sets *out, or 0
+ * (unparsable, or outside the int64 range).
+ */
+int num_py_int(const char *s, size_t n, long long *out);
+
+/*
+ * Python float() on text: whitespace, sign, digits with '_' separators,
+ * fraction, exponent, and inf/infinity/nan in any case.  Returns 1 or 0.
+ */
+int num_py_float(const char *s, size_t n, double *out);
+
+/*
+ * Python repr() of a double (shortest round-trip digits; "1.0", "1e+16",
+ * "1.5e-05", "inf", "nan").  buf must hold 32 bytes.  Returns buf.
+ */
+char *num_repr(double d, char *buf);
+
+/*
+ * Shortest text that strtod() maps back to d exactly, in %g style
+ * ("0.1", "1718000000000072", "1e+300"); non-finite values print as
+ * "null" because JSON has no literal for them.  buf: 32 bytes.
+ */
+char *num_json(double d, char *buf);
+
+/*
+ * The interpreter's built-in sum() over doubles (§0.1): Neumaier
+ * compensated summation starting from the first element.  Feed values in
+ * order with nsum_add, read with nsum_value.  An empty sum is 0.
+ */
+typedef struct {
+	double s, c;
+	size_t n;
+} nsum;
+#define NSUM_INIT { 0.0, 0.0, 0 }
+void nsum_add(nsum *a, double x);
+double nsum_value(const nsum *a);
+
+/* pct(part, whole) = (100.0 * part) / whole, or 0.0 when whole == 0 (§0.2). */
+double pct(double part, double whole);
+
+/* Python round(x, 3): correctly rounded to 3 decimals (§0.4). */
+double round3(double x);
+
+/* Python float floor division x // 10 for finite x (§0.4). */
+double floordiv10(double x);
+
+/*
+ * Command-line numbers: parse `s` as an integer in [min, max].  Returns 1
+ * and sets *out, or 0 with *errstr set to "invalid", "too small" or
+ * "too large".  Accepts Python int() syntax so the reference's options keep
+ * working ("+5", " 1_000 ").
+ */
+int parse_num(const char *s, long long min, long long max, long long *out,
+    const char **errstr);
+
+#endif

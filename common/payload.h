@@ -1,0 +1,88 @@
+/*
+ * Site payloads: the kernel -> Python location attribution that kernel-map
+ * builds (kernel-table.md §5.4) and that overlap-sweep and fuse-detect read.
+ *
+ * A payload is an ordered list of entries, one per canonical kernel name, in
+ * ascending byte order of the name (§5.4).  An entry owns its sites; all
+ * strings are heap copies owned by the entry (NULL means JSON null / none).
+ * payload_free releases everything.
+ */
+#ifndef PAYLOAD_H
+#define PAYLOAD_H
+
+#include <stddef.h>
+
+#include "json.h"
+#include "sbuf.h"
+
+typedef struct {
+	char *location;			/* "" possible; never NULL */
+	char *display_location;		/* stored field (§5.4 step 2) */
+	char *top_cpu_op;		/* NULL: none */
+	char *stack;			/* NULL: none */
+	long long launches;
+	double total_us;		/* round(total, 3) */
+	double share_pct;		/* share_pct_within_kernel, round(.., 3) */
+	int has_share;
+} site_t;
+
+typedef struct {
+	char *kernel;			/* canonical name (the key) */
+	char *category;
+	char *best_location;		/* NULL when the member was absent */
+	site_t *sites;
+	size_t nsites;
+} entry_t;
+
+typedef struct {
+	entry_t *e;
+	size_t n, cap;
+} payload_t;
+
+void payload_free(payload_t *p);
+entry_t *payload_add(payload_t *p);		/* appends a zeroed entry */
+void entry_free(entry_t *e);
+void entry_copy(entry_t *dst, const entry_t *src);
+
+/*
+ * Parse an entry from a JSON object (the "entry" member of a kernel_row, or
+ * a "site" record): members kernel, category, best_location, sites[].
+ * Returns 0, or -1 when the object is not shaped like an entry.
+ */
+int entry_from_json(const json_doc *d, int obj, entry_t *e);
+
+/* Append the entry as a JSON object (the shape entry_from_json reads). */
+void entry_to_json(const entry_t *e, sbuf *out);
+
+/* site_display_location (kernel-table.md §4.7 display_location). */
+void site_display_location(const site_t *s, sbuf *out);
+
+/*
+ * best_site_summary (kernel-table.md §5.8): the kernel table's location and
+ * CPU-op cells for an entry (NULL entry: "unresolved", "-").
+ */
+void best_site_summary(const entry_t *e, sbuf *loc, sbuf *cpu_op);
+
+/*
+ * relaxed_lookup (kernel-table.md §5.7.3 with §5.7.4): find the entry for
+ * `name` in a payload.  Returns NULL when nothing matches.
+ */
+const entry_t *relaxed_lookup(const payload_t *p, const char *name);
+
+/*
+ * A mapping kernel map (§5.5): stage payloads plus the global payload.
+ * lookup_kernel_map_entry (§5.7.2) tries the stage aliases, then global.
+ */
+typedef struct {
+	char **stage_names;
+	payload_t *stages;
+	size_t nstages;
+	payload_t global;
+} kernel_map_t;
+
+void kernel_map_free(kernel_map_t *m);
+payload_t *kernel_map_stage(kernel_map_t *m, const char *stage, int create);
+const entry_t *lookup_kernel_map_entry(const kernel_map_t *m, const char *stage,
+    const char *name);
+
+#endif

@@ -1,0 +1,252 @@
+/* JSON-lines record writer and reader. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "num.h"
+#include "rec.h"
+#include "xalloc.h"
+
+static sbuf line;
+
+void
+rec_begin(const char *type)
+{
+	sb_reset(&line);
+	sb_adds(&line, "{\"type\":\"");
+	sb_adds(&line, type);
+	sb_addc(&line, '"');
+}
+
+static void
+key(const char *k)
+{
+	sb_add(&line, ",\"", 2);
+	sb_adds(&line, k);
+	sb_add(&line, "\":", 2);
+}
+
+void
+rec_str(const char *k, const char *s, size_t n)
+{
+	key(k);
+	json_quote(&line, s, n);
+}
+
+void
+rec_cstr(const char *k, const char *s)
+{
+	if (!s) {
+		rec_null(k);
+		return;
+	}
+	rec_str(k, s, strlen(s));
+}
+
+void
+rec_int(const char *k, long long v)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "%lld", v);
+
+	key(k);
+	sb_add(&line, buf, (size_t)n);
+}
+
+void
+rec_num(const char *k, double v)
+{
+	char buf[40];
+
+	key(k);
+	sb_adds(&line, num_json(v, buf));
+}
+
+void
+rec_numtext(const char *k, const char *txt, size_t n)
+{
+	key(k);
+	sb_add(&line, txt, n);
+}
+
+void
+rec_bool(const char *k, int v)
+{
+	key(k);
+	sb_adds(&line, v ? "true" : "false");
+}
+
+void
+rec_null(const char *k)
+{
+	key(k);
+	sb_adds(&line, "null");
+}
+
+void
+rec_raw(const char *k, const char *json, size_t n)
+{
+	key(k);
+	sb_add(&line, json, n);
+}
+
+void
+rec_end(void)
+{
+	sb_add(&line, "}\n", 2);
+	fwrite_unlocked(line.s, 1, line.len, stdout);
+}
+
+void
+rec_line(const char *s, size_t n)
+{
+	fwrite_unlocked(s, 1, n, stdout);
+	putc_unlocked('\n', stdout);
+}
+
+void
+rec_reader_init(rec_reader *r, FILE *fp, const char *name)
+{
+	memset(r, 0, sizeof *r);
+	r->fp = fp;
+	r->name = name;
+}
+
+void
+rec_reader_free(rec_reader *r)
+{
+	free(r->line);
+	json_doc_free(&r->doc);
+	r->line = NULL;
+}
+
+int
+rec_next(rec_reader *r)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = getline(&r->line, &r->cap, r->fp);
+		if (n < 0) {
+			if (ferror(r->fp))
+				die(EXIT_DATA, "cannot read '%s': %s", r->name, strerror(errno));
+			return 0;
+		}
+		r->lineno++;
+		while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
+			r->line[--n] = '\0';
+		if (n == 0)
+			continue;
+		r->len = (size_t)n;
+		r->parsed = 0;
+		return 1;
+	}
+}
+
+#define TYPE_PREFIX "{\"type\":\""
+
+const char *
+rec_type(rec_reader *r, size_t *n)
+{
+	const char *p, *q;
+	int i;
+
+	if (r->len > sizeof TYPE_PREFIX && memcmp(r->line, TYPE_PREFIX, sizeof TYPE_PREFIX - 1) == 0) {
+		p = r->line + sizeof TYPE_PREFIX - 1;
+		q = memchr(p, '"', r->len - (sizeof TYPE_PREFIX - 1));
+		if (q && memchr(p, '\\', (size_t)(q - p)) == NULL) {
+			*n = (size_t)(q - p);
+			return p;
+		}
+	}
+	rec_parse(r);
+	i = rec_get(r, "type");
+	if (i < 0 || r->doc.tok[i].type != JSMN_STRING)
+		die(EXIT_DATA, "%s:%zu: record has no \"type\" string member", r->name, r->lineno);
+	return json_span(&r->doc, i, n);
+}
+
+int
+rec_is(rec_reader *r, const char *type)
+{
+	size_t n, tl = strlen(type);
+	const char *t = rec_type(r, &n);
+
+	return n == tl && memcmp(t, type, n) == 0;
+}
+
+void
+rec_parse(rec_reader *r)
+{
+	if (r->parsed)
+		return;
+	if (json_parse(&r->doc, r->line, r->len) < 0 || r->doc.tok[0].type != JSMN_OBJECT ||
+	    json_skip(&r->doc, 0) != r->doc.ntok)
+		die(EXIT_DATA, "%s:%zu: record is not a JSON object", r->name, r->lineno);
+	r->parsed = 1;
+}
+
+int
+rec_get(rec_reader *r, const char *k)
+{
+	rec_parse(r);
+	return json_get(&r->doc, 0, k);
+}
+
+int
+rec_get_str(rec_reader *r, const char *k, sbuf *out)
+{
+	int i = rec_get(r, k);
+
+	if (i < 0 || json_kind(&r->doc, i) != JK_STR)
+		return 0;
+	json_str(&r->doc, i, out, NULL);
+	return 1;
+}
+
+int
+rec_get_num(rec_reader *r, const char *k, double *out)
+{
+	int i = rec_get(r, k);
+	enum json_kind jk = json_kind(&r->doc, i);
+
+	if (jk != JK_INT && jk != JK_FLOAT)
+		return 0;
+	return json_todouble(&r->doc, i, out);
+}
+
+int
+rec_get_int(rec_reader *r, const char *k, long long *out)
+{
+	int i = rec_get(r, k);
+
+	if (json_kind(&r->doc, i) != JK_INT && json_kind(&r->doc, i) != JK_FLOAT)
+		return 0;
+	return json_coerce_int(&r->doc, i, out);
+}
+
+int
+rec_get_bool(rec_reader *r, const char *k, int *out)
+{
+	int i = rec_get(r, k);
+	enum json_kind jk = json_kind(&r->doc, i);
+
+	if (jk != JK_TRUE && jk != JK_FALSE)
+		return 0;
+	*out = jk == JK_TRUE;
+	return 1;
+}
+
+FILE *
+rec_open(const char *path)
+{
+	FILE *fp;
+
+	if (strcmp(path, "-") == 0)
+		return stdin;
+	fp = fopen(path, "r");
+	if (!fp)
+		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	return fp;
+}

@@ -1,0 +1,67 @@
+/*
+ * Classification and ranking rules of the reference analyzer that more than
+ * one tool needs.  Each function cites the spec section it reproduces.
+ * Strings are (pointer, length) spans of valid UTF-8.
+ */
+#ifndef RULES_H
+#define RULES_H
+
+#include <stddef.h>
+
+#include "sbuf.h"
+
+/* Stage names and order (kernel-table.md §3; "prefill" is an alias of extend). */
+int stage_index(const char *stage);		/* extend/prefill 0, decode 1, all 2, else 99 */
+const char *stage_label(const char *stage);	/* "extend/prefill" for extend, else stage */
+
+/* parse_stage (kernel-table.md §3.1): stage of a trace from its absolute path. */
+const char *parse_stage(const char *abspath);
+
+/* parse_tp_rank (capture-and-cli.md §4.2) on a file name: 1 and *rank, or 0. */
+int parse_tp_rank(const char *name, long long *rank);
+
+/* Stage of a user annotation from its name (§3.2.1): "decode", "extend" or NULL. */
+const char *annotation_stage(const char *name, size_t n);
+
+/* classify_kernel (kernel-table.md §2.2) on the RAW kernel name. */
+const char *classify_kernel(const char *raw, size_t n);
+
+/* classify_kernel of the overlap table (overlap.md §2.7); a different list. */
+const char *overlap_classify(const char *raw, size_t n);
+
+/* is_low_signal (kernel-table.md §4.7) of a location. */
+int is_low_signal(const char *loc, size_t n);
+
+/* source_location_priority (kernel-table.md §4.7). */
+int source_location_priority(const char *loc, size_t n);
+
+/* frame_priority (kernel-table.md §4.4) of a raw python_function name. */
+int frame_priority(const char *raw, size_t n);
+
+/* is_preferred (kernel-table.md §4.7): starts with a serving-framework root. */
+int is_preferred_location(const char *loc, size_t n);
+
+/*
+ * preferred_stack_location (kernel-table.md §4.7): best frame of a
+ * " -> "-joined stack.  Returns 1 and fills out, or 0 (none).
+ */
+int preferred_stack_location(const char *stack, size_t n, sbuf *out);
+
+/*
+ * Framework names (capture-and-cli.md §5.1).  framework_canonical maps any
+ * spelling to "auto", "sglang", "vllm", "trtllm" or "tokenspeed";
+ * framework_display gives "SGLang", "vLLM", "TensorRT-LLM", "TokenSpeed".
+ */
+const char *framework_canonical(const char *s);
+const char *framework_display(const char *canonical);
+
+/* Text hint (capture-and-cli.md §5.2): a canonical framework or NULL. */
+const char *framework_text_hint(const char *s, size_t n);
+
+/*
+ * Sampling positions (kernel-table.md §5.5.2): for a group of n items
+ * (n > 16) the i-th sampled index, i in 0..15.
+ */
+size_t sample_position(size_t i, size_t n);
+
+#endif
