@@ -1,0 +1,92 @@
+# Test harness sourced by every tests/tNNNN-*.sh script.
+#
+# Each script runs its checks with `check DESCRIPTION COMMAND...` (or a
+# shell function as the command); the harness prints TAP-like lines and a
+# summary.  Binaries come from $TRIAGE_BINDIR (build/bin by default); a
+# failing script keeps its scratch directory and says where it is.
+set -u
+LC_ALL=C
+TZ=UTC
+export LC_ALL TZ
+
+TESTDIR=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$TESTDIR/.." && pwd)
+BIN=${TRIAGE_BINDIR:-$TOP/build/bin}
+TRIAGE=${TRIAGE:-$TOP/scripts/triage}
+TRIAGE_BINDIR=$BIN
+export TRIAGE_BINDIR
+FIX=$TESTDIR/fixtures
+SHARED=${SHARED:-$TOP/../shared}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/triage-test.XXXXXX")
+_npass=0
+_nfail=0
+_name=$(basename "$0" .sh)
+
+_cleanup() {
+	if [ "$_nfail" -eq 0 ]; then
+		rm -rf "$T"
+	else
+		echo "# $_name: scratch directory kept: $T" >&2
+	fi
+}
+trap _cleanup EXIT
+
+# check DESCRIPTION COMMAND [ARG...]: run the command; pass when it exits 0.
+check() {
+	_desc=$1
+	shift
+	if ( set -e; "$@" ) >"$T/.out" 2>&1; then
+		_npass=$((_npass + 1))
+		echo "ok - $_name: $_desc"
+	else
+		_nfail=$((_nfail + 1))
+		echo "not ok - $_name: $_desc"
+		sed 's/^/#   /' "$T/.out" | head -n 40
+	fi
+}
+
+# Assertion helpers for use inside check commands.
+eq() {	# eq EXPECTED ACTUAL [WHAT]
+	if [ "$1" != "$2" ]; then
+		echo "expected ${3:+$3 }'$1', got '$2'"
+		return 1
+	fi
+}
+same() {	# same EXPECTED_FILE ACTUAL_FILE
+	if ! cmp -s "$1" "$2"; then
+		diff -u "$1" "$2" | head -n 40
+		return 1
+	fi
+}
+status() {	# status EXPECTED_CODE COMMAND...: command's exit code must match
+	_want=$1
+	shift
+	set +e
+	"$@"
+	_got=$?
+	set -e
+	if [ "$_got" != "$_want" ]; then
+		echo "expected exit $_want, got $_got: $*"
+		return 1
+	fi
+}
+has() {	# has FILE PATTERN: grep -q with a message
+	if ! grep -q -- "$2" "$1"; then
+		echo "'$2' not found in $1:"
+		head -n 20 "$1"
+		return 1
+	fi
+}
+hasnt() {
+	if grep -q -- "$2" "$1"; then
+		echo "'$2' unexpectedly found in $1"
+		return 1
+	fi
+}
+
+# done_testing: print the summary line the runner reads; exit 1 on failure.
+done_testing() {
+	echo "# $_name: $_npass passed, $_nfail failed"
+	[ "$_nfail" -eq 0 ]
+}
