@@ -39,33 +39,46 @@ typedef struct {
 	size_t n, cap;
 } payload_t;
 
+/* Free every entry and the array; the payload becomes empty.  NULL is a no-op. */
 void payload_free(payload_t *p);
-entry_t *payload_add(payload_t *p);		/* appends a zeroed entry */
+/* Append a zeroed entry; the pointer is valid until the next payload_add. */
+entry_t *payload_add(payload_t *p);
+/* Free the entry's strings and sites and zero it.  NULL is a no-op. */
 void entry_free(entry_t *e);
+/* Deep copy into dst (dst's previous contents are not freed). */
 void entry_copy(entry_t *dst, const entry_t *src);
 
 /*
  * Parse an entry from a JSON object (the "entry" member of a kernel_row, or
  * a "site" record): members kernel, category, best_location, sites[].
- * Returns 0, or -1 when the object is not shaped like an entry.
+ * Missing category becomes "other"; a null share clears has_share.
+ * Returns 0, or -1 when the object is not shaped like an entry (no object,
+ * or no "kernel" string); call entry_free in both cases.
  */
 int entry_from_json(const json_doc *d, int obj, entry_t *e);
 
 /* Append the entry as a JSON object (the shape entry_from_json reads). */
 void entry_to_json(const entry_t *e, sbuf *out);
 
-/* site_display_location (kernel-table.md §4.7 display_location). */
+/*
+ * site_display_location (kernel-table.md §4.7 display_location): the
+ * site's location when it is framework code and not low-signal, else the
+ * preferred part of its stack, else the location ("unresolved" if empty).
+ */
 void site_display_location(const site_t *s, sbuf *out);
 
 /*
  * best_site_summary (kernel-table.md §5.8): the kernel table's location and
- * CPU-op cells for an entry (NULL entry: "unresolved", "-").
+ * CPU-op cells for an entry (NULL entry: "unresolved", "-"), unescaped,
+ * joined with "<br>".  Both sbufs are reset first.
  */
 void best_site_summary(const entry_t *e, sbuf *loc, sbuf *cpu_op);
 
 /*
  * relaxed_lookup (kernel-table.md §5.7.3 with §5.7.4): find the entry for
- * `name` in a payload.  Returns NULL when nothing matches.
+ * `name` in a payload (exact, prefix/substring, long-name prefix, alias).
+ * Returns a pointer into p (valid while p is unchanged), or NULL.  Exact
+ * hits are found by binary search when p is in ascending byte order.
  */
 const entry_t *relaxed_lookup(const payload_t *p, const char *name);
 
@@ -80,8 +93,14 @@ typedef struct {
 	payload_t global;
 } kernel_map_t;
 
+/* Free all payloads and names; the map becomes empty.  NULL is a no-op. */
 void kernel_map_free(kernel_map_t *m);
+/*
+ * The payload of `stage`, appended empty when absent and `create` is set
+ * (else NULL).  Appending moves the stage array: earlier pointers die.
+ */
 payload_t *kernel_map_stage(kernel_map_t *m, const char *stage, int create);
+/* Returns a pointer into m, or NULL. */
 const entry_t *lookup_kernel_map_entry(const kernel_map_t *m, const char *stage,
     const char *name);
 

@@ -10,14 +10,27 @@
 
 #include "sbuf.h"
 
+/*
+ * Returned strings are static constants (never freed); functions filling
+ * an sbuf reset it first.  Case folding is ASCII-only (docs/deviations.md).
+ */
+
 /* Stage names and order (kernel-table.md §3; "prefill" is an alias of extend). */
-int stage_index(const char *stage);		/* extend/prefill 0, decode 1, all 2, else 99 */
+int stage_index(const char *stage);		/* extend/prefill 0, decode 1, all 2, else 99 (NULL too) */
 const char *stage_label(const char *stage);	/* "extend/prefill" for extend, else stage */
 
-/* parse_stage (kernel-table.md §3.1): stage of a trace from its absolute path. */
+/*
+ * parse_stage (kernel-table.md §3.1): "extend", "decode" or "all" from the
+ * last six components of a path (the root "/" counts as one).  Pass the
+ * absolute, symlink-free path, as the reference does.
+ */
 const char *parse_stage(const char *abspath);
 
-/* parse_tp_rank (capture-and-cli.md §4.2) on a file name: 1 and *rank, or 0. */
+/*
+ * parse_tp_rank (capture-and-cli.md §4.2) on a file name (not a path):
+ * returns 1 and sets *rank, or 0 when no pattern matches.  Ranks above
+ * 10^17 saturate.
+ */
 int parse_tp_rank(const char *name, long long *rank);
 
 /* Stage of a user annotation from its name (§3.2.1): "decode", "extend" or NULL. */
@@ -29,13 +42,13 @@ const char *classify_kernel(const char *raw, size_t n);
 /* classify_kernel of the overlap table (overlap.md §2.7); a different list. */
 const char *overlap_classify(const char *raw, size_t n);
 
-/* is_low_signal (kernel-table.md §4.7) of a location. */
+/* is_low_signal (kernel-table.md §4.7) of a location: 1 or 0. */
 int is_low_signal(const char *loc, size_t n);
 
-/* source_location_priority (kernel-table.md §4.7). */
+/* source_location_priority (kernel-table.md §4.7): -100 .. 300. */
 int source_location_priority(const char *loc, size_t n);
 
-/* frame_priority (kernel-table.md §4.4) of a raw python_function name. */
+/* frame_priority (kernel-table.md §4.4) of a raw python_function name: -20 .. 300. */
 int frame_priority(const char *raw, size_t n);
 
 /* is_preferred (kernel-table.md §4.7): starts with a serving-framework root. */
@@ -43,7 +56,8 @@ int is_preferred_location(const char *loc, size_t n);
 
 /*
  * preferred_stack_location (kernel-table.md §4.7): best frame of a
- * " -> "-joined stack.  Returns 1 and fills out, or 0 (none).
+ * " -> "-joined stack (highest source priority above 0, right-most on
+ * ties), normalized.  Returns 1 and leaves it in out, or 0 with out empty.
  */
 int preferred_stack_location(const char *stack, size_t n, sbuf *out);
 
@@ -60,7 +74,7 @@ const char *framework_text_hint(const char *s, size_t n);
 
 /*
  * Sampling positions (kernel-table.md §5.5.2): for a group of n items
- * (n > 16) the i-th sampled index, i in 0..15.
+ * (n > 16) the i-th sampled index, round(i * (n - 1) / 15), i in 0..15.
  */
 size_t sample_position(size_t i, size_t n);
 
