@@ -11,6 +11,17 @@
 #include "xalloc.h"
 
 int
+json_nonfinite_literal(const char *s, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if ((s[k] | 0x20) == 'i' || (s[k] | 0x20) == 'n')
+			return 1;
+	return 0;
+}
+
+int
 json_parse(json_doc *d, const char *js, size_t len)
 {
 	jsmn_parser p;
@@ -115,19 +126,17 @@ json_kind(const json_doc *d, int i)
 		return JK_NULL;
 	switch (s[0]) {
 	case 'n':
-		return JK_NULL;
+		return n == 4 && memcmp(s, "null", 4) == 0 ? JK_NULL : JK_FLOAT;
 	case 't':
 		return JK_TRUE;
 	case 'f':
 		return JK_FALSE;
-	case 'N':
-	case 'I':
-		return JK_FLOAT;
 	default:
 		break;
 	}
 	for (k = 0; k < n; k++)
-		if (s[k] == '.' || s[k] == 'e' || s[k] == 'E' || s[k] == 'I')
+		if (s[k] == '.' || s[k] == 'e' || s[k] == 'E' || (s[k] | 0x20) == 'i' ||
+		    (s[k] | 0x20) == 'n')
 			return JK_FLOAT;
 	return JK_INT;
 }
@@ -395,12 +404,12 @@ json_todouble(const json_doc *d, int i, double *out)
 	case JK_INT:
 	case JK_FLOAT:
 		s = json_span(d, i, &n);
-		if (s[0] == 'N') {
-			*out = NAN;
-			return 1;
-		}
-		if (s[0] == 'I' || (s[0] == '-' && n > 1 && s[1] == 'I')) {
-			*out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+		if (json_nonfinite_literal(s, n)) {
+			const char *q = (s[0] == '-' || s[0] == '+') ? s + 1 : s;
+			if ((q[0] | 0x20) == 'n')
+				*out = NAN;
+			else
+				*out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
 			return 1;
 		}
 		if (n >= sizeof buf) {
@@ -547,7 +556,7 @@ json_write_compact(const json_doc *d, int i, sbuf *out)
 		break;
 	case JK_FLOAT:
 		s = json_span(d, i, &n);
-		if (s[0] == 'N' || s[0] == 'I' || (s[0] == '-' && n > 1 && s[1] == 'I')) {
+		if (json_nonfinite_literal(s, n)) {
 			json_todouble(d, i, &v);
 			sb_adds(out, num_json(v, buf));	/* null: JSON has no NaN */
 		} else

@@ -36,6 +36,9 @@ enum json_kind {
 	JK_STR, JK_OBJ, JK_ARR
 };
 
+/* Is a number token one of the NaN / Infinity / nan / inf literals? */
+int json_nonfinite_literal(const char *s, size_t n);
+
 /* Tokenize js[0..len).  Returns 0, or -1 when jsmn rejects the text. */
 int json_parse(json_doc *d, const char *js, size_t len);
 void json_doc_free(json_doc *d);

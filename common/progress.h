@@ -1,0 +1,22 @@
+/*
+ * Progress lines on stderr for long work: on by default only when stderr is
+ * a terminal, at most one update per second, "\r"-rewritten, ended with a
+ * final line by progress_stop().  A NULL handle is a no-op everywhere.
+ */
+#ifndef PROGRESS_H
+#define PROGRESS_H
+
+typedef struct progress progress;
+
+/* Start progress titled `title` (e.g. the file name).  force: 1 on, 0 auto
+ * (isatty(2)), -1 off.  Returns NULL when progress is off. */
+progress *progress_start(const char *title, int force);
+
+/* Report `done` of `total` bytes (total 0 = unknown) and `items` events. */
+void progress_update(progress *p, unsigned long long done,
+    unsigned long long total, unsigned long long items);
+
+/* Print the final line and free; sets *pp to NULL. */
+void progress_stop(progress **pp);
+
+#endif

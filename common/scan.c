@@ -1,0 +1,537 @@
+/* Streaming, validating splitter of a Chrome-trace document into event objects. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "scan.h"
+#include "xalloc.h"
+
+#define CHUNK (1u << 20)
+#define MAXDEPTH 1024
+#define MAXPRIM 512
+
+enum mode {
+	M_VALUE,		/* a value is required */
+	M_VALUE_OR_CLOSE,	/* after '[': a value or ']' */
+	M_KEY,			/* after ',' in an object */
+	M_KEY_OR_CLOSE,		/* after '{' */
+	M_COLON,
+	M_COMMA,		/* after a value inside a container */
+	M_END			/* after the top-level value */
+};
+
+struct sc {
+	const char *name;
+	struct scan_stats *st;
+	scan_event_fn fn;
+	void *ctx;
+	char *err;
+	size_t errlen;
+
+	enum mode mode;
+	unsigned char stack[MAXDEPTH];	/* 'o' or 'a' */
+	unsigned long long open_off[MAXDEPTH];
+	int sp;
+	int events_sp;			/* sp value inside the events array, or -1 */
+	int after_comma;		/* the value/key follows a ',' */
+
+	int instr, strkey, esc;		/* esc: 0, 1 after '\', 2..5 hex digits left */
+	unsigned long long str_off;
+	int capkey;			/* capturing a top-level key */
+	char key[16];
+	int keylen, keybad;
+	int te_pending;			/* the value being read is "traceEvents" */
+
+	int inprim;
+	char prim[MAXPRIM + 1];
+	int primlen;
+	unsigned long long prim_off;
+
+	int ev_active;
+	size_t ev_start;
+	unsigned long long ev_off;
+	char *acc;
+	size_t acclen, acccap;
+
+	/* position bookkeeping */
+	unsigned long long base;	/* offset of buf[0] */
+	unsigned long long lines;	/* newlines before buf */
+	unsigned long long colbase;	/* bytes since the last newline before buf */
+	const char *buf;
+};
+
+static void
+position(struct sc *s, size_t i, unsigned long long *line, unsigned long long *col)
+{
+	size_t k, last = (size_t)-1;
+	unsigned long long nl = 0;
+
+	for (k = 0; k < i; k++)
+		if (s->buf[k] == '\n') {
+			nl++;
+			last = k;
+		}
+	*line = s->lines + nl + 1;
+	*col = last == (size_t)-1 ? s->colbase + i + 1 : (unsigned long long)(i - last);
+}
+
+static int
+fail(struct sc *s, size_t i, const char *what, const char *hint)
+{
+	unsigned long long line, col;
+
+	position(s, i, &line, &col);
+	snprintf(s->err, s->errlen,
+	    "'%s': invalid JSON: %s at byte %llu (line %llu, column %llu); %s",
+	    s->name, what, s->base + i, line, col, hint);
+	return SCAN_ERROR;
+}
+
+#define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
+
+static int
+valid_prim(struct sc *s)
+{
+	char *p = s->prim;
+	int n = s->primlen, i = 0;
+
+	p[n] = '\0';
+	if (!strcmp(p, "true") || !strcmp(p, "false") || !strcmp(p, "null"))
+		return 1;
+	{
+		const char *q = p[0] == '-' || p[0] == '+' ? p + 1 : p;
+		/* NaN/Infinity (Python's json) and nan/inf (C++ writers) */
+		if (strcasecmp(q, "nan") == 0 || strcasecmp(q, "inf") == 0 ||
+		    strcasecmp(q, "infinity") == 0) {
+			s->st->literals++;
+			return 1;
+		}
+	}
+	if (0) {
+		s->st->literals++;
+		return 1;
+	}
+	if (p[i] == '-')
+		i++;
+	if (i >= n)
+		return 0;
+	if (p[i] == '0')
+		i++;
+	else if (p[i] >= '1' && p[i] <= '9')
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < n && p[i] == '.') {
+		i++;
+		if (i >= n || p[i] < '0' || p[i] > '9')
+			return 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		i++;
+		if (i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		if (i >= n || p[i] < '0' || p[i] > '9')
+			return 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	return i == n;
+}
+
+static void
+acc_add(struct sc *s, const char *p, size_t n)
+{
+	xgrow(&s->acc, &s->acccap, s->acclen + n, 1);
+	memcpy(s->acc + s->acclen, p, n);
+	s->acclen += n;
+}
+
+static void
+value_done(struct sc *s)
+{
+	s->mode = s->sp == 0 ? M_END : M_COMMA;
+}
+
+/* Close the container at the top; i is the index of the closer. */
+static int
+close_container(struct sc *s, size_t i)
+{
+	int r;
+
+	s->sp--;
+	if (s->events_sp >= 0 && s->sp == s->events_sp && s->ev_active) {
+		s->st->events++;
+		s->ev_active = 0;
+		if (s->fn) {
+			if (s->acclen) {
+				acc_add(s, s->buf + s->ev_start, i + 1 - s->ev_start);
+				r = s->fn(s->ctx, s->acc, s->acclen, s->ev_off);
+			} else
+				r = s->fn(s->ctx, s->buf + s->ev_start, i + 1 - s->ev_start, s->ev_off);
+			s->acclen = 0;
+			if (r)
+				return SCAN_STOPPED;
+		}
+		s->acclen = 0;
+	} else if (s->events_sp >= 0 && s->sp == s->events_sp - 1) {
+		s->events_sp = -1;	/* the events array itself closed */
+	}
+	value_done(s);
+	return SCAN_OK;
+}
+
+static int
+open_container(struct sc *s, size_t i, char kind)
+{
+	int parent_events = s->events_sp >= 0 && s->sp == s->events_sp;
+
+	if (s->sp >= MAXDEPTH)
+		return fail(s, i, "nesting deeper than 1024 levels", HINT_SYNTAX);
+	if (kind == 'a' && !parent_events &&
+	    (s->sp == 0 || (s->sp == 1 && s->stack[0] == 'o' && s->te_pending))) {
+		if (s->st->has_events)
+			s->st->dup_trace_events++;
+		s->st->has_events = 1;
+		s->events_sp = s->sp + 1;
+	}
+	if (parent_events) {
+		if (s->st->elements++ < 8 && kind != 'o')
+			s->st->early_nonobject = 1;
+		if (kind == 'o') {
+			s->ev_active = 1;
+			s->ev_start = i;
+			s->ev_off = s->base + i;
+			s->acclen = 0;
+		} else
+			s->st->nonobject++;
+	}
+	s->open_off[s->sp] = s->base + i;
+	s->stack[s->sp++] = (unsigned char)kind;
+	s->te_pending = 0;
+	s->mode = kind == 'o' ? M_KEY_OR_CLOSE : M_VALUE_OR_CLOSE;
+	return SCAN_OK;
+}
+
+static const unsigned char *special_tab(void)
+{
+	static unsigned char t[256];
+	static int init;
+	int c;
+
+	if (!init) {
+		for (c = 0; c < 0x20; c++)
+			t[c] = 1;
+		t['"'] = 1;
+		t['\\'] = 1;
+		init = 1;
+	}
+	return t;
+}
+
+static int
+feed(struct sc *s, const char *buf, size_t n)
+{
+	const unsigned char *sp = special_tab();
+	const unsigned char *u = (const unsigned char *)buf;
+	size_t i = 0;
+	int r;
+	unsigned char c;
+
+	s->buf = buf;
+	while (i < n) {
+		if (s->instr) {
+			if (s->esc == 1) {
+				c = u[i];
+				if (c == 'u')
+					s->esc = 5;
+				else if (strchr("\"\\/bfnrt", c) && c)
+					s->esc = 0;
+				else
+					return fail(s, i, "invalid escape sequence in a string", HINT_SYNTAX);
+				i++;
+				continue;
+			}
+			if (s->esc >= 2) {
+				c = u[i];
+				if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+				    (c >= 'A' && c <= 'F')))
+					return fail(s, i, "invalid \\u escape in a string", HINT_SYNTAX);
+				s->esc = s->esc == 2 ? 0 : s->esc - 1;
+				i++;
+				continue;
+			}
+			if (!s->capkey) {
+				while (i < n && !sp[u[i]])
+					i++;
+				if (i >= n)
+					break;
+			}
+			c = u[i];
+			if (c == '"') {
+				s->instr = 0;
+				if (s->strkey) {
+					s->mode = M_COLON;
+					if (s->capkey) {
+						s->te_pending = !s->keybad && s->keylen == 11 &&
+						    memcmp(s->key, "traceEvents", 11) == 0;
+						s->capkey = 0;
+					}
+				} else
+					value_done(s);
+				i++;
+				continue;
+			}
+			if (c == '\\') {
+				s->esc = 1;
+				s->keybad = 1;
+				i++;
+				continue;
+			}
+			if (c < 0x20) {
+				s->st->ctrl++;
+				s->keybad = 1;
+				i++;
+				continue;
+			}
+			/* capturing key text */
+			if (s->keylen < (int)sizeof s->key)
+				s->key[s->keylen++] = (char)c;
+			else
+				s->keybad = 1;
+			i++;
+			continue;
+		}
+		c = u[i];
+		if (s->inprim) {
+			if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' ||
+			    c == ']' || c == '}' || c == ':') {
+				s->inprim = 0;
+				if (!valid_prim(s))
+					return fail(s, i, "invalid literal or number", HINT_SYNTAX);
+				value_done(s);
+				continue;	/* reprocess the delimiter */
+			}
+			if (s->primlen >= MAXPRIM)
+				return fail(s, i, "number or literal longer than 512 bytes", HINT_SYNTAX);
+			s->prim[s->primlen++] = (char)c;
+			i++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			i++;
+			continue;
+		}
+		switch (s->mode) {
+		case M_VALUE:
+		case M_VALUE_OR_CLOSE:
+			if (c == '{' || c == '[') {
+				if ((r = open_container(s, i, c == '{' ? 'o' : 'a')) != SCAN_OK)
+					return r;
+				i++;
+				continue;
+			}
+			if (c == ']' && s->sp > 0 && s->stack[s->sp - 1] == 'a') {
+				if (s->mode == M_VALUE)
+					s->st->trailing_commas++;
+				r = close_container(s, i);
+				if (r != SCAN_OK)
+					return r;
+				i++;
+				continue;
+			}
+			if (s->sp == 1 && s->stack[0] == 'o' && s->te_pending) {
+				s->te_pending = 0;	/* traceEvents is not an array */
+			}
+			if (s->events_sp >= 0 && s->sp == s->events_sp) {
+				s->st->nonobject++;
+				if (s->st->elements++ < 8)
+					s->st->early_nonobject = 1;
+			}
+			if (c == '"') {
+				s->instr = 1;
+				s->strkey = 0;
+				s->capkey = 0;
+				s->str_off = s->base + i;
+				i++;
+				continue;
+			}
+			if (c == '-' || c == '+' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
+			    c == 'n' || c == 'N' || c == 'I' || c == 'i') {
+				s->inprim = 1;
+				s->primlen = 0;
+				s->prim_off = s->base + i;
+				continue;	/* the primitive loop collects it */
+			}
+			return fail(s, i, "expected a value", HINT_SYNTAX);
+		case M_KEY:
+		case M_KEY_OR_CLOSE:
+			if (c == '"') {
+				s->instr = 1;
+				s->strkey = 1;
+				s->str_off = s->base + i;
+				s->capkey = s->sp == 1 && s->stack[0] == 'o';
+				s->keylen = 0;
+				s->keybad = 0;
+				i++;
+				continue;
+			}
+			if (c == '}') {
+				if (s->mode == M_KEY)
+					s->st->trailing_commas++;
+				if ((r = close_container(s, i)) != SCAN_OK)
+					return r;
+				i++;
+				continue;
+			}
+			return fail(s, i, "expected a double-quoted object key", HINT_SYNTAX);
+		case M_COLON:
+			if (c != ':')
+				return fail(s, i, "expected ':' after an object key", HINT_SYNTAX);
+			s->mode = M_VALUE;
+			i++;
+			continue;
+		case M_COMMA:
+			if (c == ',') {
+				s->mode = s->stack[s->sp - 1] == 'o' ? M_KEY : M_VALUE;
+				i++;
+				continue;
+			}
+			if ((c == ']' && s->stack[s->sp - 1] == 'a') ||
+			    (c == '}' && s->stack[s->sp - 1] == 'o')) {
+				if ((r = close_container(s, i)) != SCAN_OK)
+					return r;
+				i++;
+				continue;
+			}
+			return fail(s, i, s->stack[s->sp - 1] == 'o' ?
+			    "expected ',' or '}' after an object member" :
+			    "expected ',' or ']' after an array element", HINT_SYNTAX);
+		case M_END:
+			return fail(s, i, "unexpected data after the end of the JSON document",
+			    HINT_SYNTAX);
+		}
+	}
+	return SCAN_OK;
+}
+
+static void
+end_chunk(struct sc *s, const char *buf, size_t n)
+{
+	const char *p = buf, *q;
+	size_t left = n;
+
+	if (s->ev_active) {
+		acc_add(s, buf + s->ev_start, n - s->ev_start);
+		s->ev_start = 0;
+	}
+	while (left && (q = memchr(p, '\n', left)) != NULL) {
+		s->lines++;
+		s->colbase = 0;
+		left -= (size_t)(q - p) + 1;
+		p = q + 1;
+	}
+	s->colbase += left;
+	s->base += n;
+}
+
+int
+scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
+    struct scan_stats *st, char *errbuf, size_t errlen,
+    void (*progress)(void *, const struct scan_stats *))
+{
+	struct sc *s = xcalloc(1, sizeof *s);
+	char *buf = xmalloc(CHUNK);
+	ssize_t n;
+	size_t off = 0;
+	int r = SCAN_OK, first = 1;
+	unsigned long long next_progress = 8u << 20;
+
+	memset(st, 0, sizeof *st);
+	s->name = name;
+	s->st = st;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->err = errbuf;
+	s->errlen = errlen;
+	s->events_sp = -1;
+	s->mode = M_VALUE;
+	errbuf[0] = '\0';
+	for (;;) {
+		n = zio_read(z, buf, CHUNK);
+		if (n < 0) {
+			snprintf(errbuf, errlen, "'%s': %s", name, zio_error(z));
+			r = SCAN_ERROR;
+			break;
+		}
+		if (n == 0)
+			break;
+		off = 0;
+		if (first) {
+			first = 0;
+			if (n >= 3 && (unsigned char)buf[0] == 0xef &&
+			    (unsigned char)buf[1] == 0xbb && (unsigned char)buf[2] == 0xbf) {
+				st->bom = 1;
+				off = 3;
+				s->base = 3;
+			}
+			if (n > (ssize_t)off) {
+				size_t k = off;
+				while (k < (size_t)n && strchr(" \t\r\n", buf[k]))
+					k++;
+				if (k < (size_t)n)
+					st->shape = buf[k] == '{' ? 'o' : buf[k] == '[' ? 'a' : 0;
+			}
+		}
+		r = feed(s, buf + off, (size_t)n - off);
+		st->bytes = s->base + ((size_t)n - off);
+		if (r != SCAN_OK)
+			break;
+		end_chunk(s, buf + off, (size_t)n - off);
+		if (progress && st->bytes >= next_progress) {
+			progress(ctx, st);
+			next_progress = st->bytes + (8u << 20);
+		}
+	}
+	if (r == SCAN_OK) {
+		if (s->inprim) {
+			s->inprim = 0;
+			s->buf = "";
+			if (!valid_prim(s))
+				r = fail(s, 0, "invalid literal or number at end of input", HINT_SYNTAX);
+			else
+				value_done(s);
+		}
+	}
+	if (r == SCAN_OK) {
+		const char *hint = "the file ends early (still being written, or cut off in transfer?)";
+		s->buf = "";
+		if (s->instr) {
+			snprintf(errbuf, errlen,
+			    "'%s': truncated JSON: input ends inside a string that starts at byte %llu; %s",
+			    name, s->str_off, hint);
+			r = SCAN_ERROR;
+		} else if (s->mode == M_END) {
+			/* complete document */
+		} else if (s->sp == 0) {
+			snprintf(errbuf, errlen, "'%s': empty input: no JSON document found", name);
+			r = SCAN_ERROR;
+		} else if (s->sp == 1 && s->stack[0] == 'a' && s->events_sp == 1 &&
+		    (s->mode == M_COMMA || s->mode == M_VALUE || s->mode == M_VALUE_OR_CLOSE)) {
+			st->missing_close = 1;	/* allowed by the trace-event format */
+		} else {
+			snprintf(errbuf, errlen,
+			    "'%s': truncated JSON: input ends inside %s that starts at byte %llu; %s",
+			    name, s->stack[s->sp - 1] == 'o' ? "an object" : "an array",
+			    s->open_off[s->sp - 1], hint);
+			r = SCAN_ERROR;
+		}
+	}
+	free(buf);
+	free(s->acc);
+	free(s);
+	return r;
+}

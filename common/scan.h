@@ -1,0 +1,54 @@
+/*
+ * The trace-event scanner: reads a Chrome-trace JSON document from a zio
+ * stream and hands each trace event object, as one contiguous span of JSON
+ * text, to a callback.  It validates the JSON grammar of the whole document
+ * as it goes (so a file that two writers interleaved, or a truncated one, is
+ * rejected with a position), but is lenient where the data stays clear:
+ * a UTF-8 byte order mark, raw control characters inside strings, NaN /
+ * Infinity / -Infinity literals, a trailing comma before ']' or '}', and a
+ * top-level event array without its closing ']' (the trace-event format
+ * allows it).  Each leniency is counted in scan_stats.
+ *
+ * Both document shapes are understood: {"traceEvents": [ ... ], ...} and a
+ * bare top-level array of events.  Memory use is bounded by the largest
+ * single event.
+ */
+#ifndef SCAN_H
+#define SCAN_H
+
+#include <stddef.h>
+
+#include "zio.h"
+
+struct scan_stats {
+	int shape;			/* 0 unknown, 'o' object, 'a' array */
+	int has_events;			/* an event array was found */
+	unsigned long long bytes;	/* JSON bytes consumed */
+	unsigned long long events;	/* event objects handed to the callback */
+	unsigned long long elements;	/* elements of the event array, of any kind */
+	int early_nonobject;		/* one of the first 8 elements is not an object */
+	unsigned long long bom, ctrl, trailing_commas, missing_close,
+	    nonobject, dup_trace_events, literals;
+};
+
+/*
+ * Called once per event object: `ev` holds `len` bytes of JSON text (not
+ * NUL-terminated) that start at decompressed byte `off`.  Return 0 to go on,
+ * non-zero to stop the scan early (scan_run then returns SCAN_STOPPED).
+ */
+typedef int (*scan_event_fn)(void *ctx, const char *ev, size_t len,
+    unsigned long long off);
+
+enum { SCAN_OK = 0, SCAN_ERROR = -1, SCAN_STOPPED = 1 };
+
+/*
+ * Scan the document in z.  `name` is used in messages.  On SCAN_ERROR the
+ * message (file, byte offset, line:column, hint) is in errbuf.  With
+ * fn == NULL the document is only validated.  `progress`, when non-NULL, is
+ * called about every 8 MiB with the stats so far.
+ */
+int scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
+    struct scan_stats *st, char *errbuf, size_t errlen,
+    void (*progress)(void *ctx, const struct scan_stats *st));
+
+#endif

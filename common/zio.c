@@ -1,0 +1,225 @@
+/* File input with gzip sniffing, multi-member support and truncation checks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "xalloc.h"
+#include "zio.h"
+
+#define RAWBUF (256 * 1024)
+
+struct zio {
+	int fd;
+	int gzip;
+	int eof;		/* raw input exhausted */
+	int in_member;		/* inside a gzip member (after header, before trailer) */
+	int done;
+	z_stream zs;
+	unsigned char *raw;
+	size_t rawlen, rawpos;
+	unsigned long long rawoff, rawsize;
+	char err[256];
+};
+
+static int
+fill(zio *z)
+{
+	ssize_t n;
+
+	if (z->rawpos < z->rawlen || z->eof)
+		return 0;
+	for (;;) {
+		n = read(z->fd, z->raw, RAWBUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (n < 0) {
+		snprintf(z->err, sizeof z->err, "read error: %s", strerror(errno));
+		return -1;
+	}
+	z->rawlen = (size_t)n;
+	z->rawpos = 0;
+	z->rawoff += (unsigned long long)n;
+	if (n == 0)
+		z->eof = 1;
+	return 0;
+}
+
+zio *
+zio_open(const char *path)
+{
+	zio *z;
+	int fd;
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		fd = 0;
+	else if ((fd = open(path, O_RDONLY)) < 0)
+		return NULL;
+	z = xcalloc(1, sizeof *z);
+	z->fd = fd;
+	z->raw = xmalloc(RAWBUF);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		z->rawsize = (unsigned long long)st.st_size;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (fd)
+			close(fd);
+		free(z->raw);
+		free(z);
+		errno = EISDIR;
+		return NULL;
+	}
+	if (fill(z) < 0) {
+		zio_close(z);
+		return NULL;
+	}
+	/* A short first read cannot split the 2-byte magic in practice for files;
+	 * for pipes, read once more if only one byte arrived. */
+	if (z->rawlen == 1 && !z->eof) {
+		ssize_t n = read(fd, z->raw + 1, RAWBUF - 1);
+		if (n > 0) {
+			z->rawlen += (size_t)n;
+			z->rawoff += (unsigned long long)n;
+		}
+	}
+	if (z->rawlen >= 2 && z->raw[0] == 0x1f && z->raw[1] == 0x8b) {
+		z->gzip = 1;
+		if (inflateInit2(&z->zs, 15 + 16) != Z_OK) {
+			zio_close(z);
+			errno = ENOMEM;
+			return NULL;
+		}
+		z->in_member = 1;
+	}
+	return z;
+}
+
+ssize_t
+zio_read(zio *z, char *buf, size_t n)
+{
+	size_t k;
+	int r;
+
+	if (z->done)
+		return 0;
+	if (!z->gzip) {
+		if (fill(z) < 0)
+			return -1;
+		if (z->rawpos >= z->rawlen) {
+			z->done = 1;
+			return 0;
+		}
+		k = z->rawlen - z->rawpos;
+		if (k > n)
+			k = n;
+		memcpy(buf, z->raw + z->rawpos, k);
+		z->rawpos += k;
+		return (ssize_t)k;
+	}
+	for (;;) {
+		if (fill(z) < 0)
+			return -1;
+		if (!z->in_member) {
+			/* Between members: skip nothing but a new gzip header. */
+			if (z->rawpos >= z->rawlen) {
+				z->done = 1;
+				return 0;
+			}
+			if (z->raw[z->rawpos] != 0x1f) {
+				/* Trailing zero padding is common after gzip streams. */
+				while (z->rawpos < z->rawlen && z->raw[z->rawpos] == 0)
+					z->rawpos++;
+				if (z->rawpos >= z->rawlen)
+					continue;
+				snprintf(z->err, sizeof z->err,
+				    "trailing garbage after gzip data at compressed byte %llu",
+				    z->rawoff - (z->rawlen - z->rawpos));
+				return -1;
+			}
+			inflateReset(&z->zs);
+			z->in_member = 1;
+		}
+		if (z->rawpos >= z->rawlen && z->eof) {
+			snprintf(z->err, sizeof z->err,
+			    "truncated gzip stream: input ends before the end of the compressed data "
+			    "(at compressed byte %llu)", z->rawoff);
+			return -1;
+		}
+		z->zs.next_in = z->raw + z->rawpos;
+		z->zs.avail_in = (uInt)(z->rawlen - z->rawpos);
+		z->zs.next_out = (unsigned char *)buf;
+		z->zs.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
+		r = inflate(&z->zs, Z_NO_FLUSH);
+		z->rawpos = z->rawlen - z->zs.avail_in;
+		k = (size_t)((char *)z->zs.next_out - buf);
+		switch (r) {
+		case Z_STREAM_END:
+			z->in_member = 0;
+			/* FALLTHROUGH */
+		case Z_OK:
+		case Z_BUF_ERROR:
+			if (k > 0)
+				return (ssize_t)k;
+			if (r == Z_BUF_ERROR && z->rawpos < z->rawlen) {
+				snprintf(z->err, sizeof z->err, "corrupt gzip data");
+				return -1;
+			}
+			continue;
+		case Z_NEED_DICT:
+		case Z_DATA_ERROR:
+			snprintf(z->err, sizeof z->err, "corrupt gzip data: %s",
+			    z->zs.msg ? z->zs.msg : "invalid deflate stream");
+			return -1;
+		case Z_MEM_ERROR:
+			snprintf(z->err, sizeof z->err, "out of memory while inflating");
+			return -1;
+		default:
+			snprintf(z->err, sizeof z->err, "gzip error %d", r);
+			return -1;
+		}
+	}
+}
+
+const char *
+zio_error(const zio *z)
+{
+	return z->err[0] ? z->err : "unknown error";
+}
+
+int
+zio_is_gzip(const zio *z)
+{
+	return z->gzip;
+}
+
+unsigned long long
+zio_raw_offset(const zio *z)
+{
+	return z->rawoff - (z->rawlen - z->rawpos);
+}
+
+unsigned long long
+zio_raw_size(const zio *z)
+{
+	return z->rawsize;
+}
+
+void
+zio_close(zio *z)
+{
+	if (!z)
+		return;
+	if (z->gzip)
+		inflateEnd(&z->zs);
+	if (z->fd > 0)
+		close(z->fd);
+	free(z->raw);
+	free(z);
+}

@@ -1,0 +1,37 @@
+/*
+ * Streaming input: a file or stdin, gzip or plain, detected from the magic
+ * bytes (never the file name).  Concatenated gzip members are read as one
+ * stream; a stream that ends before a member's trailer is an error
+ * ("truncated gzip stream").  Memory use is a few fixed buffers whatever the
+ * input size.
+ */
+#ifndef ZIO_H
+#define ZIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct zio zio;
+
+/*
+ * Open `path` ("-" is stdin).  Returns NULL with errno set when the file
+ * cannot be opened.  The first bytes are read to sniff the format.
+ */
+zio *zio_open(const char *path);
+
+/*
+ * Read up to n decompressed bytes into buf.  Returns the count (> 0),
+ * 0 at a clean end of input, or -1 on error; zio_error() then describes it
+ * ("truncated gzip stream", "corrupt gzip data: ...", read errors).
+ */
+ssize_t zio_read(zio *z, char *buf, size_t n);
+
+const char *zio_error(const zio *z);
+int zio_is_gzip(const zio *z);
+/* Bytes read from the underlying file so far (compressed bytes for gzip). */
+unsigned long long zio_raw_offset(const zio *z);
+/* Total size of the underlying file, or 0 when unknown (a pipe). */
+unsigned long long zio_raw_size(const zio *z);
+void zio_close(zio *z);			/* NULL is a no-op */
+
+#endif
