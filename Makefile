@@ -51,6 +51,23 @@ $(O)/bin/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c)) $(O)/libcommon.
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
+# fuse-detect carries the fusion-pattern catalog inside the binary so it
+# works when installed alone (--patterns FILE replaces it at run time).
+# Each line of data/fuse-patterns.jsonl becomes one C string: backslash and
+# double quote are escaped for C, and '?' too so that no trigraph can form.
+$(O)/gen/fuse_catalog.c: data/fuse-patterns.jsonl
+	@mkdir -p $(@D)
+	{ echo '/* Generated from data/fuse-patterns.jsonl by the Makefile; do not edit. */'; \
+	  echo 'const char *const fuse_catalog_lines[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
+	      -e 's/^/	"/' -e 's/$$/",/' data/fuse-patterns.jsonl; \
+	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/fuse_catalog.o: $(O)/gen/fuse_catalog.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
+
 # The suite runs against $(O)/bin; test-sanitize rebuilds under ASan+UBSan
 # and runs the same suite again.
 test: all

@@ -1,0 +1,481 @@
+/*
+ * fuse-detect: match the serving framework's known fusion patterns against
+ * the kernel rows of every (trace, stage) and emit the fuse-opportunity
+ * table as fuse_row records (fuse-detect.md; fuse-detect(1)).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "detect.h"
+#include "err.h"
+#include "json.h"
+#include "match.h"
+#include "num.h"
+#include "payload.h"
+#include "rec.h"
+#include "sbuf.h"
+#include "text.h"
+#include "xalloc.h"
+
+#define NONE ((size_t)-1)
+#define MAX_TRACE_INDEX 1000000	/* beyond this a "t" is not an index we track */
+
+enum explain_mode { EXPLAIN_OFF, EXPLAIN_STDERR, EXPLAIN_RECORDS };
+
+/* What an input record contributes to detection (§1 step 4, §8 steps 2-3). */
+typedef struct {
+	char *framework;	/* NULL: the record has none */
+	int is_mapping;
+	int args_truthy;	/* server_args is a non-empty object or other truthy value */
+	char *model;		/* lowercased model path; "" when none */
+	long long tp_size;
+} input_t;
+
+/* The input in force when a trace record opened trace t. */
+typedef struct {
+	int known;
+	int is_mapping;
+	size_t formal;		/* index into inputs, or NONE */
+} trace_t;
+
+/* The kernel rows of one (t, stage), collected until the group ends. */
+typedef struct {
+	int open;
+	long long t;
+	sbuf stage;
+	double total_us;
+	frow_t *rows;
+	size_t n, cap;
+} group_t;
+
+static enum explain_mode explain;
+static input_t *inputs;
+static size_t ninputs, inputs_cap, cur_formal = NONE, cur_mapping = NONE;
+static trace_t *traces;
+static size_t traces_cap;
+static group_t grp;
+static catalog_t cat;
+static int warned_no_input, warned_null_cell;
+
+static void usage(void) __attribute__((noreturn));
+
+static void
+print_usage(FILE *fp)
+{
+	fprintf(fp, "usage: fuse-detect [--explain[=stderr|records]] [-p patterns]... [file ...]\n");
+}
+
+static void
+usage(void)
+{
+	print_usage(stderr);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * tp_size of a server-args object (§8 step 3): falsy becomes 1, then
+ * Python int().  Where int() would raise (a string like "2.0", NaN, a
+ * list) the reference crashes; we warn and use 1 instead.
+ */
+static long long
+args_tp_size(const json_doc *d, int obj, const char *where)
+{
+	int i = json_get(d, obj, "tp_size");
+	sbuf t = SBUF_INIT;
+	const char *s;
+	long long v = 1;
+	double x;
+	size_t n;
+
+	if (!json_truthy(d, i))
+		return 1;
+	switch (json_kind(d, i)) {
+	case JK_TRUE:
+		return 1;
+	case JK_INT:
+		s = json_span(d, i, &n);
+		if (num_py_int(s, n, &v))
+			return v;
+		return s[0] == '-' ? INT64_MIN : INT64_MAX;	/* beyond int64: only the sign matters */
+	case JK_FLOAT:
+		if (json_todouble(d, i, &x) && isfinite(x)) {
+			x = trunc(x);
+			if (x >= 9.2e18)
+				return INT64_MAX;
+			if (x <= -9.2e18)
+				return INT64_MIN;
+			return (long long)x;
+		}
+		break;
+	case JK_STR:
+		json_str(d, i, &t, NULL);
+		if (num_py_int(t.s, t.len, &v)) {
+			sb_free(&t);
+			return v;
+		}
+		break;
+	default:
+		break;
+	}
+	json_pystr(d, i, &t, NULL);
+	warn_msg("%s: server_args tp_size '%s' is not an integer; using 1", where,
+	    sb_str(&t));
+	sb_free(&t);
+	return 1;
+}
+
+/* Remember an input record's framework and server args. */
+static void
+read_input(rec_reader *r)
+{
+	sbuf s = SBUF_INIT, where = SBUF_INIT;
+	input_t *in;
+	json_doc *d = &r->doc;
+	int args, v;
+
+	rec_parse(r);
+	xgrow(&inputs, &inputs_cap, ninputs + 1, sizeof *inputs);
+	in = &inputs[ninputs];
+	memset(in, 0, sizeof *in);
+	in->tp_size = 1;
+	if (rec_get_str(r, "framework", &s))
+		in->framework = xstrdup(sb_str(&s));
+	in->is_mapping = rec_get_str(r, "role", &s) && strcmp(sb_str(&s), "mapping") == 0;
+	args = rec_get(r, "server_args");
+	in->args_truthy = json_truthy(d, args);
+	sb_reset(&s);
+	if (json_kind(d, args) == JK_OBJ) {
+		v = json_get(d, args, "model_path");
+		if (!json_truthy(d, v))
+			v = json_get(d, args, "model");
+		if (json_truthy(d, v))
+			json_pystr(d, v, &s, NULL);
+		sb_printf(&where, "%s:%zu", r->name, r->lineno);
+		in->tp_size = args_tp_size(d, args, sb_str(&where));
+	}
+	py_lower(sb_str(&s), s.len, &where);
+	in->model = xstrdup(sb_str(&where));
+	if (in->is_mapping)
+		cur_mapping = ninputs;
+	else
+		cur_formal = ninputs;
+	ninputs++;
+	sb_free(&s);
+	sb_free(&where);
+}
+
+static void
+read_trace(rec_reader *r)
+{
+	sbuf role = SBUF_INIT;
+	long long t;
+	size_t old = traces_cap;
+
+	if (!rec_get_int(r, "t", &t) || t < 0 || t > MAX_TRACE_INDEX)
+		return;
+	xgrow(&traces, &traces_cap, (size_t)t + 1, sizeof *traces);
+	if (traces_cap > old)
+		memset(traces + old, 0, (traces_cap - old) * sizeof *traces);
+	traces[t].known = 1;
+	traces[t].is_mapping = rec_get_str(r, "role", &role) &&
+	    strcmp(sb_str(&role), "mapping") == 0;
+	traces[t].formal = cur_formal;
+	sb_free(&role);
+}
+
+static void
+explain_one(const fresult_t *res, const cand_t *c, const fctx_t *ctx)
+{
+	sbuf detail = SBUF_INIT;
+
+	fuse_explain(res, c, grp.rows, ctx, &detail);
+	if (explain == EXPLAIN_RECORDS) {
+		rec_begin("fuse_explain");
+		rec_int("t", grp.t);
+		rec_str("stage", grp.stage.s ? grp.stage.s : "", grp.stage.len);
+		rec_cstr("pattern", c->p->pattern);
+		rec_cstr("verdict", verdict_name(c->v));
+		rec_str("detail", sb_str(&detail), detail.len);
+		rec_end();
+	} else {
+		fflush(stdout);
+		fprintf(stderr, "%s: explain: t=%lld %s: %s: %s: %s\n", progname,
+		    grp.t, sb_str(&grp.stage), c->p->pattern, verdict_name(c->v),
+		    sb_str(&detail));
+	}
+	sb_free(&detail);
+}
+
+static void
+emit_row(const fresult_t *res, const cand_t *c)
+{
+	sbuf cell = SBUF_INIT;
+
+	rec_begin("fuse_row");
+	rec_int("t", grp.t);
+	rec_str("stage", sb_str(&grp.stage), grp.stage.len);
+	rec_cstr("pattern", c->p->pattern);
+	rec_cstr("confidence", fuse_confidence(c));
+	rec_num("related_us", c->related_us);
+	rec_num("share_pct", c->share);
+	fuse_evidence(c, grp.rows, res->total_us, &cell);
+	rec_str("evidence", cell.s, cell.len);
+	fuse_locations(c, grp.rows, &cell);
+	rec_str("current_locations", cell.s, cell.len);
+	rec_cstr("candidate_path", c->p->candidate_path);
+	fuse_rationale(c, &cell);
+	rec_str("rationale", cell.s, cell.len);
+	rec_cstr("status", fuse_status(c));
+	rec_int("priority", c->p->priority);
+	rec_end();
+	sb_free(&cell);
+}
+
+static void
+group_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < grp.n; i++) {
+		frow_t *row = &grp.rows[i];
+
+		free(row->name);
+		free(row->location);
+		free(row->cpu_op);
+		if (row->entry) {
+			entry_free(row->entry);
+			free(row->entry);
+		}
+		haystack_free(&row->hs);
+	}
+	grp.n = 0;
+	grp.open = 0;
+}
+
+/*
+ * Detect and emit the open group's fuse rows.  The formal input is the
+ * one in force when the group's trace began (so several inputs in one
+ * stream each keep their own framework); the server args fall back to
+ * the latest mapping input's when the formal ones are falsy (§1 step 4).
+ */
+static void
+group_flush(void)
+{
+	const input_t *formal = NULL, *args = NULL;
+	size_t fi = cur_formal, i;
+	fctx_t ctx = { "sglang", "", 1 };
+	fresult_t res;
+
+	if (!grp.open)
+		return;
+	if (grp.t >= 0 && (size_t)grp.t < traces_cap && traces[grp.t].known) {
+		if (traces[grp.t].is_mapping) {
+			/* The reference builds fuse tables for formal traces only. */
+			group_clear();
+			return;
+		}
+		fi = traces[grp.t].formal;
+	}
+	if (fi != NONE)
+		formal = &inputs[fi];
+	if (formal && formal->framework) {
+		ctx.framework = formal->framework;
+	} else if (!warned_no_input++) {
+		warn_msg("no input record names the framework; assuming sglang");
+	}
+	if (formal && formal->args_truthy)
+		args = formal;
+	else if (cur_mapping != NONE && inputs[cur_mapping].args_truthy)
+		args = &inputs[cur_mapping];
+	if (args) {
+		ctx.model = args->model;
+		ctx.tp_size = args->tp_size;
+	}
+
+	fuse_detect(&cat, grp.rows, grp.n, grp.total_us, &ctx, &res);
+	for (i = 0; i < res.nout; i++)
+		emit_row(&res, &res.c[res.out[i]]);
+	if (explain != EXPLAIN_OFF)
+		for (i = 0; i < res.n; i++)
+			explain_one(&res, &res.c[i], &ctx);
+	fresult_free(&res);
+	group_clear();
+}
+
+/* A rendered cell (location, cpu_op): a string, or null read as "" (edge case 37). */
+static char *
+row_cell(rec_reader *r, const char *key)
+{
+	sbuf s = SBUF_INIT;
+	int i = rec_get(r, key);
+
+	if (json_kind(&r->doc, i) == JK_STR) {
+		json_str(&r->doc, i, &s, NULL);
+		return s.s ? sb_detach(&s) : xstrdup("");
+	}
+	if (json_kind(&r->doc, i) != JK_NULL && i >= 0)
+		die(EXIT_DATA, "%s:%zu: kernel_row member '%s' is not a string",
+		    r->name, r->lineno, key);
+	if (!warned_null_cell++)
+		warn_msg("%s:%zu: kernel_row has no '%s' text; matching it as empty",
+		    r->name, r->lineno, key);
+	return xstrdup("");
+}
+
+static void
+read_kernel_row(rec_reader *r)
+{
+	sbuf stage = SBUF_INIT, name = SBUF_INIT;
+	long long t;
+	double total, stage_total;
+	frow_t *row;
+	int e;
+
+	rec_parse(r);
+	if (!rec_get_int(r, "t", &t) || !rec_get_str(r, "stage", &stage) ||
+	    !rec_get_str(r, "kernel", &name) || !rec_get_num(r, "total_us", &total) ||
+	    !rec_get_num(r, "stage_total_us", &stage_total))
+		die(EXIT_DATA, "%s:%zu: kernel_row needs t, stage, kernel, total_us "
+		    "and stage_total_us", r->name, r->lineno);
+	if (grp.open && (grp.t != t || strcmp(sb_str(&grp.stage), sb_str(&stage)) != 0))
+		group_flush();
+	if (!grp.open) {
+		grp.open = 1;
+		grp.t = t;
+		sb_reset(&grp.stage);
+		sb_adds(&grp.stage, sb_str(&stage));
+		grp.total_us = stage_total;
+	}
+	xgrow(&grp.rows, &grp.cap, grp.n + 1, sizeof *grp.rows);
+	row = &grp.rows[grp.n];
+	memset(row, 0, sizeof *row);
+	row->name = name.s ? sb_detach(&name) : xstrdup("");
+	row->location = row_cell(r, "location");
+	row->cpu_op = row_cell(r, "cpu_op");
+	row->total_us = total;
+	e = rec_get(r, "entry");
+	if (json_kind(&r->doc, e) == JK_OBJ) {
+		row->entry = xcalloc(1, sizeof *row->entry);
+		if (entry_from_json(&r->doc, e, row->entry) < 0)
+			die(EXIT_DATA, "%s:%zu: kernel_row entry is not a site entry",
+			    r->name, r->lineno);
+	} else if (e >= 0 && json_kind(&r->doc, e) != JK_NULL) {
+		die(EXIT_DATA, "%s:%zu: kernel_row entry is not an object or null",
+		    r->name, r->lineno);
+	}
+	haystack_build(&row->hs, row->name, row->location, row->cpu_op);
+	grp.n++;
+	sb_free(&stage);
+	sb_free(&name);
+}
+
+static void
+filter(FILE *fp, const char *name)
+{
+	rec_reader r;
+
+	rec_reader_init(&r, fp, name);
+	while (rec_next(&r)) {
+		if (rec_is(&r, "kernel_row")) {
+			read_kernel_row(&r);
+		} else if (rec_is(&r, "input")) {
+			/* A new input or trace starts after the open group has ended. */
+			group_flush();
+			read_input(&r);
+		} else if (rec_is(&r, "trace")) {
+			group_flush();
+			read_trace(&r);
+		}
+		rec_line(r.line, r.len);
+	}
+	rec_reader_free(&r);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "explain", optional_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "patterns", required_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char **pfiles;
+	size_t npfiles = 0, i;
+	int ch;
+	FILE *fp;
+
+	tool_init(argc, argv);
+	pfiles = xcalloc((size_t)argc + 1, sizeof *pfiles);
+	while ((ch = getopt_long(argc, argv, "hp:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			print_usage(stdout);
+			free(pfiles);
+			return tool_finish(EXIT_OK);
+		case 'p':
+			pfiles[npfiles++] = optarg;
+			break;
+		case 'V':
+			print_version();
+		case 'x':
+			if (!optarg || strcmp(optarg, "stderr") == 0) {
+				explain = EXPLAIN_STDERR;
+			} else if (strcmp(optarg, "records") == 0) {
+				explain = EXPLAIN_RECORDS;
+			} else {
+				fprintf(stderr, "%s: bad --explain value, not stderr or records: %s\n",
+				    progname, optarg);
+				usage();
+			}
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	for (i = 0; i < npfiles; i++) {
+		if (strcmp(pfiles[i], "-") == 0 && (argc == 0 || strcmp(argv[0], "-") == 0)) {
+			fprintf(stderr, "%s: cannot read both patterns and records from stdin\n",
+			    progname);
+			usage();
+		}
+	}
+
+	/* --patterns files replace the built-in catalog, in the order given. */
+	if (npfiles == 0)
+		catalog_load_builtin(&cat);
+	for (i = 0; i < npfiles; i++)
+		catalog_load_file(&cat, pfiles[i]);
+	free(pfiles);
+
+	if (argc == 0) {
+		filter(stdin, "<stdin>");
+	} else {
+		for (; *argv; argv++) {
+			fp = rec_open(*argv);
+			filter(fp, fp == stdin ? "<stdin>" : *argv);
+			if (fp != stdin)
+				fclose(fp);
+		}
+	}
+	group_flush();
+
+	for (i = 0; i < ninputs; i++) {
+		free(inputs[i].framework);
+		free(inputs[i].model);
+	}
+	free(inputs);
+	free(traces);
+	free(grp.rows);
+	sb_free(&grp.stage);
+	catalog_free(&cat);
+	return tool_finish(EXIT_OK);
+}

@@ -1,0 +1,49 @@
+/*
+ * Text matching and cell formatting of the fuse table (fuse-detect.md §4,
+ * §7.2): the reference's lowercase, the row haystack, keyword tests and
+ * format_location_for_fusion_display.  All text is valid UTF-8; results
+ * go to caller-owned sbufs, which are reset first.
+ */
+#ifndef FUSE_MATCH_H
+#define FUSE_MATCH_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+#include "sbuf.h"
+
+/*
+ * py_lower: the reference's str.lower() as far as it can change what the
+ * matcher sees: ASCII letters, plus the only two code points whose
+ * lowercase contains ASCII (U+0130 -> "i" U+0307, U+212A KELVIN SIGN ->
+ * "k"; edge case 34).  Other non-ASCII letters keep their case (a
+ * documented deviation; every catalog needle is ASCII).
+ */
+void py_lower(const char *p, size_t n, sbuf *out);
+
+/* A kernel row's search text (§4 steps 1-2), built once per row. */
+typedef struct {
+	sbuf hay;		/* py_lower(name + " " + location + " " + cpu_op) */
+	sbuf compact;		/* compact(hay) */
+} haystack_t;
+
+void haystack_build(haystack_t *h, const char *name, const char *loc,
+    const char *cpu_op);
+void haystack_free(haystack_t *h);
+
+/*
+ * row_matches (§4 step 3): 1 when some needle of the list is a substring
+ * of the lowered haystack, or has a non-empty compact form that is a
+ * substring of the compacted one.  An empty list matches nothing.
+ */
+int kw_match(const haystack_t *h, const kwlist_t *kw);
+
+/*
+ * format_location_for_fusion_display (§7.2 step 2): normalize, then
+ * rewrite "PATH:LINE<ws>FUNC" (regex ^(.+?):(\d+)\s+(.+)$ with Unicode
+ * \d and \s, edge cases 20 and 38) as "FUNC @ PATH:LINE"; anything else
+ * is returned normalized.
+ */
+void format_fusion_location(const char *p, size_t n, sbuf *out);
+
+#endif
