@@ -1,0 +1,134 @@
+/*
+ * trace-capture internals: the options every part reads, the HTTP layer
+ * (http.c, the only file that talks to libcurl), the trace watcher
+ * (watch.c) and the per-framework capture flows (flow.c).
+ *
+ * Ownership: strings in struct opts belong to argv or to main(); every
+ * function that returns a char * hands the caller a heap string to free.
+ */
+#ifndef CAPTURE_H
+#define CAPTURE_H
+
+#include <stddef.h>
+
+#include "sbuf.h"
+
+/* Parsed command line.  Numbers are kept raw; the flows clamp them (§7). */
+struct opts {
+	const char *url;		/* as given */
+	char *base;			/* url without trailing '/' (heap) */
+	const char *framework;		/* canonical: sglang, vllm, trtllm, tokenspeed */
+	const char *output_dir;		/* NULL when not given (or empty) */
+	const char *prefix;		/* --profile-prefix */
+	long long num_steps, warmup_steps, probe_requests;
+	long long probe_max_new_tokens;	/* 0: unset */
+	long long start_step;
+	int has_start_step;
+	int profile_by_stage, pbs_given, merge_profiles;
+	const char *probe_prompt;
+	double probe_delay;
+	const char *workload;		/* legacy, prefill, decode, both */
+	long long prefill_in, prefill_out, decode_in, decode_out;
+	/* Non-reference extensions; negative means "the reference default". */
+	double wait_timeout;
+	double settle_delay;
+	double poll_interval;
+};
+
+/* ---- http.c ---- */
+
+enum {
+	HTTP_OK = 0,		/* transfer done, status 2xx */
+	HTTP_STATUS = 1,	/* transfer done, status outside 2xx */
+	HTTP_TRANSPORT = 2	/* no usable response: refused, timed out, ... */
+};
+
+struct http_res {
+	long status;		/* 0 when no response arrived */
+	sbuf body;		/* response body (capped, see http.c) */
+	char err[256];		/* transport error text */
+};
+
+/* Connect and inactivity limits in seconds (request < 0: per-call default). */
+void http_init(double connect_timeout, double request_timeout);
+void http_cleanup(void);
+
+/*
+ * One request, one connection.  body == NULL sends a POST with no body
+ * (Content-Length: 0); method "GET" ignores body.  `timeout` is the
+ * per-call inactivity limit in seconds unless --request-timeout overrides
+ * it.  Returns HTTP_OK, HTTP_STATUS or HTTP_TRANSPORT; r is reset first and
+ * must be released with http_res_free().
+ */
+int http_call(const char *method, const char *url, const char *body,
+    double timeout, struct http_res *r);
+void http_res_free(struct http_res *r);
+
+/*
+ * Append "METHOD URL: HTTP 404: <body excerpt>" or "METHOD URL: <transport
+ * error>" to out: the one shape every capture failure is reported in.
+ */
+void http_describe(const char *method, const char *url,
+    const struct http_res *r, sbuf *out);
+
+/* 1 when s[0..n) is exactly one JSON value (Python's parser: NaN allowed). */
+int json_valid(const char *s, size_t n);
+
+/* ---- watch.c ---- */
+
+/* A set of trace candidates with their size and mtime (identity). */
+struct snap {
+	struct snap_ent {
+		char *path;
+		long long size, mtime_ns;
+	} *e;
+	size_t n, cap;
+};
+
+/* Record every trace candidate under path (a directory, or one file). */
+void snap_take(const char *path, struct snap *s);
+void snap_free(struct snap *s);
+
+/*
+ * Wait until `path` holds at least one trace that is not in `before` (or
+ * whose size or mtime changed since), and every such new candidate is
+ * complete: its size and mtime unchanged across two polls, a gzip stream
+ * that ends with its trailer, and a closing '}' or ']'.  Polls every
+ * `poll` seconds up to `timeout` seconds; on timeout exits 4 naming the
+ * folder watched and the incomplete files.  The new traces, sorted by
+ * file name, are left in *found.
+ */
+void wait_new_traces(const char *path, const struct snap *before,
+    double timeout, double poll, struct snap *found);
+
+/* ---- flow.c ---- */
+
+/*
+ * Run the capture for o->framework and return the target path to print
+ * (heap).  Every failure exits 4 (or 2 for bad combinations found late).
+ */
+char *run_capture(const struct opts *o);
+
+/*
+ * detect_framework_from_url (§5.6): the text hint of the absolute output
+ * folder (may be NULL), then GET /server_info, /readiness, /v1/models;
+ * SGLang when nothing matches.  Exits 4 when the server does not answer
+ * at all.
+ */
+const char *detect_framework(const struct opts *o, const char *outdir_abs);
+
+/* 1 when the reference would treat p as a file path (.json or .gz suffix). */
+int file_like_path(const char *p);
+
+/* ---- main.c helpers shared with flow.c ---- */
+
+/* mkdir -p; exits 4 naming the directory on failure. */
+void make_dirs(const char *path);
+/* Absolute form of path ('~' expanded, not symlink-resolved); heap. */
+char *abs_path(const char *path);
+/* Sleep for a fractional number of seconds (no-op when <= 0). */
+void sleep_s(double s);
+/* Monotonic clock in seconds. */
+double now_mono(void);
+
+#endif

@@ -1,0 +1,717 @@
+/*
+ * The capture flows (spec capture-and-cli.md §6, §7): framework detection
+ * from the URL, probe plans, OpenAI-compatible and SGLang-native probes,
+ * the SGLang flow and the remote flow shared by vLLM, TensorRT-LLM and
+ * TokenSpeed.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture.h"
+#include "err.h"
+#include "json.h"
+#include "num.h"
+#include "rules.h"
+#include "sbuf.h"
+#include "text.h"
+#include "xalloc.h"
+
+/* Reference timeouts in seconds (§8). */
+#define T_INFO		60.0
+#define T_READY		5.0
+#define T_MODELS	60.0
+#define T_PROBE		300.0
+#define T_START_SGL	300.0
+#define T_START		60.0
+#define T_STOP		300.0
+
+/* One stage's workload (§7.3). */
+struct plan {
+	const char *stage;	/* "prefill", "decode" or NULL for legacy */
+	char *prompt;
+	long long warm_n, warm_tok, cap_n, cap_tok;
+};
+
+static long long
+max_ll(long long a, long long b)
+{
+	return a > b ? a : b;
+}
+
+static char *
+join_url(const struct opts *o, const char *path)
+{
+	sbuf b = SBUF_INIT;
+
+	sb_printf(&b, "%s%s", o->base, path);
+	return sb_detach(&b);
+}
+
+/* synthetic_prompt(n): the word "profile" max(1, n) times (§7.2). */
+static char *
+synthetic_prompt(long long n)
+{
+	sbuf b = SBUF_INIT;
+	long long i;
+
+	n = max_ll(1, n);
+	sb_grow(&b, (size_t)n * 8);
+	for (i = 0; i < n; i++)
+		sb_adds(&b, i ? " profile" : "profile");
+	return sb_detach(&b);
+}
+
+static void
+build_plan(const struct opts *o, const char *stage, struct plan *p)
+{
+	long long n = max_ll(1, o->num_steps);
+	long long pr = max_ll(1, max_ll(0, o->probe_requests));
+	long long w = max_ll(0, o->warmup_steps);
+	long long t;
+
+	p->stage = stage;
+	if (stage && strcmp(stage, "prefill") == 0) {
+		p->prompt = synthetic_prompt(o->prefill_in);
+		t = max_ll(1, o->prefill_out);
+		p->warm_n = w;
+		p->warm_tok = t;
+		p->cap_n = max_ll(pr, n);
+	} else if (stage) {
+		p->prompt = synthetic_prompt(o->decode_in);
+		t = max_ll(1, o->decode_out);
+		p->warm_n = w > 0 ? 1 : 0;
+		p->warm_tok = max_ll(1, w);
+		p->cap_n = pr;
+	} else {
+		p->prompt = xstrdup(o->probe_prompt);
+		t = o->probe_max_new_tokens ? o->probe_max_new_tokens :
+		    max_ll(64, o->num_steps * 8);
+		t = max_ll(1, t);
+		p->warm_n = w;
+		p->warm_tok = t;
+		p->cap_n = pr;
+	}
+	p->cap_tok = t;
+}
+
+/*
+ * unique_probe_prompt (§6.5): the marker replaces the first word of a
+ * prompt with two or more words and is prepended to a one-word prompt.
+ */
+static void
+unique_prompt(const char *prompt, long long i, sbuf *out)
+{
+	size_t n = strlen(prompt), k = 0, w;
+	const char *suffix = prompt, *r;
+	size_t slen = n, rl;
+
+	while (k < n && (w = text_ws_len(prompt + k, n - k)) > 0)
+		k += w;
+	while (k < n && text_ws_len(prompt + k, n - k) == 0)
+		k++;
+	while (k < n && (w = text_ws_len(prompt + k, n - k)) > 0)
+		k += w;
+	if (k < n) {
+		suffix = prompt + k;
+		slen = n - k;
+	}
+	sb_reset(out);
+	sb_printf(out, "profile_probe_%lld ", max_ll(0, i));
+	sb_add(out, suffix, slen);
+	r = text_strip(out->s, out->len, &rl);
+	memmove(out->s, r, rl);
+	out->len = rl;
+	out->s[rl] = '\0';
+}
+
+/* ---- framework detection from the URL (§5.6) ---- */
+
+static int
+get_json(const struct opts *o, const char *path, double timeout,
+    struct http_res *r, json_doc *d, int *transport)
+{
+	char *url = join_url(o, path);
+	int rc = http_call("GET", url, NULL, timeout, r);
+
+	free(url);
+	if (rc == HTTP_TRANSPORT)
+		(*transport)++;
+	return rc == HTTP_OK && r->body.len > 0 &&
+	    json_valid(r->body.s, r->body.len) &&
+	    json_parse(d, r->body.s, r->body.len) == 0;
+}
+
+const char *
+detect_framework(const struct opts *o, const char *outdir_abs)
+{
+	static const char *const sgl_keys[] = { "internal_states",
+	    "tokenizer_path", "prefill", "decode" };
+	struct http_res r = { 0 };
+	json_doc d = { 0 };
+	const char *fw = NULL, *why = NULL;
+	int down = 0, i, di;
+	sbuf err = SBUF_INIT;
+
+	if (outdir_abs && (fw = framework_text_hint(outdir_abs,
+	    strlen(outdir_abs))) != NULL)
+		why = "the --output-dir path";
+	if (!fw && get_json(o, "/server_info", T_INFO, &r, &d, &down) &&
+	    json_kind(&d, 0) == JK_OBJ)
+		for (i = 0; i < 4 && !fw; i++)
+			if (json_get(&d, 0, sgl_keys[i]) >= 0) {
+				fw = "sglang";
+				why = "GET /server_info";
+			}
+	if (!fw && get_json(o, "/readiness", T_READY, &r, &d, &down)) {
+		fw = "tokenspeed";
+		why = "GET /readiness";
+	}
+	if (!fw && get_json(o, "/v1/models", T_MODELS, &r, &d, &down) &&
+	    json_kind(&d, 0) == JK_OBJ && (di = json_get(&d, 0, "data")) >= 0 &&
+	    json_kind(&d, di) == JK_ARR) {
+		fw = "vllm";
+		why = "GET /v1/models";
+	}
+	if (!fw && down == 3) {
+		/* Nothing answered at all: say so instead of guessing SGLang. */
+		http_describe("GET", o->base, &r, &err);
+		die(EXIT_CAPTURE, "cannot reach the server to detect its framework: %s",
+		    err.s);
+	}
+	if (!fw) {
+		fw = "sglang";
+		why = "nothing matched; the default";
+	}
+	note_msg("framework: %s (%s)", framework_display(fw), why);
+	http_res_free(&r);
+	json_doc_free(&d);
+	return fw;
+}
+
+/* ---- probes (§6.5) and model discovery (§6.6) ---- */
+
+static char *
+discover_model(const struct opts *o)
+{
+	struct http_res r = { 0 };
+	json_doc d = { 0 };
+	char *url = join_url(o, "/v1/models");
+	sbuf msg = SBUF_INIT, id = SBUF_INIT;
+	int rc = http_call("GET", url, NULL, T_MODELS, &r), di, e0, idx;
+
+	if (rc != HTTP_OK || r.body.len == 0 || !json_valid(r.body.s, r.body.len) ||
+	    json_parse(&d, r.body.s, r.body.len) != 0 || json_kind(&d, 0) != JK_OBJ) {
+		http_describe("GET", url, &r, &msg);
+		if (rc == HTTP_OK)
+			sb_adds(&msg, " (not a JSON object)");
+		die(EXIT_CAPTURE, "Could not read %s: %s", url, msg.s);
+	}
+	di = json_get(&d, 0, "data");
+	if (json_kind(&d, di) != JK_ARR || d.tok[di].size == 0) {
+		http_describe("GET", url, &r, &msg);
+		die(EXIT_CAPTURE, "No models returned by %s: %s", url, msg.s);
+	}
+	e0 = di + 1;
+	idx = json_get(&d, e0, "id");
+	if (json_kind(&d, e0) != JK_OBJ || !json_truthy(&d, idx)) {
+		http_describe("GET", url, &r, &msg);
+		die(EXIT_CAPTURE, "Malformed /v1/models payload from %s: %s",
+		    o->base, msg.s);
+	}
+	json_pystr(&d, idx, &id, NULL);
+	free(url);
+	http_res_free(&r);
+	json_doc_free(&d);
+	return sb_detach(&id);
+}
+
+/* A response body that the reference parses: empty or JSON. */
+static int
+empty_or_json(const struct http_res *r)
+{
+	return r->body.len == 0 || json_valid(r->body.s, r->body.len);
+}
+
+/*
+ * One probe request with index i.  Returns 0, or -1 with the reason in
+ * err.  The OpenAI path falls back once from chat to completions on any
+ * failure, as the reference does.
+ */
+static int
+probe(const struct opts *o, const char *model, const struct plan *p,
+    long long i, long long tokens, sbuf *err)
+{
+	sbuf prompt = SBUF_INIT, body = SBUF_INIT;
+	struct http_res r = { 0 };
+	char *url;
+	int rc, ok;
+
+	unique_prompt(p->prompt, i, &prompt);
+	if (model == NULL) {
+		sb_adds(&body, "{\"text\": ");
+		json_quote(&body, prompt.s, prompt.len);
+		sb_printf(&body, ", \"sampling_params\": {\"sampling_seed\": %lld, "
+		    "\"temperature\": 0.0, \"max_new_tokens\": %lld}, "
+		    "\"stream\": false}", max_ll(0, i), tokens);
+		url = join_url(o, "/generate");
+		rc = http_call("POST", url, body.s, T_PROBE, &r);
+		ok = rc == HTTP_OK && empty_or_json(&r);
+		if (!ok) {
+			http_describe("POST", url, &r, err);
+			if (rc == HTTP_OK)
+				sb_adds(err, " (not JSON)");
+		}
+		free(url);
+	} else {
+		sb_adds(&body, "{\"model\": ");
+		json_quote(&body, model, strlen(model));
+		sb_adds(&body, ", \"messages\": [{\"role\": \"user\", \"content\": ");
+		json_quote(&body, prompt.s, prompt.len);
+		sb_printf(&body, "}], \"temperature\": 0.0, \"max_tokens\": %lld, "
+		    "\"stream\": false}", tokens);
+		url = join_url(o, "/v1/chat/completions");
+		rc = http_call("POST", url, body.s, T_PROBE, &r);
+		ok = rc == HTTP_OK && empty_or_json(&r);
+		if (!ok) {
+			http_describe("POST", url, &r, err);
+			sb_adds(err, "; fallback ");
+			free(url);
+			sb_reset(&body);
+			sb_adds(&body, "{\"model\": ");
+			json_quote(&body, model, strlen(model));
+			sb_adds(&body, ", \"prompt\": ");
+			json_quote(&body, prompt.s, prompt.len);
+			sb_printf(&body, ", \"temperature\": 0.0, \"max_tokens\": %lld, "
+			    "\"stream\": false}", tokens);
+			url = join_url(o, "/v1/completions");
+			rc = http_call("POST", url, body.s, T_PROBE, &r);
+			ok = rc == HTTP_OK && empty_or_json(&r);
+			if (!ok) {
+				http_describe("POST", url, &r, err);
+				if (rc == HTTP_OK)
+					sb_adds(err, " (not JSON)");
+			}
+		}
+		free(url);
+	}
+	sb_free(&prompt);
+	sb_free(&body);
+	http_res_free(&r);
+	return ok ? 0 : -1;
+}
+
+/* Send `count` probes with indices from `offset`; -1 with err on failure. */
+static int
+probes(const struct opts *o, const char *model, const struct plan *p,
+    long long offset, long long count, long long tokens, const char *what,
+    sbuf *err)
+{
+	long long k;
+	sbuf why = SBUF_INIT;
+
+	for (k = 0; k < count; k++) {
+		sb_reset(&why);
+		if (probe(o, model, p, offset + k, tokens, &why) != 0) {
+			sb_printf(err, "%s request %lld of %lld failed: %s", what,
+			    k + 1, count, why.s);
+			sb_free(&why);
+			return -1;
+		}
+	}
+	sb_free(&why);
+	return 0;
+}
+
+/* ---- start / stop ---- */
+
+/*
+ * POST /stop_profile.  Returns the http_call result; the description of a
+ * failure goes to err.
+ */
+static int
+stop_profile(const struct opts *o, sbuf *err)
+{
+	struct http_res r = { 0 };
+	char *url = join_url(o, "/stop_profile");
+	int rc = http_call("POST", url, NULL, T_STOP, &r);
+
+	if (rc != HTTP_OK)
+		http_describe("POST", url, &r, err);
+	free(url);
+	http_res_free(&r);
+	return rc;
+}
+
+/*
+ * A failure after start_profile was sent (or attempted): report it, still
+ * try to stop the profiler so it is not left running, and exit 4.
+ */
+static void __attribute__((noreturn))
+fail_after_start(const struct opts *o, const char *msg, const char *hint)
+{
+	sbuf err = SBUF_INIT;
+
+	fprintf(stderr, "%s: %s\n", progname, msg);
+	if (hint)
+		fprintf(stderr, "%s: %s\n", progname, hint);
+	if (stop_profile(o, &err) == HTTP_OK)
+		die(EXIT_CAPTURE, "stop_profile sent after the failure (HTTP 2xx)");
+	die(EXIT_CAPTURE, "stop_profile sent after the failure also failed: %s",
+	    err.s);
+}
+
+static const char *
+start_hint(const char *fw)
+{
+	if (strcmp(fw, "vllm") == 0)
+		return "vLLM live torch profiling requires the server to be "
+		    "launched with --profiler-config '{\"profiler\":\"torch\","
+		    "\"torch_profiler_dir\":\"...\"}' and to expose POST /start_profile.";
+	if (strcmp(fw, "trtllm") == 0)
+		return "TensorRT-LLM live torch profiling requires a server build "
+		    "that exposes POST /start_profile plus the env vars "
+		    "TLLM_PROFILE_START_STOP=<start>-<stop> and "
+		    "TLLM_TORCH_PROFILE_TRACE=/shared/path.";
+	if (strcmp(fw, "tokenspeed") == 0)
+		return "TokenSpeed live torch profiling requires a server build that "
+		    "exposes POST /start_profile and POST /stop_profile. The helper "
+		    "passes output_dir, activities, and profile_id in the start payload.";
+	return NULL;
+}
+
+static double
+wait_timeout(const struct opts *o, double dflt)
+{
+	return o->wait_timeout >= 0 ? o->wait_timeout : dflt;
+}
+
+static double
+poll_interval(const struct opts *o)
+{
+	return o->poll_interval > 0 ? o->poll_interval : 0.5;
+}
+
+/* ---- SGLang (§6.2) ---- */
+
+static void
+write_file(const char *path, const char *s, size_t n)
+{
+	FILE *fp = fopen(path, "wb");
+
+	if (fp == NULL || fwrite(s, 1, n, fp) != n ||
+	    (n > 0 && s[n - 1] != '\n' && fputc('\n', fp) == EOF) ||
+	    fclose(fp) != 0)
+		die(EXIT_CAPTURE, "cannot write '%s': %s", path, strerror(errno));
+}
+
+static char *
+sglang_flow(const struct opts *o, const char *root, const struct plan *p,
+    const char *num_steps, int by_stage, const char *prefix)
+{
+	struct timespec ts;
+	char epoch[32];
+	sbuf d = SBUF_INIT, body = SBUF_INIT, err = SBUF_INIT, sa = SBUF_INIT;
+	struct http_res r = { 0 };
+	struct snap before = { 0 }, found = { 0 };
+	char *url;
+	const char *label = p->stage ? p->stage : "legacy";
+	int rc;
+
+	make_dirs(root);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sb_printf(&d, "%s/%s", root,
+	    num_repr((double)ts.tv_sec + ts.tv_nsec / 1e9, epoch));
+	make_dirs(d.s);
+
+	url = join_url(o, "/server_info");
+	if (http_call("GET", url, NULL, T_INFO, &r) == HTTP_OK && r.body.len > 0 &&
+	    json_valid(r.body.s, r.body.len)) {
+		sb_printf(&sa, "%s/server_args.json", d.s);
+		write_file(sa.s, r.body.s, r.body.len);
+	}
+	free(url);
+
+	note_msg("%s: %lld warm-up request(s), start_profile, %lld capture "
+	    "request(s), stop_profile", label, p->warm_n, p->cap_n);
+	if (probes(o, NULL, p, 0, p->warm_n, p->warm_tok, "warm-up", &err) != 0)
+		die(EXIT_CAPTURE, "%s", err.s);
+
+	sb_adds(&body, "{\"output_dir\": ");
+	json_quote(&body, d.s, d.len);
+	sb_adds(&body, ", \"num_steps\": ");
+	json_quote(&body, num_steps, strlen(num_steps));
+	sb_printf(&body, ", \"activities\": [\"CPU\", \"GPU\"], "
+	    "\"profile_by_stage\": %s, \"merge_profiles\": %s, "
+	    "\"profile_prefix\": ", by_stage ? "true" : "false",
+	    o->merge_profiles ? "true" : "false");
+	json_quote(&body, prefix, strlen(prefix));
+	if (o->has_start_step)
+		sb_printf(&body, ", \"start_step\": \"%lld\"", o->start_step);
+	sb_addc(&body, '}');
+	snap_take(d.s, &before);
+	url = join_url(o, "/start_profile");
+	rc = http_call("POST", url, body.s, T_START_SGL, &r);
+	if (rc != HTTP_OK) {
+		sb_adds(&err, "cannot start the SGLang profiler: ");
+		http_describe("POST", url, &r, &err);
+		fail_after_start(o, err.s, NULL);
+	}
+	free(url);
+
+	sleep_s(o->probe_delay);
+	if (probes(o, NULL, p, p->warm_n, p->cap_n, p->cap_tok, "capture", &err) != 0)
+		fail_after_start(o, err.s, NULL);
+	/* SGLang stops by itself after num_steps; a refused stop is normal. */
+	if (stop_profile(o, &err) != HTTP_OK)
+		note_msg("%s: stop_profile not accepted (ignored, as SGLang stops "
+		    "after num_steps): %s", label, err.s);
+
+	note_msg("%s: waiting up to %g s for traces in '%s'", label,
+	    wait_timeout(o, 180), d.s);
+	wait_new_traces(d.s, &before, wait_timeout(o, 180), poll_interval(o),
+	    &found);
+	note_msg("%s: %zu trace file(s) complete", label, found.n);
+
+	snap_free(&before);
+	snap_free(&found);
+	sb_free(&body);
+	sb_free(&err);
+	sb_free(&sa);
+	http_res_free(&r);
+	return sb_detach(&d);
+}
+
+/* ---- vLLM, TensorRT-LLM, TokenSpeed (§6.3) ---- */
+
+/* Move the stage's new traces into <root>/<stage>/ (flattened). */
+static char *
+move_to_stage(const char *root, const char *stage, const struct snap *found)
+{
+	sbuf dir = SBUF_INIT, dst = SBUF_INIT;
+	struct stat st;
+	struct timespec ts;
+	size_t i;
+
+	sb_printf(&dir, "%s/%s", root, stage);
+	make_dirs(dir.s);
+	for (i = 0; i < found->n; i++) {
+		const char *src = found->e[i].path, *name = strrchr(src, '/');
+
+		name = name ? name + 1 : src;
+		if (strncmp(src, dir.s, dir.len) == 0 && src[dir.len] == '/')
+			continue;
+		sb_reset(&dst);
+		sb_printf(&dst, "%s/%s", dir.s, name);
+		if (lstat(dst.s, &st) == 0) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			sb_reset(&dst);
+			sb_printf(&dst, "%s/%lld%09ld-%s", dir.s, (long long)ts.tv_sec,
+			    ts.tv_nsec, name);
+		}
+		if (rename(src, dst.s) != 0)
+			die(EXIT_CAPTURE, "cannot move '%s' to '%s': %s", src, dst.s,
+			    strerror(errno));
+	}
+	sb_free(&dst);
+	return sb_detach(&dir);
+}
+
+static char *
+remote_flow(const struct opts *o, const char *out, int out_is_file,
+    const struct plan *p)
+{
+	const char *fw = o->framework, *label = p->stage ? p->stage : "legacy";
+	struct snap before = { 0 }, found = { 0 };
+	struct http_res r = { 0 };
+	sbuf body = SBUF_INIT, err = SBUF_INIT, id = SBUF_INIT;
+	char *model, *url, *ret;
+	double settle;
+	size_t i, newest;
+	int rc;
+
+	snap_take(out, &before);
+	model = discover_model(o);
+	note_msg("%s: model '%s'; %lld warm-up request(s), start_profile, %lld "
+	    "capture request(s), stop_profile", label, model, p->warm_n, p->cap_n);
+	if (p->warm_n > 0 &&
+	    probes(o, model, p, 0, p->warm_n, p->warm_tok, "warm-up", &err) != 0)
+		die(EXIT_CAPTURE, "%s", err.s);
+
+	if (strcmp(fw, "tokenspeed") == 0) {
+		sb_adds(&id, o->prefix[0] ? o->prefix : "triage-trace");
+		if (p->stage)
+			sb_printf(&id, "-%s", p->stage);
+		sb_adds(&body, "{\"output_dir\": ");
+		json_quote(&body, out, strlen(out));
+		sb_adds(&body, ", \"activities\": [\"CPU\", \"GPU\"], \"with_stack\": "
+		    "true, \"record_shapes\": false, \"profile_id\": ");
+		json_quote(&body, id.s, id.len);
+		sb_addc(&body, '}');
+	}
+	url = join_url(o, "/start_profile");
+	/* Any 2xx counts as started, JSON or not (a deliberate deviation). */
+	rc = http_call("POST", url, body.len ? body.s : NULL, T_START, &r);
+	if (rc != HTTP_OK) {
+		sb_printf(&err, "cannot start the %s profiler: ",
+		    framework_display(fw));
+		http_describe("POST", url, &r, &err);
+		fail_after_start(o, err.s, start_hint(fw));
+	}
+	free(url);
+
+	settle = o->settle_delay >= 0 ? o->settle_delay : 5.0;
+	sleep_s(o->probe_delay > settle ? o->probe_delay : settle);
+	if (probes(o, model, p, p->warm_n, p->cap_n, p->cap_tok, "capture", &err) != 0)
+		fail_after_start(o, err.s, NULL);
+	if (stop_profile(o, &err) != HTTP_OK)
+		die(EXIT_CAPTURE, "Failed to stop %s profiler via %s/stop_profile: %s",
+		    framework_display(fw), o->base, err.s);
+
+	note_msg("%s: waiting up to %g s for new traces in '%s'", label,
+	    wait_timeout(o, 60), out);
+	wait_new_traces(out, &before, wait_timeout(o, 60), poll_interval(o), &found);
+	note_msg("%s: %zu new trace file(s) complete", label, found.n);
+
+	if (p->stage && !out_is_file) {
+		ret = move_to_stage(out, p->stage, &found);
+	} else if (out_is_file) {
+		ret = xstrdup(out);
+	} else {
+		/* The folder holding the newest new trace. */
+		newest = 0;
+		for (i = 1; i < found.n; i++)
+			if (found.e[i].mtime_ns > found.e[newest].mtime_ns)
+				newest = i;
+		ret = xstrdup(found.e[newest].path);
+		*strrchr(ret, '/') = '\0';
+	}
+	free(model);
+	snap_free(&before);
+	snap_free(&found);
+	sb_free(&body);
+	sb_free(&err);
+	sb_free(&id);
+	http_res_free(&r);
+	return ret;
+}
+
+/* ---- dispatcher (§6.1) ---- */
+
+/* Absolute output folder, or a fresh sglang-torch-profile-* temp dir. */
+static char *
+sglang_root(const struct opts *o)
+{
+	const char *tmp = getenv("TMPDIR");
+	sbuf b = SBUF_INIT;
+
+	if (o->output_dir)
+		return abs_path(o->output_dir);
+	sb_printf(&b, "%s/sglang-torch-profile-XXXXXX",
+	    tmp && tmp[0] ? tmp : "/tmp");
+	if (mkdtemp(b.s) == NULL)
+		die(EXIT_CAPTURE, "cannot create a temporary directory in '%s': %s",
+		    tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+	return sb_detach(&b);
+}
+
+/* A path the reference treats as a file: its last suffix is .json or .gz. */
+int
+file_like_path(const char *p)
+{
+	const char *b = strrchr(p, '/'), *dot;
+
+	b = b ? b + 1 : p;
+	dot = strrchr(b, '.');
+	return dot && dot != b && (strcmp(dot, ".json") == 0 ||
+	    strcmp(dot, ".gz") == 0);
+}
+
+char *
+run_capture(const struct opts *o)
+{
+	static const char *const both[] = { "prefill", "decode", NULL };
+	static const char *const pre[] = { "prefill", NULL };
+	static const char *const dec[] = { "decode", NULL };
+	const char *const *stages = NULL;
+	struct plan p;
+	char *root, *ret, *sub, *real;
+	char num[32];
+	sbuf pfx = SBUF_INIT, sd = SBUF_INIT;
+	int i, is_file;
+
+	if (strcmp(o->workload, "both") == 0)
+		stages = both;
+	else if (strcmp(o->workload, "prefill") == 0)
+		stages = pre;
+	else if (strcmp(o->workload, "decode") == 0)
+		stages = dec;
+
+	if (strcmp(o->framework, "sglang") == 0) {
+		root = sglang_root(o);
+		if (stages == NULL) {
+			build_plan(o, NULL, &p);
+			snprintf(num, sizeof num, "%lld", o->num_steps);
+			ret = sglang_flow(o, root, &p, num, o->profile_by_stage,
+			    o->prefix);
+			free(p.prompt);
+			free(root);
+			return ret;
+		}
+		/* The guard step: SGLang counts the step before checking (§6.2). */
+		snprintf(num, sizeof num, "%lld", max_ll(1, o->num_steps) + 1);
+		for (i = 0; stages[i]; i++) {
+			build_plan(o, stages[i], &p);
+			sb_reset(&pfx);
+			if (o->prefix[0])
+				sb_printf(&pfx, "%s-%s", o->prefix, stages[i]);
+			else
+				sb_adds(&pfx, stages[i]);
+			sb_reset(&sd);
+			sb_printf(&sd, "%s/%s", root, stages[i]);
+			sub = sglang_flow(o, sd.s, &p, num, 0, pfx.s);
+			free(sub);
+			free(p.prompt);
+		}
+		sb_free(&pfx);
+		sb_free(&sd);
+		real = realpath(root, NULL);
+		free(root);
+		return real ? real : xstrdup("");
+	}
+
+	root = abs_path(o->output_dir);
+	is_file = file_like_path(root);
+	if (is_file) {
+		char *slash = strrchr(root, '/');
+		*slash = '\0';
+		make_dirs(slash == root ? "/" : root);
+		*slash = '/';
+	} else {
+		make_dirs(root);
+	}
+	if (stages == NULL) {
+		build_plan(o, NULL, &p);
+		ret = remote_flow(o, root, is_file, &p);
+		free(p.prompt);
+		free(root);
+		return ret;
+	}
+	for (i = 0; stages[i]; i++) {
+		build_plan(o, stages[i], &p);
+		sub = remote_flow(o, root, 0, &p);
+		free(sub);
+		free(p.prompt);
+	}
+	real = realpath(root, NULL);
+	if (real) {
+		free(root);
+		return real;
+	}
+	return root;
+}

@@ -1,0 +1,337 @@
+/* The HTTP layer of trace-capture: one libcurl easy handle per request. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "capture.h"
+#include "err.h"
+#include "json.h"
+#include "sbuf.h"
+
+/* Bodies we keep: the profiler endpoints answer with a few bytes of JSON. */
+#define BODY_CAP	(4L << 20)
+/* How much of a failing response body a message quotes. */
+#define EXCERPT		400
+
+static long connect_ms = 10000;
+static double request_s = -1;
+
+void
+http_init(double connect_timeout, double request_timeout)
+{
+	CURLcode rc;
+
+	if ((rc = curl_global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK)
+		die(EXIT_CAPTURE, "cannot initialise libcurl: %s",
+		    curl_easy_strerror(rc));
+	if (connect_timeout > 0)
+		connect_ms = (long)ceil(connect_timeout * 1000.0);
+	request_s = request_timeout;
+}
+
+void
+http_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+/* Keep up to BODY_CAP bytes; the rest is read and dropped. */
+static size_t
+on_body(char *p, size_t size, size_t nmemb, void *arg)
+{
+	sbuf *b = arg;
+	size_t n = size * nmemb;
+
+	if (b->len < (size_t)BODY_CAP)
+		sb_add(b, p, n < BODY_CAP - b->len ? n : BODY_CAP - b->len);
+	return n;
+}
+
+void
+http_res_free(struct http_res *r)
+{
+	sb_free(&r->body);
+}
+
+/*
+ * Timeouts follow the reference's per-socket-operation semantics with a
+ * low-speed limit (no byte for `idle` seconds aborts), plus a total cap of
+ * four times that so a server that trickles bytes cannot hold us forever.
+ */
+int
+http_call(const char *method, const char *url, const char *body,
+    double timeout, struct http_res *r)
+{
+	CURL *h;
+	CURLcode rc;
+	struct curl_slist *hdr = NULL;
+	char errbuf[CURL_ERROR_SIZE];
+	double idle = request_s > 0 ? request_s : timeout;
+	long idle_s = (long)ceil(idle);
+	int post = strcmp(method, "GET") != 0;
+
+	sb_free(&r->body);
+	r->status = 0;
+	r->err[0] = '\0';
+	if (idle_s < 1)
+		idle_s = 1;
+	if ((h = curl_easy_init()) == NULL) {
+		snprintf(r->err, sizeof r->err, "cannot create a libcurl handle");
+		return HTTP_TRANSPORT;
+	}
+	errbuf[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, idle_s);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 4L * idle_s * 1000L + connect_ms);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "trace-capture/" TRIAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
+	if (post) {
+		/* "Expect:" stops libcurl from waiting for 100-continue on big prompts. */
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		hdr = curl_slist_append(hdr, "Expect:");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)(body ? strlen(body) : 0));
+	}
+	rc = curl_easy_perform(h);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
+		snprintf(r->err, sizeof r->err, "timed out after %ld s without a response (%s)",
+		    idle_s, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	else
+		snprintf(r->err, sizeof r->err, "%s",
+		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK)
+		return HTTP_TRANSPORT;
+	return r->status >= 200 && r->status < 300 ? HTTP_OK : HTTP_STATUS;
+}
+
+/* Quote at most EXCERPT bytes of the body on one line, as printable ASCII. */
+static void
+excerpt(const sbuf *b, sbuf *out)
+{
+	size_t i, n = b->len < EXCERPT ? b->len : EXCERPT;
+	int space = 0;
+
+	while (n > 0 && (unsigned char)b->s[n - 1] <= ' ')
+		n--;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)b->s[i];
+		if (c <= ' ') {
+			space = 1;
+			continue;
+		}
+		if (space && out->len > 0 && out->s[out->len - 1] != ' ')
+			sb_addc(out, ' ');
+		space = 0;
+		sb_addc(out, c < 0x7f ? (char)c : '?');
+	}
+	if (b->len > n && n == EXCERPT)
+		sb_adds(out, "...");
+}
+
+void
+http_describe(const char *method, const char *url, const struct http_res *r,
+    sbuf *out)
+{
+	sb_printf(out, "%s %s: ", method, url);
+	if (r->status == 0) {
+		sb_adds(out, r->err[0] ? r->err : "no response");
+		return;
+	}
+	sb_printf(out, "HTTP %ld", r->status);
+	if (r->body.len == 0) {
+		sb_adds(out, " (empty body)");
+		return;
+	}
+	sb_adds(out, ": ");
+	excerpt(&r->body, out);
+}
+
+/* ---- a strict JSON validator (jsmn is lenient about primitives) ---- */
+
+struct jv {
+	const char *s;
+	size_t n, i;
+	int depth;
+};
+
+static void
+jv_ws(struct jv *v)
+{
+	while (v->i < v->n && strchr(" \t\r\n", v->s[v->i]) && v->s[v->i])
+		v->i++;
+}
+
+static int
+jv_lit(struct jv *v, const char *lit)
+{
+	size_t l = strlen(lit);
+
+	if (v->n - v->i < l || memcmp(v->s + v->i, lit, l) != 0)
+		return 0;
+	v->i += l;
+	return 1;
+}
+
+static int
+jv_digits(struct jv *v)
+{
+	size_t st = v->i;
+
+	while (v->i < v->n && v->s[v->i] >= '0' && v->s[v->i] <= '9')
+		v->i++;
+	return v->i > st;
+}
+
+static int
+jv_number(struct jv *v)
+{
+	if (v->i < v->n && v->s[v->i] == '-')
+		v->i++;
+	if (jv_lit(v, "Infinity"))
+		return 1;
+	if (v->i < v->n && v->s[v->i] == '0')
+		v->i++;
+	else if (!jv_digits(v))
+		return 0;
+	if (v->i < v->n && v->s[v->i] == '.') {
+		v->i++;
+		if (!jv_digits(v))
+			return 0;
+	}
+	if (v->i < v->n && (v->s[v->i] == 'e' || v->s[v->i] == 'E')) {
+		v->i++;
+		if (v->i < v->n && (v->s[v->i] == '+' || v->s[v->i] == '-'))
+			v->i++;
+		if (!jv_digits(v))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+jv_string(struct jv *v)
+{
+	v->i++;			/* opening quote */
+	while (v->i < v->n) {
+		unsigned char c = (unsigned char)v->s[v->i++];
+		if (c == '"')
+			return 1;
+		if (c < 0x20)
+			return 0;
+		if (c == '\\') {
+			if (v->i >= v->n)
+				return 0;
+			c = (unsigned char)v->s[v->i++];
+			if (c == 'u') {
+				int k;
+				for (k = 0; k < 4; k++, v->i++)
+					if (v->i >= v->n || !strchr("0123456789abcdefABCDEF",
+					    v->s[v->i]) || !v->s[v->i])
+						return 0;
+			} else if (!strchr("\"\\/bfnrt", c) || c == 0) {
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int jv_value(struct jv *v);
+
+static int
+jv_container(struct jv *v, char close)
+{
+	int first = 1;
+
+	if (++v->depth > 256)
+		return 0;
+	v->i++;
+	for (;;) {
+		jv_ws(v);
+		if (v->i < v->n && v->s[v->i] == close && first) {
+			v->i++;
+			break;
+		}
+		if (close == '}') {
+			if (v->i >= v->n || v->s[v->i] != '"' || !jv_string(v))
+				return 0;
+			jv_ws(v);
+			if (v->i >= v->n || v->s[v->i++] != ':')
+				return 0;
+		}
+		if (!jv_value(v))
+			return 0;
+		jv_ws(v);
+		if (v->i >= v->n)
+			return 0;
+		if (v->s[v->i] == ',') {
+			v->i++;
+			first = 0;
+			continue;
+		}
+		if (v->s[v->i++] != close)
+			return 0;
+		break;
+	}
+	v->depth--;
+	return 1;
+}
+
+static int
+jv_value(struct jv *v)
+{
+	jv_ws(v);
+	if (v->i >= v->n)
+		return 0;
+	switch (v->s[v->i]) {
+	case '{':
+		return jv_container(v, '}');
+	case '[':
+		return jv_container(v, ']');
+	case '"':
+		return jv_string(v);
+	case 't':
+		return jv_lit(v, "true");
+	case 'f':
+		return jv_lit(v, "false");
+	case 'n':
+		return jv_lit(v, "null");
+	case 'N':
+		return jv_lit(v, "NaN");
+	case 'I':
+		return jv_lit(v, "Infinity");
+	default:
+		return jv_number(v);
+	}
+}
+
+int
+json_valid(const char *s, size_t n)
+{
+	struct jv v = { s, n, 0, 0 };
+
+	if (!jv_value(&v))
+		return 0;
+	jv_ws(&v);
+	return v.i == n;
+}
