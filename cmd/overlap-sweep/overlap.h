@@ -1,0 +1,216 @@
+/*
+ * overlap-sweep internals: the overlap-opportunity table of the
+ * mapping/formal flow (spec overlap.md).
+ *
+ * Times are microseconds exactly as in the trace.  Every string the tool
+ * keeps is interned once in ov_str for the whole run and referred to by its
+ * id; no structure here owns string memory.  Arrays are owned by the
+ * structure that holds them and released by its *_free function.
+ */
+#ifndef OVERLAP_H
+#define OVERLAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "payload.h"
+#include "sbuf.h"
+#include "strtab.h"
+
+/* The run's string table (created in main). */
+extern strtab *ov_str;
+#define NOSTR UINT32_MAX
+
+static inline const char *
+S(uint32_t id)
+{
+	return strtab_str(ov_str, id);
+}
+
+static inline size_t
+SLEN(uint32_t id)
+{
+	return strtab_len(ov_str, id);
+}
+
+uint32_t intern(const char *s, size_t n);
+uint32_t intern_c(const char *s);
+
+/*
+ * Overlap categories (§2.7).  The enum value is CATEGORY_PRIORITY of the
+ * table in §2.7, which only the unrendered dominant-overlap name used.
+ */
+enum ocat { OC_OTHER, OC_ELEMENTWISE, OC_MEMORY, OC_COMMUNICATION, OC_COMPUTE };
+const char *ocat_name(int cat);
+
+/*
+ * imap: open-addressing hash map from a 64-bit key to a 32-bit value.  A
+ * zeroed imap is empty and valid.  imap_put returns the value slot for key,
+ * inserting `v` first when the key is new (*isnew says which).
+ */
+typedef struct {
+	uint64_t *k;
+	uint32_t *v;
+	unsigned char *used;
+	size_t n, cap;
+} imap;
+
+uint32_t *imap_get(const imap *m, uint64_t key);
+uint32_t *imap_put(imap *m, uint64_t key, uint32_t v, int *isnew);
+void imap_free(imap *m);
+
+/*
+ * One overlap kernel event of a trace (§2.6 step 5) on the chosen process.
+ * `idx` is the running index among the trace's kept events; the sweep
+ * accumulators start at 0 and are filled by ov_sweep.
+ */
+typedef struct {
+	uint32_t canon;		/* canonicalize_name of the raw name */
+	uint32_t stream;	/* §2.6 stream text */
+	int cat;		/* enum ocat of the raw name */
+	int has_eid;
+	long long eid;		/* External id, correlation-resolved */
+	size_t idx;
+	double ts, dur, end;	/* end = ts + dur in double */
+	double hidden_us, exclusive_us, hbc_us;
+} oev_t;
+
+/*
+ * ov_sweep (§4): the interval sweep over one stage's events, in list order.
+ * Adds every closed segment to each active event's hidden, exclusive and
+ * hidden-under-compute time, segment by segment in time order (§0), using
+ * per-stream counts (§4.6).  O(n log n) for the sort plus O(active) per
+ * segment.  Returns the union busy time.  Quirks kept: ends sort before
+ * starts at equal times, and an event whose ts + dur == ts stays active to
+ * the end (§4.7).
+ */
+double ov_sweep(oev_t *ev, size_t n);
+
+/* Per (canonical name, category) aggregate (§5). */
+typedef struct {
+	uint32_t name;
+	int cat;
+	long long count;
+	double total_us, hidden_us, exclusive_us, hbc_us;
+	double rep_score;
+	long rep;		/* index into the event list, -1 when none */
+} agg_t;
+
+/*
+ * ov_aggregate (§5): aggregates in first-seen order.  Sums are left folds in
+ * event-list order.  Returns a heap array of *nagg items (caller frees).
+ */
+agg_t *ov_aggregate(const oev_t *ev, size_t n, size_t *nagg);
+double agg_hidden_ratio(const agg_t *a);
+double agg_exclusive_ratio(const agg_t *a);
+
+/* Raw CPU-side events of a mapping trace (§6.3, §6.5). */
+typedef struct {
+	uint32_t name, thr;	/* op name; thread key "pid\0tid" */
+	long long eid;		/* coerced External id (ops without one are not kept) */
+	double ts, dur;
+} cpuop_t;
+
+typedef struct {
+	uint32_t raw, thr;	/* raw python_function name; thread key */
+	double ts, dur;
+} frame_t;
+
+typedef struct {
+	cpuop_t *ops;
+	size_t nops, capops;
+	frame_t *fr;
+	size_t nfr, capfr;
+} rawdata_t;
+
+void rawdata_free(rawdata_t *r);
+
+/* Python-scope text rules (scope.c, §6.2, §6.7, §6.8, §9.3). */
+void canonicalize_python_scope_name(const char *s, size_t n, sbuf *out);
+int scope_is_meaningful(const char *s, size_t n);
+int scope_is_fallback(const char *s, size_t n);
+int scope_is_low_signal(const char *s, size_t n);
+int source_scope_priority(const char *s, size_t n);
+size_t choose_best_scope(const uint32_t *chain, size_t n);
+int same_scope_family(const char *a, const char *b);
+
+/*
+ * Canonical scope of a raw frame name, cached by the raw name's id:
+ * returns the canonical id and sets *flags (SCOPE_MEANINGFUL,
+ * SCOPE_FALLBACK).
+ */
+#define SCOPE_MEANINGFUL 1
+#define SCOPE_FALLBACK 2
+uint32_t scope_of_raw(uint32_t raw, int *flags);
+void scope_cache_free(void);
+
+/* Insertion-ordered counter of interned strings (§6.0). */
+typedef struct {
+	uint32_t key;
+	long long n;
+} cnt_t;
+
+typedef struct {
+	cnt_t *c;
+	size_t n, cap;
+} counter_t;
+
+/* KernelSourceStats (§6.0). */
+typedef struct {
+	uint32_t name;
+	long long total_count, mapped_count;
+	counter_t scope, chain, launch;
+	/* lookup caches (§7.1), filled on first use */
+	char *lower;
+	size_t lower_cp;
+	char *compact;
+	size_t compact_len;
+	int cached;
+} srcstat_t;
+
+/* The source map: canonical kernel name -> stats, in insertion order. */
+typedef struct {
+	srcstat_t *s;
+	size_t n, cap;
+	imap byname;		/* name id -> index in s */
+	imap cidx;		/* (counter id, key) -> index in that counter */
+} srcmap_t;
+
+/* most_common(1) of a counter: the key, or NOSTR when the counter is empty. */
+uint32_t counter_best(const counter_t *c);
+double srcstat_mapping_ratio(const srcstat_t *st);
+
+/*
+ * srcmap_build (§6.1-§6.6): attribute the mapping bundle's events `mev`
+ * (its kernels of one stage, list order) using the mapping trace's raw CPU
+ * events and the mapping kernel map.  `stage` is the formal stage name used
+ * for kernel-map lookups.
+ */
+void srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
+    const kernel_map_t *km, const char *stage);
+
+/* merge_source_map_from_kernel_payload (§6.9); p may be NULL. */
+void srcmap_merge_payload(srcmap_t *sm, const payload_t *p);
+
+/* relaxed_source_stats_lookup (§7.1): NULL when nothing matches. */
+const srcstat_t *srcmap_lookup(srcmap_t *sm, const char *name, size_t n);
+
+void srcmap_free(srcmap_t *sm);
+
+/* One rendered overlap row (§10.5). */
+typedef struct {
+	const char *priority, *verdict, *recommendation, *signal, *risk;
+	uint32_t kernel;
+	uint32_t scope;		/* NOSTR: "unmapped" */
+	double total_us, share_pct, exclusive_ratio, hidden_ratio;
+} orow_t;
+
+/*
+ * ov_rows (§8-§10): the stage's rows after the limit and the final
+ * share >= 1.0 filter.  `busy` is ov_sweep's result.  Returns a heap array
+ * of *nrows rows (caller frees).
+ */
+orow_t *ov_rows(const oev_t *ev, size_t n, double busy, const agg_t *agg,
+    size_t nagg, srcmap_t *sm, long long limit, size_t *nrows);
+
+#endif
