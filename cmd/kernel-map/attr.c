@@ -1,0 +1,490 @@
+/*
+ * Kernel -> launch -> CPU op -> Python frame attribution of one trace
+ * (kernel-table.md §4), plus the string caches and the small hash map the
+ * rest of kernel-map uses.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "km.h"
+#include "rules.h"
+#include "text.h"
+#include "xalloc.h"
+
+strtab *km_str;
+
+/* ---- u64map ---- */
+
+static void
+u64map_grow(u64map *m)
+{
+	u64map nm;
+	size_t i;
+
+	nm.cap = m->cap ? m->cap * 2 : 64;
+	nm.n = 0;
+	nm.key = xmalloc(nm.cap * sizeof nm.key[0]);
+	nm.val = xmalloc(nm.cap * sizeof nm.val[0]);
+	for (i = 0; i < nm.cap; i++)
+		nm.val[i] = NONE;
+	for (i = 0; i < m->cap; i++)
+		if (m->val[i] != NONE)
+			u64map_put(&nm, m->key[i], m->val[i]);
+	free(m->key);
+	free(m->val);
+	*m = nm;
+}
+
+uint32_t
+u64map_get(const u64map *m, uint64_t key)
+{
+	size_t i;
+
+	if (m->cap == 0)
+		return NONE;
+	for (i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == NONE)
+			return NONE;
+		if (m->key[i] == key)
+			return m->val[i];
+	}
+}
+
+void
+u64map_put(u64map *m, uint64_t key, uint32_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap)
+		u64map_grow(m);
+	for (i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == NONE) {
+			m->key[i] = key;
+			m->val[i] = val;
+			m->n++;
+			return;
+		}
+		if (m->key[i] == key) {
+			m->val[i] = val;
+			return;
+		}
+	}
+}
+
+void
+u64map_free(u64map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- per-string caches ---- */
+
+static struct {
+	uint32_t *canon, *norm;
+	const char **cat;
+	int *prio;
+	size_t cap;
+} cache;
+
+static void
+cache_fit(uint32_t id)
+{
+	size_t old = cache.cap, i;
+
+	if (id < old)
+		return;
+	cache.cap = old ? old : 1024;
+	while (cache.cap <= id)
+		cache.cap *= 2;
+	cache.canon = xrealloc(cache.canon, cache.cap * sizeof cache.canon[0]);
+	cache.norm = xrealloc(cache.norm, cache.cap * sizeof cache.norm[0]);
+	cache.cat = xrealloc(cache.cat, cache.cap * sizeof cache.cat[0]);
+	cache.prio = xrealloc(cache.prio, cache.cap * sizeof cache.prio[0]);
+	for (i = old; i < cache.cap; i++) {
+		cache.canon[i] = NONE;
+		cache.norm[i] = NONE;
+		cache.cat[i] = NULL;
+		cache.prio[i] = INT_MIN;
+	}
+}
+
+uint32_t
+km_intern(const char *s, size_t n)
+{
+	return strtab_intern(km_str, s, n);
+}
+
+const char *
+km_s(uint32_t id)
+{
+	return id == NONE ? NULL : strtab_str(km_str, id);
+}
+
+uint32_t
+km_canon(uint32_t raw)
+{
+	sbuf b = SBUF_INIT;
+
+	cache_fit(raw);
+	if (cache.canon[raw] == NONE) {
+		canonicalize_name(strtab_str(km_str, raw), strtab_len(km_str, raw), &b);
+		cache.canon[raw] = km_intern(sb_str(&b), b.len);
+		sb_free(&b);
+	}
+	return cache.canon[raw];
+}
+
+const char *
+km_category(uint32_t raw)
+{
+	cache_fit(raw);
+	if (!cache.cat[raw])
+		cache.cat[raw] = classify_kernel(strtab_str(km_str, raw), strtab_len(km_str, raw));
+	return cache.cat[raw];
+}
+
+uint32_t
+km_frame_norm(uint32_t raw)
+{
+	sbuf b = SBUF_INIT;
+
+	cache_fit(raw);
+	if (cache.norm[raw] == NONE) {
+		normalize_source_location(strtab_str(km_str, raw), strtab_len(km_str, raw), &b);
+		cache.norm[raw] = km_intern(sb_str(&b), b.len);
+		sb_free(&b);
+	}
+	return cache.norm[raw];
+}
+
+int
+km_frame_prio(uint32_t raw)
+{
+	cache_fit(raw);
+	if (cache.prio[raw] == INT_MIN)
+		cache.prio[raw] = frame_priority(strtab_str(km_str, raw), strtab_len(km_str, raw));
+	return cache.prio[raw];
+}
+
+void
+trace_reset(trace_t *tr)
+{
+	free(tr->k);
+	free(tr->op);
+	free(tr->ln);
+	free(tr->fr);
+	free(tr->corr_ext);
+	u64map_free(&tr->corr);
+	memset(tr, 0, sizeof *tr);
+}
+
+/* ---- timed matching (§4.2) ---- */
+
+typedef struct {
+	long long id;
+	double ts;
+	uint32_t i;		/* index into the timed array: file order */
+} tkey;
+
+static int
+cmp_dbl(double a, double b)
+{
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+static int
+cmp_tkey(const void *pa, const void *pb)
+{
+	const tkey *a = pa, *b = pb;
+	int c;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if ((c = cmp_dbl(a->ts, b->ts)) != 0)
+		return c;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Group the events by id, each group by ts (stable); ids without a value are left out. */
+static tkey *
+build_index(const timed_t *ev, size_t n, size_t *out_n)
+{
+	tkey *k = xmalloc((n ? n : 1) * sizeof *k);
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!ev[i].has_id)
+			continue;
+		k[m].id = ev[i].id;
+		k[m].ts = ev[i].ts;
+		k[m].i = (uint32_t)i;
+		m++;
+	}
+	qsort(k, m, sizeof *k, cmp_tkey);
+	*out_n = m;
+	return k;
+}
+
+/* match_timed_event: the member of group `id` nearest the probe p, or NONE. */
+static uint32_t
+match_timed(const tkey *k, size_t n, const timed_t *ev, long long id, double p)
+{
+	size_t lo = 0, hi = n, g0, g1, r, i, best;
+	double lim = p + 1e-3, d, bd;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	g0 = lo;
+	hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].id <= id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	g1 = lo;
+	if (g0 == g1)
+		return NONE;
+	/* r: members starting no later than p + 1e-3 */
+	lo = g0;
+	hi = g1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].ts <= lim)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	r = lo - g0;
+	if (r > 0) {
+		i = r > 4 ? g0 + r - 4 : g0;
+		best = i;
+		bd = fabs((ev[k[i].i].ts + ev[k[i].i].dur) - p);
+		for (i++; i < g0 + r; i++) {
+			d = fabs((ev[k[i].i].ts + ev[k[i].i].dur) - p);
+			if (d < bd) {
+				bd = d;
+				best = i;
+			}
+		}
+	} else {
+		best = g0;
+		bd = fabs(ev[k[g0].i].ts - p);
+		if (g0 + 1 < g1 && fabs(ev[k[g0 + 1].i].ts - p) < bd)
+			best = g0 + 1;
+	}
+	return k[best].i;
+}
+
+/* ---- active frames (§4.3) ---- */
+
+typedef struct {
+	uint32_t thread;
+	double q;
+	uint32_t slot;		/* index into the per-query result arrays */
+} query_t;
+
+static int
+cmp_query(const void *pa, const void *pb)
+{
+	const query_t *a = pa, *b = pb;
+	int c;
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if ((c = cmp_dbl(a->q, b->q)) != 0)
+		return c;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* Active-set order: thread, ts ascending, end descending, then file order. */
+static int
+cmp_frame(const void *pa, const void *pb)
+{
+	const frame_t *a = pa, *b = pb;
+	int c;
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if ((c = cmp_dbl(a->ts, b->ts)) != 0)
+		return c;
+	if ((c = cmp_dbl(b->end, a->end)) != 0)
+		return c;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* choose_mapping_frame and build_stack_display on a non-empty active set. */
+static void
+resolve_active(const frame_t *fr, const uint32_t *act, size_t n, uint32_t *loc,
+    uint32_t *stack, sbuf *b)
+{
+	size_t i, best = 0, npos = 0, first, k;
+
+	for (i = 1; i < n; i++) {
+		const frame_t *f = &fr[act[i]], *c = &fr[act[best]];
+		if (f->prio > c->prio || (f->prio == c->prio &&
+		    (f->ts > c->ts || (f->ts == c->ts && -f->dur > -c->dur))))
+			best = i;
+	}
+	*loc = fr[act[best]].norm;
+
+	sb_reset(b);
+	for (i = 0; i < n; i++)
+		if (fr[act[i]].prio > 0)
+			npos++;
+	if (npos == 0) {
+		sb_adds(b, strtab_str(km_str, fr[act[n - 1]].norm));
+	} else {
+		first = npos > 4 ? npos - 4 : 0;
+		for (i = 0, k = 0; i < n; i++) {
+			if (fr[act[i]].prio <= 0)
+				continue;
+			if (k++ < first)
+				continue;
+			if (k - 1 > first)
+				sb_adds(b, " -> ");
+			sb_adds(b, strtab_str(km_str, fr[act[i]].norm));
+		}
+	}
+	*stack = b->len ? km_intern(b->s, b->len) : NONE;
+}
+
+/*
+ * Sweep every thread's frames once over its sorted query times: frames are
+ * appended as their start passes, and dropped once they end more than
+ * 1e-3 before the query (queries only grow, so they never come back).
+ */
+static void
+resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *rstack)
+{
+	uint32_t *act = NULL;
+	size_t nact = 0, capact = 0, fi = 0, qi, j, m;
+	sbuf b = SBUF_INIT;
+	uint32_t cur = NONE;
+	double lastq = 0;
+	uint32_t lastloc = NONE, laststack = NONE;
+	int have_last = 0;
+
+	qsort(tr->fr, tr->nfr, sizeof tr->fr[0], cmp_frame);
+	qsort(qs, nq, sizeof qs[0], cmp_query);
+	for (qi = 0; qi < nq; qi++) {
+		const query_t *q = &qs[qi];
+		if (q->thread != cur) {
+			cur = q->thread;
+			nact = 0;
+			have_last = 0;
+			while (fi < tr->nfr && tr->fr[fi].thread < cur)
+				fi++;
+		}
+		if (have_last && q->q == lastq) {
+			rloc[q->slot] = lastloc;
+			rstack[q->slot] = laststack;
+			continue;
+		}
+		while (fi < tr->nfr && tr->fr[fi].thread == cur && tr->fr[fi].ts <= q->q) {
+			xgrow(&act, &capact, nact + 1, sizeof act[0]);
+			act[nact++] = (uint32_t)fi++;
+		}
+		for (j = m = 0; j < nact; j++)
+			if (tr->fr[act[j]].end >= q->q - 1e-3)
+				act[m++] = act[j];
+		nact = m;
+		if (nact == 0) {
+			lastloc = laststack = NONE;
+		} else
+			resolve_active(tr->fr, act, nact, &lastloc, &laststack, &b);
+		lastq = q->q;
+		have_last = 1;
+		rloc[q->slot] = lastloc;
+		rstack[q->slot] = laststack;
+	}
+	free(act);
+	sb_free(&b);
+}
+
+void
+attribute_kernels(trace_t *tr)
+{
+	tkey *opk, *lnk;
+	size_t nopk, nlnk, i, nq = 0;
+	uint32_t *opm, *lnm, *rloc, *rstack;
+	query_t *qs;
+	uint32_t unresolved = km_intern("unresolved", 10);
+
+	opk = build_index(tr->op, tr->nop, &nopk);
+	lnk = build_index(tr->ln, tr->nln, &nlnk);
+	opm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *opm);
+	lnm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lnm);
+	qs = xmalloc((2 * tr->nk + 1) * sizeof *qs);
+	for (i = 0; i < tr->nk; i++) {
+		kernel_t *k = &tr->k[i];
+		opm[i] = lnm[i] = NONE;
+		if (!k->need)
+			continue;
+		if (k->has_ext)
+			opm[i] = match_timed(opk, nopk, tr->op, k->ext, k->ts);
+		if (k->has_corr)
+			lnm[i] = match_timed(lnk, nlnk, tr->ln, k->corr, k->ts);
+		if (opm[i] != NONE) {
+			const timed_t *op = &tr->op[opm[i]];
+			double half = op->dur * 0.5;
+			qs[nq].thread = op->thread;
+			qs[nq].q = op->ts + (1.0 < half ? 1.0 : half);
+			qs[nq].slot = (uint32_t)(2 * i);
+			nq++;
+		}
+		if (lnm[i] != NONE) {
+			qs[nq].thread = tr->ln[lnm[i]].thread;
+			qs[nq].q = tr->ln[lnm[i]].ts;
+			qs[nq].slot = (uint32_t)(2 * i + 1);
+			nq++;
+		}
+	}
+	rloc = xmalloc((2 * tr->nk + 1) * sizeof *rloc);
+	rstack = xmalloc((2 * tr->nk + 1) * sizeof *rstack);
+	resolve_queries(tr, qs, nq, rloc, rstack);
+
+	/* The ladder of §4.6, including its launch-name quirk. */
+	for (i = 0; i < tr->nk; i++) {
+		kernel_t *k = &tr->k[i];
+		uint32_t op = opm[i], ln = lnm[i];
+		if (!k->need)
+			continue;
+		if (op != NONE && rloc[2 * i] != NONE) {
+			k->loc = rloc[2 * i];
+			k->stack = rstack[2 * i];
+			k->op = tr->op[op].name;
+		} else if (ln != NONE && rloc[2 * i + 1] != NONE) {
+			k->loc = rloc[2 * i + 1];
+			k->stack = rstack[2 * i + 1];
+			k->op = op != NONE ? tr->op[op].name : tr->ln[ln].name;
+		} else if (ln != NONE) {
+			k->loc = unresolved;
+			k->stack = NONE;
+			k->op = tr->ln[ln].name;
+		} else {
+			k->loc = unresolved;
+			k->stack = NONE;
+			k->op = op != NONE ? tr->op[op].name : NONE;
+		}
+		if (k->op != NONE && strtab_len(km_str, k->op) == 0)
+			k->op = NONE;
+	}
+	free(opk);
+	free(lnk);
+	free(opm);
+	free(lnm);
+	free(qs);
+	free(rloc);
+	free(rstack);
+}

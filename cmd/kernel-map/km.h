@@ -1,0 +1,139 @@
+/*
+ * kernel-map internals: one trace's events, the attribution of its
+ * kernels to Python sites (kernel-table.md §4), and site statistics and
+ * payloads (§5.2-§5.5).  All strings are ids in the tool's one string
+ * table; times are microseconds as in the trace.
+ */
+#ifndef KM_H
+#define KM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "payload.h"
+#include "strtab.h"
+
+#define NONE UINT32_MAX
+
+extern strtab *km_str;		/* every interned string */
+
+/* Per-string derived values, computed once per distinct raw text. */
+uint32_t km_canon(uint32_t raw);		/* canonicalize_name */
+const char *km_category(uint32_t raw);		/* classify_kernel */
+uint32_t km_frame_norm(uint32_t raw);		/* normalize_source_location */
+int km_frame_prio(uint32_t raw);		/* frame_priority */
+uint32_t km_intern(const char *s, size_t n);
+const char *km_s(uint32_t id);			/* NONE gives NULL */
+
+/* Open-addressing map from 64-bit keys to 32-bit values. */
+typedef struct {
+	uint64_t *key;
+	uint32_t *val;		/* NONE marks an empty slot */
+	size_t cap, n;
+} u64map;
+
+uint32_t u64map_get(const u64map *m, uint64_t key);	/* NONE if absent */
+void u64map_put(u64map *m, uint64_t key, uint32_t val);
+void u64map_free(u64map *m);
+
+typedef struct {
+	uint32_t name, canon, stage;
+	const char *category;
+	double ts, dur;
+	long long ext, corr;
+	unsigned has_ext : 1, has_corr : 1, need : 1;
+	uint32_t loc, stack, op;	/* attribution result (§4.6) */
+} kernel_t;
+
+typedef struct {
+	uint32_t name, thread;
+	double ts, dur;
+	long long id;		/* external id (cpu op) or correlation (launch) */
+	int has_id;
+} timed_t;
+
+typedef struct {
+	uint32_t thread, norm;
+	int prio;
+	double ts, dur, end;
+	uint32_t seq;		/* file order */
+} frame_t;
+
+/* One trace between its "trace" and "stats" records. */
+typedef struct {
+	long long t;
+	uint32_t path, stage;		/* stage: the path-derived default D */
+	int sglang;			/* mapping framework is exactly sglang */
+	kernel_t *k;
+	size_t nk, capk;
+	timed_t *op, *ln;
+	size_t nop, capop, nln, capln;
+	frame_t *fr;
+	size_t nfr, capfr;
+	u64map corr;			/* correlation -> index into corr_ext */
+	long long *corr_ext;
+	size_t ncorr, capcorr;
+} trace_t;
+
+void trace_reset(trace_t *tr);
+
+/* Resolve (loc, stack, op) of every kernel with `need` set (§4.1-§4.6). */
+void attribute_kernels(trace_t *tr);
+
+/* Insertion-ordered counter of string ids. */
+typedef struct {
+	uint32_t *key;
+	long long *cnt;
+	size_t n, cap;
+} counter_t;
+
+typedef struct {
+	uint32_t loc;
+	double total;
+	long long count;
+	counter_t ops, stacks;
+} site_acc;
+
+typedef struct {
+	uint32_t canon;
+	uint32_t *site;		/* indexes into sitestats.s, insertion order */
+	size_t n, cap;
+} kern_acc;
+
+/* sites[kernel][location] (§5.2), both levels insertion-ordered. */
+typedef struct {
+	kern_acc *k;
+	size_t nk, capk;
+	site_acc *s;
+	size_t ns, caps;
+	u64map kmap, smap;
+} sitestats;
+
+void sitestats_free(sitestats *st);
+/* Add kernels idx[0..n) of tr (their attribution must be resolved). */
+void sitestats_add(sitestats *st, const trace_t *tr, const size_t *idx, size_t n);
+/* merge_site_stats (§5.3): add src into dst. */
+void sitestats_merge(sitestats *dst, const sitestats *src);
+
+/* canonical id -> category, last write wins (§2.2). */
+typedef struct {
+	u64map m;
+	const char **cat;
+	size_t n, cap;
+} catmap;
+
+void catmap_set(catmap *c, uint32_t canon, const char *cat);
+const char *catmap_get(const catmap *c, uint32_t canon);	/* NULL if absent */
+void catmap_free(catmap *c);
+
+/* build_stage_payload (§5.4): entries in ascending byte order of name. */
+void build_payload(const sitestats *st, const catmap *cats, payload_t *out);
+
+/*
+ * sample_kernels_for_mapping (§5.5.2) of kernels idx[0..n) of tr: at most
+ * 16 per canonical name, sorted by (ts, raw name).  Returns the count
+ * written to out (room for n).
+ */
+size_t sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out);
+
+#endif

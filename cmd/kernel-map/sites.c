@@ -1,0 +1,355 @@
+/*
+ * Site statistics, their merge, stage payloads and mapping samples
+ * (kernel-table.md §5.2-§5.5).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "km.h"
+#include "num.h"
+#include "rules.h"
+#include "xalloc.h"
+
+static void
+counter_add(counter_t *c, uint32_t key, long long n)
+{
+	size_t i;
+
+	/* Counters are small (a site's CPU ops and stacks); scan from the end. */
+	for (i = c->n; i-- > 0;)
+		if (c->key[i] == key) {
+			c->cnt[i] += n;
+			return;
+		}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 4;
+		c->key = xrealloc(c->key, c->cap * sizeof c->key[0]);
+		c->cnt = xrealloc(c->cnt, c->cap * sizeof c->cnt[0]);
+	}
+	c->key[c->n] = key;
+	c->cnt[c->n++] = n;
+}
+
+/* most_common(1): the highest count, the first inserted among equals. */
+static uint32_t
+counter_top(const counter_t *c)
+{
+	size_t i, best = 0;
+
+	if (c->n == 0)
+		return NONE;
+	for (i = 1; i < c->n; i++)
+		if (c->cnt[i] > c->cnt[best])
+			best = i;
+	return c->key[best];
+}
+
+static void
+counter_free(counter_t *c)
+{
+	free(c->key);
+	free(c->cnt);
+}
+
+void
+sitestats_free(sitestats *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nk; i++)
+		free(st->k[i].site);
+	for (i = 0; i < st->ns; i++) {
+		counter_free(&st->s[i].ops);
+		counter_free(&st->s[i].stacks);
+	}
+	free(st->k);
+	free(st->s);
+	u64map_free(&st->kmap);
+	u64map_free(&st->smap);
+	memset(st, 0, sizeof *st);
+}
+
+static site_acc *
+site_get(sitestats *st, uint32_t canon, uint32_t loc)
+{
+	uint32_t ki = u64map_get(&st->kmap, canon), si;
+	kern_acc *k;
+
+	if (ki == NONE) {
+		xgrow(&st->k, &st->capk, st->nk + 1, sizeof st->k[0]);
+		ki = (uint32_t)st->nk++;
+		memset(&st->k[ki], 0, sizeof st->k[ki]);
+		st->k[ki].canon = canon;
+		u64map_put(&st->kmap, canon, ki);
+	}
+	k = &st->k[ki];
+	si = u64map_get(&st->smap, (uint64_t)ki << 32 | loc);
+	if (si == NONE) {
+		xgrow(&st->s, &st->caps, st->ns + 1, sizeof st->s[0]);
+		si = (uint32_t)st->ns++;
+		memset(&st->s[si], 0, sizeof st->s[si]);
+		st->s[si].loc = loc;
+		u64map_put(&st->smap, (uint64_t)ki << 32 | loc, si);
+		xgrow(&k->site, &k->cap, k->n + 1, sizeof k->site[0]);
+		k->site[k->n++] = si;
+	}
+	return &st->s[si];
+}
+
+void
+sitestats_add(sitestats *st, const trace_t *tr, const size_t *idx, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const kernel_t *k = &tr->k[idx[i]];
+		site_acc *s = site_get(st, k->canon, k->loc);
+		s->total += k->dur;
+		s->count++;
+		if (k->op != NONE)
+			counter_add(&s->ops, k->op, 1);
+		if (k->stack != NONE)
+			counter_add(&s->stacks, k->stack, 1);
+	}
+}
+
+void
+sitestats_merge(sitestats *dst, const sitestats *src)
+{
+	size_t i, j, c;
+
+	for (i = 0; i < src->nk; i++) {
+		const kern_acc *sk = &src->k[i];
+		for (j = 0; j < sk->n; j++) {
+			const site_acc *ss = &src->s[sk->site[j]];
+			site_acc *ds = site_get(dst, sk->canon, ss->loc);
+			ds->total += ss->total;
+			ds->count += ss->count;
+			for (c = 0; c < ss->ops.n; c++)
+				counter_add(&ds->ops, ss->ops.key[c], ss->ops.cnt[c]);
+			for (c = 0; c < ss->stacks.n; c++)
+				counter_add(&ds->stacks, ss->stacks.key[c], ss->stacks.cnt[c]);
+		}
+	}
+}
+
+void
+catmap_set(catmap *c, uint32_t canon, const char *cat)
+{
+	uint32_t i = u64map_get(&c->m, canon);
+
+	if (i == NONE) {
+		xgrow(&c->cat, &c->cap, c->n + 1, sizeof c->cat[0]);
+		i = (uint32_t)c->n++;
+		u64map_put(&c->m, canon, i);
+	}
+	c->cat[i] = cat;
+}
+
+const char *
+catmap_get(const catmap *c, uint32_t canon)
+{
+	uint32_t i = u64map_get(&c->m, canon);
+
+	return i == NONE ? NULL : c->cat[i];
+}
+
+void
+catmap_free(catmap *c)
+{
+	u64map_free(&c->m);
+	free(c->cat);
+	memset(c, 0, sizeof *c);
+}
+
+/* ---- payloads (§5.4) ---- */
+
+typedef struct {
+	const site_acc *acc;
+	site_t site;
+	int prio;
+	size_t pos;
+} site_sort;
+
+static int
+cmp_total_desc(const void *pa, const void *pb)
+{
+	const site_sort *a = pa, *b = pb;
+
+	if (a->acc->total != b->acc->total)
+		return a->acc->total > b->acc->total ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int
+cmp_rank_desc(const void *pa, const void *pb)
+{
+	const site_sort *a = pa, *b = pb;
+
+	if (a->prio != b->prio)
+		return a->prio > b->prio ? -1 : 1;
+	if (a->site.total_us != b->site.total_us)
+		return a->site.total_us > b->site.total_us ? -1 : 1;
+	if (a->site.launches != b->site.launches)
+		return a->site.launches > b->site.launches ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int
+cmp_entry(const void *pa, const void *pb)
+{
+	const entry_t *a = pa, *b = pb;
+
+	return strcmp(a->kernel, b->kernel);
+}
+
+static char *
+dup_id(uint32_t id)
+{
+	return id == NONE ? NULL : xstrdup(km_s(id));
+}
+
+static void
+build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t *e)
+{
+	site_sort *ss = xcalloc(k->n, sizeof *ss);
+	sbuf b = SBUF_INIT;
+	nsum sum = NSUM_INIT;
+	double ktotal;
+	const char *cat;
+	size_t i;
+
+	for (i = 0; i < k->n; i++) {
+		ss[i].acc = &st->s[k->site[i]];
+		ss[i].pos = i;
+		nsum_add(&sum, ss[i].acc->total);
+	}
+	ktotal = nsum_value(&sum);
+	qsort(ss, k->n, sizeof *ss, cmp_total_desc);
+	for (i = 0; i < k->n; i++) {
+		const site_acc *a = ss[i].acc;
+		site_t *s = &ss[i].site;
+		uint32_t stack = counter_top(&a->stacks);
+		s->location = xstrdup(km_s(a->loc));
+		s->stack = dup_id(stack);
+		s->top_cpu_op = dup_id(counter_top(&a->ops));
+		if (s->stack && preferred_stack_location(s->stack, strlen(s->stack), &b))
+			s->display_location = xstrdup(sb_str(&b));
+		else
+			s->display_location = xstrdup(s->location);
+		s->launches = a->count;
+		s->total_us = round3(a->total);
+		s->share_pct = round3(pct(a->total, ktotal));
+		s->has_share = 1;
+		site_display_location(s, &b);
+		ss[i].prio = source_location_priority(sb_str(&b), b.len);
+		ss[i].pos = i;
+	}
+	qsort(ss, k->n, sizeof *ss, cmp_rank_desc);
+	e->kernel = xstrdup(km_s(k->canon));
+	cat = catmap_get(cats, k->canon);
+	e->category = xstrdup(cat ? cat : "other");
+	e->sites = xcalloc(k->n ? k->n : 1, sizeof e->sites[0]);
+	e->nsites = k->n;
+	for (i = 0; i < k->n; i++)
+		e->sites[i] = ss[i].site;
+	if (k->n) {
+		site_display_location(&e->sites[0], &b);
+		e->best_location = xstrdup(sb_str(&b));
+	}
+	sb_free(&b);
+	free(ss);
+}
+
+void
+build_payload(const sitestats *st, const catmap *cats, payload_t *out)
+{
+	size_t i;
+
+	payload_free(out);
+	for (i = 0; i < st->nk; i++)
+		build_entry(st, &st->k[i], cats, payload_add(out));
+	qsort(out->e, out->n, sizeof out->e[0], cmp_entry);
+}
+
+/* ---- sampling (§5.5.2) ---- */
+
+typedef struct {
+	uint32_t canon;
+	size_t *idx;
+	size_t n, cap;
+} group_t;
+
+static int
+cmp_group(const void *pa, const void *pb)
+{
+	const group_t *a = pa, *b = pb;
+
+	return strcmp(km_s(a->canon), km_s(b->canon));
+}
+
+static const trace_t *sort_tr;
+
+typedef struct {
+	size_t k, pos;
+} pick_t;
+
+static int
+cmp_pick(const void *pa, const void *pb)
+{
+	const pick_t *a = pa, *b = pb;
+	const kernel_t *x = &sort_tr->k[a->k], *y = &sort_tr->k[b->k];
+	int c;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->name != y->name && (c = strcmp(km_s(x->name), km_s(y->name))) != 0)
+		return c;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+size_t
+sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out)
+{
+	u64map gm = { 0 };
+	group_t *g = NULL;
+	size_t ng = 0, capg = 0, i, j, m = 0;
+	pick_t *pk;
+
+	for (i = 0; i < n; i++) {
+		uint32_t c = tr->k[idx[i]].canon, gi = u64map_get(&gm, c);
+		if (gi == NONE) {
+			xgrow(&g, &capg, ng + 1, sizeof g[0]);
+			gi = (uint32_t)ng++;
+			memset(&g[gi], 0, sizeof g[gi]);
+			g[gi].canon = c;
+			u64map_put(&gm, c, gi);
+		}
+		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
+		g[gi].idx[g[gi].n++] = idx[i];
+	}
+	qsort(g, ng, sizeof g[0], cmp_group);
+	pk = xmalloc((n ? n : 1) * sizeof *pk);
+	for (i = 0; i < ng; i++) {
+		if (g[i].n <= 16) {
+			for (j = 0; j < g[i].n; j++, m++) {
+				pk[m].k = g[i].idx[j];
+				pk[m].pos = m;
+			}
+		} else {
+			for (j = 0; j < 16; j++, m++) {
+				pk[m].k = g[i].idx[sample_position(j, g[i].n)];
+				pk[m].pos = m;
+			}
+		}
+		free(g[i].idx);
+	}
+	sort_tr = tr;
+	qsort(pk, m, sizeof *pk, cmp_pick);
+	for (i = 0; i < m; i++)
+		out[i] = pk[i].k;
+	free(pk);
+	free(g);
+	u64map_free(&gm);
+	return m;
+}
