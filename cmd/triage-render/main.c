@@ -1,0 +1,578 @@
+/*
+ * triage-render: turn the row records of kernel-map, overlap-sweep and
+ * fuse-detect into the triage report: the header lines and the Kernel,
+ * Overlap Opportunity and Fuse Opportunity tables with their stage sections
+ * (capture-and-cli.md §2, kernel-table.md §6, overlap.md §11,
+ * fuse-detect.md §9), as markdown or, with --format, as JSON lines, CSV or
+ * TSV for machines.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "json.h"
+#include "num.h"
+#include "rec.h"
+#include "rules.h"
+#include "sbuf.h"
+#include "text.h"
+#include "xalloc.h"
+
+enum { F_MD, F_JSON, F_CSV, F_TSV };
+static int fmt = F_MD;
+static const char *outpath;
+
+/* One table row: its stage and its cells (unescaped), plus numbers for machines. */
+struct row {
+	char *stage;
+	char **cell;
+	int ncell;
+	double num[6];
+	int t;
+};
+
+struct table {
+	struct row *r;
+	size_t n, cap;
+};
+
+static struct table kt, ot, ft;
+
+struct input {
+	char *role, *framework, *model, *traces, *path;
+	int has_args;
+};
+static struct input *inputs;
+static size_t ninputs, incap;
+
+static void usage(int code) __attribute__((noreturn));
+
+static const struct option longopts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void
+usage(int code)
+{
+	FILE *fp = code == EXIT_OK ? stdout : stderr;
+
+	fprintf(fp,
+	    "usage: triage-render [-q] [-f md|json|csv|tsv] [-o file] [file ...]\n"
+	    "Render the triage report from kernel_row, overlap_row and fuse_row records\n"
+	    "(triage-records(5)).\n"
+	    "  -f, --format FMT  md (default), json (JSON lines), csv or tsv\n"
+	    "  -o, --output FILE write the report to FILE instead of stdout\n"
+	    "  -q, --quiet       no warnings\n"
+	    "  -h, --help        show this help\n"
+	    "      --version     show the version\n");
+	exit(code == EXIT_OK ? tool_finish(EXIT_OK) : code);
+}
+
+static char *
+get_s(rec_reader *r, const char *key, const char *dflt)
+{
+	sbuf b = SBUF_INIT;
+
+	if (rec_get_str(r, key, &b))
+		return sb_detach(&b);
+	sb_free(&b);
+	return dflt ? xstrdup(dflt) : NULL;
+}
+
+static double
+get_n(rec_reader *r, const char *key)
+{
+	double v = 0;
+
+	rec_get_num(r, key, &v);
+	return v;
+}
+
+static struct row *
+add_row(struct table *t, rec_reader *r, int ncell)
+{
+	struct row *w;
+	long long v;
+
+	xgrow(&t->r, &t->cap, t->n + 1, sizeof *t->r);
+	w = &t->r[t->n++];
+	memset(w, 0, sizeof *w);
+	w->stage = get_s(r, "stage", "all");
+	if (!*w->stage) {
+		free(w->stage);
+		w->stage = xstrdup("all");
+	}
+	w->t = rec_get_int(r, "t", &v) ? (int)v : 0;
+	w->ncell = ncell;
+	w->cell = xcalloc((size_t)ncell, sizeof *w->cell);
+	return w;
+}
+
+static void
+read_input(rec_reader *r)
+{
+	struct input *in;
+	int i, k, n;
+	sbuf b = SBUF_INIT, s = SBUF_INIT;
+
+	xgrow(&inputs, &incap, ninputs + 1, sizeof *inputs);
+	in = &inputs[ninputs++];
+	memset(in, 0, sizeof *in);
+	in->role = get_s(r, "role", "single");
+	in->framework = get_s(r, "framework", "sglang");
+	in->model = get_s(r, "model", NULL);
+	in->path = get_s(r, "path", "");
+	i = rec_get(r, "server_args");
+	in->has_args = i >= 0 && json_truthy(&r->doc, i);
+	i = rec_get(r, "traces");
+	if (i >= 0 && r->doc.tok[i].type == JSMN_ARRAY) {
+		n = r->doc.tok[i].size;
+		for (k = 0, i++; k < n; k++) {
+			json_str(&r->doc, i, &s, NULL);
+			if (k)
+				sb_adds(&b, ", ");
+			sb_add(&b, sb_str(&s), s.len);
+			i = json_skip(&r->doc, i);
+		}
+	}
+	in->traces = sb_detach(&b);
+	sb_free(&s);
+}
+
+static void
+read_kernel_row(rec_reader *r)
+{
+	struct row *w;
+	int shown = 0;
+	char buf[64];
+	double launches;
+
+	if (!rec_get_bool(r, "shown", &shown) || !shown)
+		return;
+	w = add_row(&kt, r, 7);
+	w->cell[0] = get_s(r, "kernel", "");
+	w->cell[1] = get_s(r, "category", "other");
+	w->num[0] = get_n(r, "total_us");
+	w->num[1] = get_n(r, "share_pct");
+	launches = get_n(r, "launches");
+	w->num[2] = launches;
+	snprintf(buf, sizeof buf, "%.2f ms", w->num[0] / 1000.0);
+	w->cell[2] = xstrdup(buf);
+	snprintf(buf, sizeof buf, "%.1f%%", w->num[1]);
+	w->cell[3] = xstrdup(buf);
+	snprintf(buf, sizeof buf, "%.0f", launches);
+	w->cell[4] = xstrdup(buf);
+	w->cell[5] = get_s(r, "location", "unresolved");
+	w->cell[6] = get_s(r, "cpu_op", "-");
+}
+
+static void
+read_overlap_row(rec_reader *r)
+{
+	struct row *w = add_row(&ot, r, 7);
+	char buf[256];
+
+	w->cell[0] = get_s(r, "priority", "");
+	w->cell[1] = get_s(r, "verdict", "");
+	w->cell[2] = get_s(r, "kernel", "");
+	w->cell[3] = get_s(r, "python_scope", "unmapped");
+	w->num[0] = get_n(r, "total_us");
+	w->num[1] = get_n(r, "share_pct");
+	w->num[2] = get_n(r, "exclusive_ratio");
+	w->num[3] = get_n(r, "hidden_ratio");
+	snprintf(buf, sizeof buf, "%.1f us, share %.1f%%, excl %.1f%% / hid %.1f%%", w->num[0],
+	    w->num[1], w->num[2] * 100, w->num[3] * 100);
+	w->cell[4] = xstrdup(buf);
+	w->cell[5] = get_s(r, "dep_risk", "");
+	w->cell[6] = get_s(r, "recommendation", "");
+}
+
+static void
+read_fuse_row(rec_reader *r)
+{
+	struct row *w = add_row(&ft, r, 8);
+	char buf[64];
+
+	w->cell[0] = get_s(r, "pattern", "");
+	w->cell[1] = get_s(r, "confidence", "");
+	w->num[0] = get_n(r, "related_us");
+	w->num[1] = get_n(r, "share_pct");
+	snprintf(buf, sizeof buf, "%.2f ms", w->num[0] / 1000.0);
+	w->cell[2] = xstrdup(buf);
+	snprintf(buf, sizeof buf, "%.1f%%", w->num[1]);
+	w->cell[3] = xstrdup(buf);
+	w->cell[4] = get_s(r, "evidence", "-");
+	w->cell[5] = get_s(r, "current_locations", "-");
+	w->cell[6] = get_s(r, "candidate_path", "");
+	w->cell[7] = get_s(r, "rationale", "");
+}
+
+static const char *kernel_head =
+    "| Kernel | Category | GPU time | Share | Launches | Python location (site share) | CPU op |\n"
+    "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+static const char *kernel_empty =
+    "| No kernel rows at or above 1.0% share. | - | - | - | - | - | - |\n";
+static const char *overlap_head =
+    "| Priority | Verdict | Kernel | Python scope | Formal signal | Dep risk | Recommendation |\n"
+    "| --- | --- | --- | --- | --- | --- | --- |\n";
+static const char *overlap_empty =
+    "| - | - | No rows cleared the 1.0% reporting bar. Use mapping/formal mode for overlap "
+    "attribution. | - | - | - | - |\n";
+static const char *fuse_head =
+    "| Pattern | Confidence | Related GPU time | Share | Evidence kernels | "
+    "Current kernel Python location | Candidate fused Python path | Rationale |\n"
+    "| --- | --- | ---: | ---: | --- | --- | --- | --- |\n";
+static const char *fuse_empty =
+    "| No medium-confidence source-backed fusion opportunity matched this trace. | - | - | "
+    "- | - | - | - | - |\n";
+
+static void
+md_row(sbuf *out, const struct row *w)
+{
+	int i;
+
+	sb_addc(out, '|');
+	for (i = 0; i < w->ncell; i++) {
+		sb_addc(out, ' ');
+		text_md_escape(w->cell[i], strlen(w->cell[i]), out);
+		sb_add(out, " |", 2);
+	}
+	sb_addc(out, '\n');
+}
+
+/* Stage sections (kernel-table.md §6.3): one unlabeled table for "all" alone. */
+static void
+md_table(sbuf *out, const struct table *t, const char *head, const char *empty)
+{
+	const char *order[64];
+	int norder = 0, i, j;
+	size_t k;
+
+	if (t->n == 0) {
+		sb_adds(out, head);
+		sb_adds(out, empty);
+		return;
+	}
+	for (k = 0; k < t->n; k++) {
+		for (i = 0; i < norder; i++)
+			if (!strcmp(order[i], t->r[k].stage))
+				break;
+		if (i == norder && norder < 64)
+			order[norder++] = t->r[k].stage;
+	}
+	/* stable sort of the groups by stage index */
+	for (i = 1; i < norder; i++)
+		for (j = i; j > 0 && stage_index(order[j - 1]) > stage_index(order[j]); j--) {
+			const char *x = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	if (norder == 1 && !strcmp(order[0], "all")) {
+		sb_adds(out, head);
+		for (k = 0; k < t->n; k++)
+			md_row(out, &t->r[k]);
+		return;
+	}
+	for (i = 0; i < norder; i++) {
+		if (i)
+			sb_addc(out, '\n');
+		sb_printf(out, "##### %s\n", stage_label(order[i]));
+		sb_adds(out, head);
+		for (k = 0; k < t->n; k++)
+			if (!strcmp(t->r[k].stage, order[i]))
+				md_row(out, &t->r[k]);
+	}
+}
+
+static const struct input *
+find_input(const char *role)
+{
+	size_t i;
+
+	for (i = 0; i < ninputs; i++)
+		if (!strcmp(inputs[i].role, role))
+			return &inputs[i];
+	return NULL;
+}
+
+static void
+md_report(sbuf *out)
+{
+	const struct input *m = find_input("mapping"), *f = find_input("formal");
+	const struct input *s = find_input("single"), *margs;
+	int dual = m || f;
+
+	sb_adds(out, "Triage View\n");
+	if (dual) {
+		const char *mf = m ? m->framework : f->framework, *ff = f ? f->framework : mf;
+		sb_adds(out, "Mode: mapping-formal\n");
+		if (!strcmp(mf, ff))
+			sb_printf(out, "Framework: %s\n", framework_display(ff));
+		else {
+			sb_printf(out, "Mapping framework: %s\n", framework_display(mf));
+			sb_printf(out, "Formal framework: %s\n", framework_display(ff));
+		}
+		sb_printf(out, "Mapping traces: %s\n", m ? m->traces : "");
+		sb_printf(out, "Formal traces: %s\n", f ? f->traces : "");
+		margs = f && f->has_args ? f : m;
+	} else {
+		sb_adds(out, "Mode: single-trace\n");
+		sb_printf(out, "Framework: %s\n", framework_display(s ? s->framework : "sglang"));
+		sb_printf(out, "Input traces: %s\n", s ? s->traces : "");
+		margs = s;
+	}
+	if (margs && margs->model)
+		sb_printf(out, "Model: %s\n", margs->model);
+	sb_adds(out, "\nKernel Table\n");
+	md_table(out, &kt, kernel_head, kernel_empty);
+	sb_adds(out, "\nOverlap Opportunity Table\n");
+	md_table(out, &ot, overlap_head, overlap_empty);
+	sb_adds(out, "\nFuse Opportunity Table\n");
+	md_table(out, &ft, fuse_head, fuse_empty);
+	while (out->len && (out->s[out->len - 1] == '\n' || out->s[out->len - 1] == ' ' ||
+	    out->s[out->len - 1] == '\t' || out->s[out->len - 1] == '\r'))
+		out->len--;
+	sb_addc(out, '\n');
+}
+
+/* ---- machine formats ---- */
+
+static const char *kernel_cols[] = { "kernel", "category", "gpu_time_us", "share_pct",
+	"launches", "python_location", "cpu_op" };
+static const char *overlap_cols[] = { "priority", "verdict", "kernel", "python_scope",
+	"total_us", "share_pct", "exclusive_pct", "hidden_pct", "dep_risk", "recommendation" };
+static const char *fuse_cols[] = { "pattern", "confidence", "related_gpu_time_us",
+	"share_pct", "evidence_kernels", "current_python_locations", "candidate_fused_path",
+	"rationale" };
+
+static void
+json_rows(sbuf *out, const char *type, const struct table *t, int which)
+{
+	size_t k;
+	char buf[40];
+
+	for (k = 0; k < t->n; k++) {
+		const struct row *w = &t->r[k];
+		sb_printf(out, "{\"type\":\"%s\",\"schema\":1,\"t\":%d,\"stage\":", type, w->t);
+		json_quote(out, w->stage, strlen(w->stage));
+		if (which == 0) {
+			sb_adds(out, ",\"kernel\":");
+			json_quote(out, w->cell[0], strlen(w->cell[0]));
+			sb_adds(out, ",\"category\":");
+			json_quote(out, w->cell[1], strlen(w->cell[1]));
+			sb_printf(out, ",\"gpu_time_us\":%s", num_json(w->num[0], buf));
+			sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
+			sb_printf(out, ",\"launches\":%s", num_json(w->num[2], buf));
+			sb_adds(out, ",\"python_location\":");
+			json_quote(out, w->cell[5], strlen(w->cell[5]));
+			sb_adds(out, ",\"cpu_op\":");
+			json_quote(out, w->cell[6], strlen(w->cell[6]));
+		} else if (which == 1) {
+			int i;
+			for (i = 0; i < 4; i++) {
+				sb_printf(out, ",\"%s\":", overlap_cols[i]);
+				json_quote(out, w->cell[i], strlen(w->cell[i]));
+			}
+			sb_printf(out, ",\"total_us\":%s", num_json(w->num[0], buf));
+			sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
+			sb_printf(out, ",\"exclusive_pct\":%s", num_json(w->num[2] * 100, buf));
+			sb_printf(out, ",\"hidden_pct\":%s", num_json(w->num[3] * 100, buf));
+			sb_adds(out, ",\"dep_risk\":");
+			json_quote(out, w->cell[5], strlen(w->cell[5]));
+			sb_adds(out, ",\"recommendation\":");
+			json_quote(out, w->cell[6], strlen(w->cell[6]));
+		} else {
+			int i;
+			for (i = 0; i < 8; i++) {
+				if (i == 2) {
+					sb_printf(out, ",\"related_gpu_time_us\":%s", num_json(w->num[0], buf));
+					continue;
+				}
+				if (i == 3) {
+					sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
+					continue;
+				}
+				sb_printf(out, ",\"%s\":", fuse_cols[i]);
+				json_quote(out, w->cell[i], strlen(w->cell[i]));
+			}
+		}
+		sb_adds(out, "}\n");
+	}
+}
+
+static void
+json_report(sbuf *out)
+{
+	size_t i;
+
+	sb_printf(out, "{\"type\":\"report\",\"schema\":1,\"mode\":\"%s\",\"inputs\":[",
+	    (find_input("mapping") || find_input("formal")) ? "mapping-formal" : "single-trace");
+	for (i = 0; i < ninputs; i++) {
+		if (i)
+			sb_addc(out, ',');
+		sb_adds(out, "{\"role\":");
+		json_quote(out, inputs[i].role, strlen(inputs[i].role));
+		sb_adds(out, ",\"path\":");
+		json_quote(out, inputs[i].path, strlen(inputs[i].path));
+		sb_adds(out, ",\"framework\":");
+		json_quote(out, inputs[i].framework, strlen(inputs[i].framework));
+		sb_adds(out, ",\"model\":");
+		if (inputs[i].model)
+			json_quote(out, inputs[i].model, strlen(inputs[i].model));
+		else
+			sb_adds(out, "null");
+		sb_adds(out, ",\"traces\":");
+		json_quote(out, inputs[i].traces, strlen(inputs[i].traces));
+		sb_addc(out, '}');
+	}
+	sb_printf(out, "],\"kernel_rows\":%zu,\"overlap_rows\":%zu,\"fuse_rows\":%zu}\n", kt.n,
+	    ot.n, ft.n);
+	json_rows(out, "kernel_row", &kt, 0);
+	json_rows(out, "overlap_row", &ot, 1);
+	json_rows(out, "fuse_row", &ft, 2);
+}
+
+/* RFC 4180 field: quote when it holds the separator, a quote or a line break. */
+static void
+dsv_field(sbuf *out, const char *s, char sep)
+{
+	const char *p;
+
+	if (!strchr(s, sep) && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
+		sb_adds(out, s);
+		return;
+	}
+	sb_addc(out, '"');
+	for (p = s; *p; p++) {
+		if (*p == '"')
+			sb_addc(out, '"');
+		sb_addc(out, *p);
+	}
+	sb_addc(out, '"');
+}
+
+static void
+dsv_report(sbuf *out, char sep)
+{
+	const char *eol = sep == ',' ? "\r\n" : "\n";
+	size_t k;
+	int i;
+	char buf[40];
+	const struct table *tabs[3] = { &kt, &ot, &ft };
+	static const char *names[3] = { "kernel", "overlap", "fuse" };
+
+	sb_printf(out, "table%cstage%cc1%cc2%cc3%cc4%cc5%cc6%cc7%cc8%s", sep, sep, sep, sep, sep,
+	    sep, sep, sep, sep, eol);
+	(void)kernel_cols;
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < tabs[i]->n; k++) {
+			const struct row *w = &tabs[i]->r[k];
+			int c;
+			sb_printf(out, "%s%c", names[i], sep);
+			dsv_field(out, w->stage, sep);
+			for (c = 0; c < 8; c++) {
+				const char *v = c < w->ncell ? w->cell[c] : "";
+				sb_addc(out, sep);
+				if (i != 1 && (c == 2 || c == 3)) {
+					/* plain numbers rather than "1.23 ms" / "4.5%" */
+					sb_adds(out, num_json(w->num[c - 2], buf));
+					continue;
+				}
+				dsv_field(out, v, sep);
+			}
+			sb_adds(out, eol);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	rec_reader r;
+	int c, i;
+	FILE *fp, *out;
+	sbuf text = SBUF_INIT;
+
+	tool_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "f:ho:q", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "md") || !strcmp(optarg, "markdown"))
+				fmt = F_MD;
+			else if (!strcmp(optarg, "json"))
+				fmt = F_JSON;
+			else if (!strcmp(optarg, "csv"))
+				fmt = F_CSV;
+			else if (!strcmp(optarg, "tsv"))
+				fmt = F_TSV;
+			else {
+				warnx("bad --format '%s': use md, json, csv or tsv", optarg);
+				usage(EXIT_USAGE);
+			}
+			break;
+		case 'h':
+			usage(EXIT_OK);
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'V':
+			print_version();
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	for (i = 0; i < (argc ? argc : 1); i++) {
+		const char *name = argc ? argv[i] : "-";
+		fp = rec_open(name);
+		rec_reader_init(&r, fp, strcmp(name, "-") ? name : "<stdin>");
+		while (rec_next(&r)) {
+			if (rec_is(&r, "kernel_row"))
+				read_kernel_row(&r);
+			else if (rec_is(&r, "overlap_row"))
+				read_overlap_row(&r);
+			else if (rec_is(&r, "fuse_row"))
+				read_fuse_row(&r);
+			else if (rec_is(&r, "input"))
+				read_input(&r);
+		}
+		rec_reader_free(&r);
+		if (fp != stdin)
+			fclose(fp);
+	}
+	switch (fmt) {
+	case F_MD:
+		md_report(&text);
+		break;
+	case F_JSON:
+		json_report(&text);
+		break;
+	case F_CSV:
+		dsv_report(&text, ',');
+		break;
+	case F_TSV:
+		dsv_report(&text, '\t');
+		break;
+	}
+	if (outpath) {
+		out = fopen(outpath, "w");
+		if (!out)
+			die(EXIT_DATA, "cannot write '%s': %m", outpath);
+		if (fwrite(text.s, 1, text.len, out) != text.len || fclose(out) != 0)
+			die(EXIT_DATA, "write error on '%s': %m", outpath);
+	} else
+		fwrite(text.s, 1, text.len, stdout);
+	sb_free(&text);
+	return tool_finish(EXIT_OK);
+}
