@@ -378,8 +378,9 @@ add_kernel(side_t *sd, rec_reader *r)
 	if (k.stream != NOSTR && SLEN(k.stream) == 0)
 		k.stream = NOSTR;
 	k.has_eid = get_coerced(r, "external_id", &k.eid);
+	/* before trace-stage has run, a kernel is in its trace's path stage */
 	rec_get_str(r, "stage", &stage);
-	si = stage.len ? stage_index(sb_str(&stage)) : 2;
+	si = stage.len ? stage_index(sb_str(&stage)) : tr->sidx;
 	if (si > 2)
 		die(EXIT_DATA, "%s:%zu: unknown kernel stage '%s'", r->name, r->lineno,
 		    sb_str(&stage));
