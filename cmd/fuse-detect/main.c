@@ -53,7 +53,15 @@ typedef struct {
 	size_t n, cap;
 } group_t;
 
+/* A (t, stage) whose rows have been seen. */
+typedef struct {
+	long long t;
+	char *stage;
+} done_t;
+
 static enum explain_mode explain;
+static done_t *done;
+static size_t ndone, done_cap;
 static input_t *inputs;
 static size_t ninputs, inputs_cap, cur_formal = NONE, cur_mapping = NONE;
 static trace_t *traces;
@@ -67,7 +75,7 @@ static void usage(void) __attribute__((noreturn));
 static void
 print_usage(FILE *fp)
 {
-	fprintf(fp, "usage: fuse-detect [--explain[=stderr|records]] [-p patterns]... [file ...]\n");
+	fprintf(fp, "usage: fuse-detect [--explain[=stderr|records]] [-p patterns] [file ...]\n");
 }
 
 static void
@@ -327,6 +335,26 @@ row_cell(rec_reader *r, const char *key)
 	return xstrdup("");
 }
 
+/*
+ * seen_group: has (t, stage) had a group already?  Records it if not.
+ * Detection needs a stage's whole row list at once, so a second run of
+ * rows for the same group is a broken stream, not a new group.
+ */
+static int
+seen_group(long long t, const char *stage)
+{
+	size_t i;
+
+	for (i = 0; i < ndone; i++)
+		if (done[i].t == t && strcmp(done[i].stage, stage) == 0)
+			return 1;
+	xgrow(&done, &done_cap, ndone + 1, sizeof *done);
+	done[ndone].t = t;
+	done[ndone].stage = xstrdup(stage);
+	ndone++;
+	return 0;
+}
+
 static void
 read_kernel_row(rec_reader *r)
 {
@@ -345,6 +373,9 @@ read_kernel_row(rec_reader *r)
 	if (grp.open && (grp.t != t || strcmp(sb_str(&grp.stage), sb_str(&stage)) != 0))
 		group_flush();
 	if (!grp.open) {
+		if (seen_group(t, sb_str(&stage)))
+			die(EXIT_DATA, "%s:%zu: kernel rows of trace %lld stage '%s' are "
+			    "not contiguous", r->name, r->lineno, t, sb_str(&stage));
 		grp.open = 1;
 		grp.t = t;
 		sb_reset(&grp.stage);
@@ -383,14 +414,15 @@ filter(FILE *fp, const char *name)
 	while (rec_next(&r)) {
 		if (rec_is(&r, "kernel_row")) {
 			read_kernel_row(&r);
-		} else if (rec_is(&r, "input")) {
-			/* A new input or trace starts after the open group has ended. */
-			group_flush();
-			read_input(&r);
-		} else if (rec_is(&r, "trace")) {
-			group_flush();
-			read_trace(&r);
+			rec_line(r.line, r.len);
+			continue;
 		}
+		/* A group's rows are contiguous, so any other record ends it. */
+		group_flush();
+		if (rec_is(&r, "input"))
+			read_input(&r);
+		else if (rec_is(&r, "trace"))
+			read_trace(&r);
 		rec_line(r.line, r.len);
 	}
 	rec_reader_free(&r);
@@ -473,6 +505,9 @@ main(int argc, char **argv)
 		free(inputs[i].model);
 	}
 	free(inputs);
+	for (i = 0; i < ndone; i++)
+		free(done[i].stage);
+	free(done);
 	free(traces);
 	free(grp.rows);
 	sb_free(&grp.stage);
