@@ -79,7 +79,7 @@ static void usage(void) __attribute__((noreturn));
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: overlap-sweep [--mapping file] [--overlap-table-limit n]\n"
+	fprintf(stderr, "usage: overlap-sweep [-q] [--mapping file] [--overlap-table-limit n]\n"
 	    "                     [--pid-substring text] [file ...]\n");
 	exit(EXIT_USAGE);
 }
@@ -651,6 +651,7 @@ main(int argc, char **argv)
 		{ "mapping", required_argument, NULL, 'm' },
 		{ "overlap-table-limit", required_argument, NULL, 'l' },
 		{ "pid-substring", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -660,10 +661,10 @@ main(int argc, char **argv)
 	size_t k;
 
 	tool_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			printf("usage: overlap-sweep [--mapping file] [--overlap-table-limit n]\n"
+			printf("usage: overlap-sweep [-q] [--mapping file] [--overlap-table-limit n]\n"
 			    "                     [--pid-substring text] [file ...]\n");
 			return tool_finish(EXIT_OK);
 		case 'l':
@@ -678,6 +679,9 @@ main(int argc, char **argv)
 			break;
 		case 'p':
 			pid_substring = optarg;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'V':
 			print_version();
