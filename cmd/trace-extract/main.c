@@ -363,7 +363,8 @@ put_time(struct trace_state *s, const char *key, int i, double v)
 			return;
 		}
 	}
-	rec_numtext(key, num_json(v, buf), strlen(buf));
+	num_json(v, buf);
+	rec_numtext(key, buf, strlen(buf));
 }
 
 /* Read a time field per §1.2: 1 ok, 0 missing (value 0.0), -1 null/bad, -2 non-finite. */
