@@ -75,7 +75,7 @@ static void usage(void) __attribute__((noreturn));
 static void
 print_usage(FILE *fp)
 {
-	fprintf(fp, "usage: fuse-detect [--explain[=stderr|records]] [-p patterns] [file ...]\n");
+	fprintf(fp, "usage: fuse-detect [-q] [--explain[=stderr|records]] [-p patterns] [file ...]\n");
 }
 
 static void
@@ -435,6 +435,7 @@ main(int argc, char **argv)
 		{ "explain", optional_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "patterns", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -445,7 +446,7 @@ main(int argc, char **argv)
 
 	tool_init(argc, argv);
 	pfiles = xcalloc((size_t)argc + 1, sizeof *pfiles);
-	while ((ch = getopt_long(argc, argv, "hp:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hp:q", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			print_usage(stdout);
@@ -453,6 +454,9 @@ main(int argc, char **argv)
 			return tool_finish(EXIT_OK);
 		case 'p':
 			pfiles[npfiles++] = optarg;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'V':
 			print_version();
