@@ -12,6 +12,7 @@ import argparse
 import gzip
 import json
 import os
+import socketserver
 import sys
 import threading
 import time
@@ -227,9 +228,17 @@ class Handler(BaseHTTPRequestHandler):
         return self.reply(200, b"")
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def server_bind(self):
+        # HTTPServer.server_bind does a reverse DNS lookup; skip it.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", 0), Handler)
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as fh:
         fh.write("%d\n" % srv.server_address[1])

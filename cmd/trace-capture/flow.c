@@ -361,8 +361,8 @@ fail_after_start(const struct opts *o, const char *msg, const char *hint)
 	if (hint)
 		fprintf(stderr, "%s: %s\n", progname, hint);
 	if (stop_profile(o, &err) == HTTP_OK)
-		die(EXIT_CAPTURE, "stop_profile sent after the failure (HTTP 2xx)");
-	die(EXIT_CAPTURE, "stop_profile sent after the failure also failed: %s",
+		die(EXIT_CAPTURE, "stop_profile was still sent, and accepted");
+	die(EXIT_CAPTURE, "stop_profile was still sent, and failed too: %s",
 	    err.s);
 }
 

@@ -55,6 +55,38 @@ http_res_free(struct http_res *r)
 	sb_free(&r->body);
 }
 
+/* Inactivity tracking: the time of the last byte moved either way. */
+struct idle {
+	double last, limit;
+	curl_off_t dl, ul;
+	int expired;
+};
+
+/*
+ * libcurl calls this at least once a second.  The low-speed limit alone
+ * averages over a window of several seconds, so a request whose upload
+ * went out at once would wait that much longer than asked.
+ */
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct idle *w = arg;
+	double t = now_mono();
+
+	(void)dltotal;
+	(void)ultotal;
+	if (dlnow != w->dl || ulnow != w->ul) {
+		w->dl = dlnow;
+		w->ul = ulnow;
+		w->last = t;
+	} else if (t - w->last >= w->limit) {
+		w->expired = 1;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Timeouts follow the reference's per-socket-operation semantics with a
  * low-speed limit (no byte for `idle` seconds aborts), plus a total cap of
@@ -71,6 +103,7 @@ http_call(const char *method, const char *url, const char *body,
 	double idle = request_s > 0 ? request_s : timeout;
 	long idle_s = (long)ceil(idle);
 	int post = strcmp(method, "GET") != 0;
+	struct idle w = { 0, 0, 0, 0, 0 };
 
 	sb_free(&r->body);
 	r->status = 0;
@@ -89,6 +122,11 @@ http_call(const char *method, const char *url, const char *body,
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, idle_s);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 4L * idle_s * 1000L + connect_ms);
+	w.last = now_mono();
+	w.limit = idle > 0 ? idle : 1;
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -111,9 +149,12 @@ http_call(const char *method, const char *url, const char *body,
 	rc = curl_easy_perform(h);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	else if (rc == CURLE_ABORTED_BY_CALLBACK && w.expired)
+		snprintf(r->err, sizeof r->err, "timed out: no data for %g s",
+		    w.limit);
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
-		snprintf(r->err, sizeof r->err, "timed out after %ld s without a response (%s)",
-		    idle_s, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(r->err, sizeof r->err, "timed out: %s",
+		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	else
 		snprintf(r->err, sizeof r->err, "%s",
 		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
