@@ -53,7 +53,6 @@ typedef struct {
 } bundle_t;
 
 typedef struct {
-	const char *name;	/* for messages */
 	int keep_raw;		/* mapping side: keep CPU ops and frames */
 	trace_t **tr;		/* indexed by the records' t */
 	size_t ntr;
@@ -656,7 +655,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *mapfile = NULL, *errstr;
-	side_t formal = { .name = "formal" }, mapping = { .name = "mapping", .keep_raw = 1 };
+	side_t formal = { 0 }, mapping = { .keep_raw = 1 };
 	int c, i;
 	size_t k;
 

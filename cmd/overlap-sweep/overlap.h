@@ -33,6 +33,7 @@ SLEN(uint32_t id)
 	return strtab_len(ov_str, id);
 }
 
+/* Intern s[0..n) (NULL reads as ""); the id stays valid for the run. */
 uint32_t intern(const char *s, size_t n);
 uint32_t intern_c(const char *s);
 
@@ -125,7 +126,21 @@ typedef struct {
 
 void rawdata_free(rawdata_t *r);
 
-/* Python-scope text rules (scope.c, §6.2, §6.7, §6.8, §9.3). */
+/*
+ * Python-scope text rules (scope.c).  Inputs are (pointer, length) spans of
+ * valid UTF-8; nothing is retained.
+ *
+ * canonicalize_python_scope_name (§6.2): normalize, 0x.. -> 0xADDR, and
+ *   "path(N): func" with a repo-relative path; result in out (reset first).
+ * scope_is_meaningful / scope_is_fallback (§6.2): the two frame classes, on
+ *   an already canonical name.
+ * scope_is_low_signal (§6.2): canonicalizes, lowercases, looks for the
+ *   function and path tokens ('(' and ':' variants).
+ * source_scope_priority (§6.8): the alias-score priority of a scope.
+ * choose_best_scope (§6.7): index of the best element of a non-empty chain
+ *   of interned canonical names (first on ties).
+ * same_scope_family (§9.3): NUL-terminated scopes of one family?
+ */
 void canonicalize_python_scope_name(const char *s, size_t n, sbuf *out);
 int scope_is_meaningful(const char *s, size_t n);
 int scope_is_fallback(const char *s, size_t n);
@@ -142,9 +157,12 @@ int same_scope_family(const char *a, const char *b);
 #define SCOPE_MEANINGFUL 1
 #define SCOPE_FALLBACK 2
 uint32_t scope_of_raw(uint32_t raw, int *flags);
-void scope_cache_free(void);
+void scope_cache_free(void);		/* release the cache at exit */
 
-/* Insertion-ordered counter of interned strings (§6.0). */
+/*
+ * Insertion-ordered counter of interned strings (§6.0): a Python Counter,
+ * whose most_common(1) is the highest count, first inserted on ties.
+ */
 typedef struct {
 	uint32_t key;
 	long long n;
@@ -184,18 +202,29 @@ double srcstat_mapping_ratio(const srcstat_t *st);
  * srcmap_build (§6.1-§6.6): attribute the mapping bundle's events `mev`
  * (its kernels of one stage, list order) using the mapping trace's raw CPU
  * events and the mapping kernel map.  `stage` is the formal stage name used
- * for kernel-map lookups.
+ * for kernel-map lookups.  The stats are appended to sm (new keys in first
+ * sampled-time order); the inputs are only read.  Counts are launches, not
+ * microseconds.
  */
 void srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
     const kernel_map_t *km, const char *stage);
 
-/* merge_source_map_from_kernel_payload (§6.9); p may be NULL. */
+/*
+ * merge_source_map_from_kernel_payload (§6.9): add the formal stage
+ * payload's sites with their full launch counts; p may be NULL (no payload).
+ * The payload is only read.
+ */
 void srcmap_merge_payload(srcmap_t *sm, const payload_t *p);
 
-/* relaxed_source_stats_lookup (§7.1): NULL when nothing matches. */
+/*
+ * relaxed_source_stats_lookup (§7.1): exact key, then prefix/substring,
+ * long-name common prefix and alias groups.  Returns a pointer into sm
+ * (valid until sm changes) or NULL when nothing matches or the best key is
+ * empty.  Fills per-stats lookup caches, hence the non-const map.
+ */
 const srcstat_t *srcmap_lookup(srcmap_t *sm, const char *name, size_t n);
 
-void srcmap_free(srcmap_t *sm);
+void srcmap_free(srcmap_t *sm);		/* leaves an empty, reusable map */
 
 /* One rendered overlap row (§10.5). */
 typedef struct {

@@ -131,57 +131,43 @@ static const oev_t **
 sample_events(const oev_t *mev, size_t nm, size_t *ns)
 {
 	imap grp = { 0 };
-	size_t *gn = NULL, gcap = 0, ng = 0, *gseen, *first, *next, i, k, out = 0;
+	size_t *gn = NULL, *first, *last, *next, gcap = 0, ng = 0, i, k, out = 0;
 	const oev_t **s;
 
+	/* each group's members in list order, as a linked list of positions */
 	next = xmalloc((nm ? nm : 1) * sizeof *next);
+	first = xmalloc((nm ? nm : 1) * sizeof *first);
+	last = xmalloc((nm ? nm : 1) * sizeof *last);
 	for (i = 0; i < nm; i++) {
 		int isnew;
 		uint32_t *v = imap_put(&grp, mev[i].canon, (uint32_t)ng, &isnew);
 		if (isnew) {
 			xgrow(&gn, &gcap, ng + 1, sizeof *gn);
-			gn[ng++] = 0;
+			gn[ng] = 0;
+			first[ng] = i;
+			ng++;
+		} else {
+			next[last[*v]] = i;
 		}
+		last[*v] = i;
+		next[i] = (size_t)-1;
 		gn[*v]++;
-	}
-	/* members of each group, in list order, as linked lists by position */
-	first = xmalloc((ng ? ng : 1) * sizeof *first);
-	gseen = xcalloc(ng ? ng : 1, sizeof *gseen);
-	for (k = 0; k < ng; k++)
-		first[k] = (size_t)-1;
-	{
-		size_t *last = xmalloc((ng ? ng : 1) * sizeof *last);
-		for (i = 0; i < nm; i++) {
-			size_t g = *imap_get(&grp, mev[i].canon);
-			next[i] = (size_t)-1;
-			if (first[g] == (size_t)-1)
-				first[g] = i;
-			else
-				next[last[g]] = i;
-			last[g] = i;
-		}
-		free(last);
 	}
 	s = xmalloc((nm ? nm : 1) * sizeof *s);
 	for (k = 0; k < ng; k++) {
-		size_t n = gn[k], want = 0, j = 0, pos = 0;
+		size_t n = gn[k], j = 0, pos = 0;
 		for (i = first[k]; i != (size_t)-1; i = next[i], pos++) {
-			if (n <= SAMPLE_LIMIT) {
-				s[out++] = &mev[i];
-				continue;
-			}
-			/* positions are non-decreasing; equal ones would repeat an item */
-			while (j < SAMPLE_LIMIT && (want = sample_position(j, n)) == pos) {
+			/* for n > 16 the sampled positions are strictly increasing */
+			if (n <= SAMPLE_LIMIT || (j < SAMPLE_LIMIT && sample_position(j, n) == pos)) {
 				s[out++] = &mev[i];
 				j++;
 			}
 		}
-		(void)gseen;
 	}
 	qsort(s, out, sizeof *s, cmp_ts_idx);
 	free(gn);
-	free(gseen);
 	free(first);
+	free(last);
 	free(next);
 	imap_free(&grp);
 	*ns = out;
@@ -244,7 +230,7 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 {
 	tpoint_t *pt = xmalloc((2 * nsc + nop + 1) * sizeof *pt);
 	size_t np = 0, i;
-	long head = -1, tail = -1;
+	long tail = -1;
 
 	for (i = 0; i < nsc; i++) {
 		pt[np++] = (tpoint_t){ sc[i].ts, 0, i };
@@ -262,16 +248,12 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			sc[k].next = -1;
 			if (tail >= 0)
 				sc[tail].next = (long)k;
-			else
-				head = (long)k;
 			tail = (long)k;
 		} else if (pt[i].kind == 2) {
 			if (sc[k].prev == -2 && sc[k].next == -2)
 				continue;
 			if (sc[k].prev >= 0)
 				sc[sc[k].prev].next = sc[k].next;
-			else
-				head = sc[k].next;
 			if (sc[k].next >= 0)
 				sc[sc[k].next].prev = sc[k].prev;
 			else
@@ -308,7 +290,6 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			l->v[l->n++] = c;
 		}
 	}
-	(void)head;
 	free(pt);
 }
 
