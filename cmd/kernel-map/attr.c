@@ -375,7 +375,8 @@ resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *r
 	uint32_t lastloc = NONE, laststack = NONE;
 	int have_last = 0;
 
-	qsort(tr->fr, tr->nfr, sizeof tr->fr[0], cmp_frame);
+	if (tr->nfr)
+		qsort(tr->fr, tr->nfr, sizeof tr->fr[0], cmp_frame);
 	qsort(qs, nq, sizeof qs[0], cmp_query);
 	for (qi = 0; qi < nq; qi++) {
 		const query_t *q = &qs[qi];

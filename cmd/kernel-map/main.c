@@ -710,8 +710,10 @@ load_mapping(const char *path)
 	sb_free(&stage);
 	/* lookups iterate in ascending byte order of the name (§5.4) */
 	for (i = 0; i < kmap.nstages; i++)
-		qsort(kmap.stages[i].e, kmap.stages[i].n, sizeof(entry_t), cmp_entry_name);
-	qsort(kmap.global.e, kmap.global.n, sizeof(entry_t), cmp_entry_name);
+		if (kmap.stages[i].n)
+			qsort(kmap.stages[i].e, kmap.stages[i].n, sizeof(entry_t), cmp_entry_name);
+	if (kmap.global.n)
+		qsort(kmap.global.e, kmap.global.n, sizeof(entry_t), cmp_entry_name);
 }
 
 static void
@@ -721,7 +723,8 @@ no_kernels(void)
 	size_t i;
 
 	for (i = 0; i < ncats; i++)
-		sb_printf(&b, "%s%s %lld", i ? ", " : "", km_s(cat_names[i]), cat_counts[i]);
+		sb_printf(&b, "%s%s %lld", i ? ", " : "",
+		    *km_s(cat_names[i]) ? km_s(cat_names[i]) : "uncategorized", cat_counts[i]);
 	if (ntraces == 0)
 		die(EXIT_EMPTY, "no traces in the input");
 	die(EXIT_EMPTY, "no GPU kernels to analyze in %lld trace%s (events by category: %s)",

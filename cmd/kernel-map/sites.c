@@ -269,7 +269,8 @@ build_payload(const sitestats *st, const catmap *cats, payload_t *out)
 	payload_free(out);
 	for (i = 0; i < st->nk; i++)
 		build_entry(st, &st->k[i], cats, payload_add(out));
-	qsort(out->e, out->n, sizeof out->e[0], cmp_entry);
+	if (out->n)
+		qsort(out->e, out->n, sizeof out->e[0], cmp_entry);
 }
 
 /* ---- sampling (§5.5.2) ---- */
@@ -328,7 +329,8 @@ sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out)
 		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
 		g[gi].idx[g[gi].n++] = idx[i];
 	}
-	qsort(g, ng, sizeof g[0], cmp_group);
+	if (ng)
+		qsort(g, ng, sizeof g[0], cmp_group);
 	pk = xmalloc((n ? n : 1) * sizeof *pk);
 	for (i = 0; i < ng; i++) {
 		if (g[i].n <= 16) {

@@ -1,0 +1,158 @@
+#!/bin/sh
+# kernel-map: what passes through, what is consumed, malformed streams.
+. "$(dirname "$0")/lib.sh"
+
+km() { "$BIN/kernel-map" "$@"; }
+KF=$FIX/kernel-map
+
+t_consumed() {
+	km <"$KF/attribution.jsonl" >"$T/out" &&
+	eq 0 "$(jq -s '[.[]|select(.type=="frame" or .type=="cpu_op" or .type=="launch" or .type=="corr")]|length' "$T/out")" &&
+	eq 7 "$(grep -c '"type":"kernel",' "$T/out")" &&
+	has "$T/out" '"type":"thread_name"' &&
+	has "$T/out" '"other_pid_kernel"'
+}
+check 'frame, cpu_op, launch and corr are consumed; kernels pass' t_consumed
+
+t_passthrough_bytes() {
+	km <"$KF/rows.jsonl" >"$T/out" &&
+	grep -v -e '"type":"site"' -e '"type":"kernel_row"' "$T/out" >"$T/rest" &&
+	same "$KF/rows.jsonl" "$T/rest"
+}
+check 'unconsumed records pass byte for byte, unknown types too' t_passthrough_bytes
+
+t_sites_only() {
+	km --sites-only <"$KF/attribution.jsonl" >"$T/out" &&
+	grep -v '"type":"site"' "$T/out" >"$T/rest" &&
+	same "$KF/attribution.jsonl" "$T/rest" &&
+	eq 0 "$(grep -c '"kernel_row"' "$T/out")" &&
+	eq 0 "$(grep -c '"formal_stage"' "$T/out")" &&
+	eq 6 "$(jq -s '[.[]|select(.type=="site" and .scope=="mapping_stage" and .stage=="decode")]|length' "$T/out")" &&
+	eq 6 "$(jq -s '[.[]|select(.type=="site" and .scope=="mapping_global")]|length' "$T/out")"
+}
+check '--sites-only passes everything and adds only mapping sites' t_sites_only
+
+t_site_order() {
+	km --sites-only <"$KF/attribution.jsonl" >"$T/out" &&
+	jq -r 'select(.type=="site" and .scope=="mapping_global")|.kernel' "$T/out" >"$T/names" &&
+	LC_ALL=C sort "$T/names" | same - "$T/names"
+}
+check 'payload entries come in ascending byte order' t_site_order
+
+t_formal_before_stats() {
+	km <"$KF/rows.jsonl" >"$T/out" &&
+	jq -r '.type + (if .type=="site" then "/" + .scope else "" end)' "$T/out" |
+	    uniq >"$T/types" &&
+	cat >"$T/want" <<-'X' &&
+	input
+	trace
+	annotation
+	gpu_pids
+	kernel
+	mystery
+	site/formal_stage
+	stats
+	trace
+	kernel
+	site/formal_stage
+	stats
+	site/mapping_stage
+	site/mapping_global
+	kernel_row
+	X
+	same "$T/want" "$T/types"
+}
+check 'formal sites precede their stats; mapping sites and rows come last' t_formal_before_stats
+
+t_mapping_order() {
+	km --sites-only <"$KF/rows.jsonl" >"$T/sites" &&
+	grep -v '"type":"input"' "$KF/rows.jsonl" | sed 's/"role":"single"/"role":"formal"/' >"$T/in" &&
+	km --mapping "$T/sites" <"$T/in" >"$T/out" &&
+	jq -r '.type + (if .type=="site" then "/" + .scope else "" end)' "$T/out" |
+	    uniq >"$T/types" &&
+	head -n 3 "$T/types" >"$T/head" &&
+	printf 'input\nsite/mapping_stage\nsite/mapping_global\n' | same - "$T/head" &&
+	grep -n . "$T/types" | grep -A1 'kernel_row' | grep -q ':stats$'
+}
+check '--mapping echoes the mapping input and sites first, rows before each stats' t_mapping_order
+
+# Malformed streams
+
+t_truncated() {
+	head -n 11 "$KF/rows.jsonl" >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" 'input truncated: trace 0 has no stats record'
+}
+check 'a stream ending inside a trace exits 1' t_truncated
+
+t_not_json() {
+	{ head -n 3 "$KF/rows.jsonl"; echo '{"type":"kernel",'; } >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" '<stdin>:4: '
+}
+check 'a line that is not JSON exits 1 with its position' t_not_json
+
+t_no_ts() {
+	{ head -n 2 "$KF/rows.jsonl"; echo '{"type":"kernel","t":0,"name":"k","dur":1,"sel":true}'; } >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" "<stdin>:3: kernel record without a numeric 'ts'"
+}
+check 'a kernel without ts exits 1' t_no_ts
+
+t_outside() {
+	echo '{"type":"frame","t":0,"name":"f","pid":"1","tid":"1","ts":0,"dur":1}' >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" '<stdin>:1: record outside a trace'
+}
+check 'a consumed record outside a trace exits 1' t_outside
+
+t_wrong_t() {
+	{ head -n 2 "$KF/rows.jsonl"; echo '{"type":"frame","t":5,"name":"f","pid":"1","tid":"1","ts":0,"dur":1}'; } >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" '<stdin>:3: record for trace 5 inside trace 0'
+}
+check 'a record of another trace exits 1' t_wrong_t
+
+t_nested_trace() {
+	{ head -n 2 "$KF/rows.jsonl"; sed -n 2p "$KF/rows.jsonl"; } >"$T/in" &&
+	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" 'stats record is missing'
+}
+check 'a trace opened inside a trace exits 1' t_nested_trace
+
+# Nothing to analyze
+
+t_no_kernels() {
+	printf '%s\n' '{"type":"input","v":1,"role":"single","framework":"sglang"}' \
+	    '{"type":"trace","v":1,"t":0,"path":"/a.json","stage":"all"}' \
+	    '{"type":"kernel","t":0,"name":"k","ts":0,"dur":1,"sel":false}' \
+	    '{"type":"stats","t":0,"by_cat":{"cpu_op":3,"":2}}' >"$T/in" &&
+	status 3 km <"$T/in" >/dev/null 2>"$T/err" &&
+	has "$T/err" 'no GPU kernels to analyze in 1 trace (events by category: cpu_op 3, uncategorized 2)'
+}
+check 'no selected kernel exits 3 and says what was seen' t_no_kernels
+
+t_empty() {
+	status 3 km </dev/null >/dev/null 2>"$T/err" &&
+	has "$T/err" 'no traces in the input'
+}
+check 'empty input exits 3' t_empty
+
+t_sites_only_empty() {
+	printf '%s\n' '{"type":"trace","v":1,"t":0,"path":"/a.json","stage":"all"}' \
+	    '{"type":"stats","t":0}' >"$T/in" &&
+	km --sites-only <"$T/in" >"$T/out" 2>"$T/err" &&
+	same "$T/in" "$T/out" &&
+	has "$T/err" 'mapping map is empty'
+}
+check 'a mapping input without kernels is a warning, not an error' t_sites_only_empty
+
+t_full() {
+	if [ -w /dev/full ]; then
+		status 1 km <"$KF/rows.jsonl" >/dev/full 2>"$T/err" &&
+		has "$T/err" 'write error'
+	fi
+}
+check 'a write error exits 1' t_full
+
+done_testing

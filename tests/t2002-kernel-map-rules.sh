@@ -1,0 +1,53 @@
+#!/bin/sh
+# kernel-map: kernel names (canonicalize_name) and categories (classify_kernel).
+. "$(dirname "$0")/lib.sh"
+
+km() { "$BIN/kernel-map" "$@"; }
+KF=$FIX/kernel-map
+
+t_table() {
+	km <"$KF/rules.jsonl" >"$T/out" &&
+	jq -r 'select(.type=="kernel_row")|[.kernel,.category,.launches]|@tsv' "$T/out" >"$T/got" &&
+	same "$KF/rules.expected" "$T/got"
+}
+check 'canonical names and categories of the worked examples' t_table
+
+row() {	# row KERNEL FIELD: the field of that kernel's row
+	jq -r --arg k "$1" "select(.type==\"kernel_row\" and .kernel==\$k)|.$2" "$T/out"
+}
+
+t_canon_quirks() {
+	km <"$KF/rules.jsonl" >"$T/out" &&
+	eq 1 "$(row 'void f(a) ' launches)" "trailing space kept" &&
+	eq 1 "$(row 'void a(b))' launches)" "unbalanced left alone" &&
+	eq 1 "$(row 'foo0xADDRr' launches)" "hex inside identifiers" &&
+	eq 1 "$(row 'void x' launches)" "whitespace collapsed, args cut"
+}
+check 'canonicalize: trailing space, unbalanced parens, 0x runs' t_canon_quirks
+
+t_category_raw() {
+	km <"$KF/rules.jsonl" >"$T/out" &&
+	eq gemm "$(row 'void cutlass::device_kernel<flash::FlashAttnFwdSm90<x>>' category)" &&
+	eq memory "$(row 'void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, x>' category)" &&
+	eq softmax "$(row topk_softmax category)" &&
+	eq communication "$(row dispatch_kernel category)"
+}
+check 'classify: first rule wins, weak keywords yield to compute hints' t_category_raw
+
+t_last_wins() {
+	km <"$KF/rules.jsonl" >"$T/out" &&
+	eq gemm "$(row 'void mixed' category)" "last raw name has gemm args" &&
+	eq other "$(row 'void mixed2' category)" "last raw name has plain args"
+}
+check 'category of a canonical name is the last kernel'"'"'s' t_last_wins
+
+t_stage_label_paths() {
+	printf '%s\n' '{"type":"trace","v":1,"t":0,"path":"/r/x_prefill_decode/t.json"}' \
+	    '{"type":"kernel","t":0,"name":"k","ts":0,"dur":1,"sel":true}' \
+	    '{"type":"stats","t":0}' >"$T/in" &&
+	km <"$T/in" >"$T/out" &&
+	eq extend "$(jq -r 'select(.type=="kernel_row")|.stage' "$T/out")"
+}
+check 'a kernel without stage takes the path stage of its trace' t_stage_label_paths
+
+done_testing

@@ -1,0 +1,71 @@
+#!/bin/sh
+# kernel-map: kernel -> CPU op / launch -> Python frame attribution (§4).
+. "$(dirname "$0")/lib.sh"
+
+km() { "$BIN/kernel-map" "$@"; }
+KF=$FIX/kernel-map
+
+km <"$KF/attribution.jsonl" >"$T/attr.out"
+row() {	# row KERNEL FIELD
+	jq -r --arg k "$1" "select(.type==\"kernel_row\" and .kernel==\$k)|.$2" "$T/attr.out"
+}
+
+t_frame_choice() {
+	eq 'python/sglang/srt/layers/linear.py:50 forward' "$(row 'void gemm_kernel<float>' location)" &&
+	eq 'aten::mm' "$(row 'void gemm_kernel<float>' cpu_op)"
+}
+check 'equal priority: the later-starting, shorter frame wins' t_frame_choice
+
+t_stack_order() {
+	eq 'python/sglang/srt/managers/scheduler.py:5 run -> python/sglang/srt/model_executor/model_runner.py:100 forward -> python/sglang/srt/layers/wrap.py:10 forward -> python/sglang/srt/layers/linear.py:50 forward' \
+	    "$(row 'void gemm_kernel<float>' 'entry.sites[0].stack')"
+}
+check 'stack: positive frames, outer before inner at one start, last four' t_stack_order
+
+t_launch_quirk() {
+	eq unresolved "$(row 'void copy_kernel' location)" &&
+	eq cudaLaunchKernel "$(row 'void copy_kernel' cpu_op)"
+}
+check 'op and launch without frames: the CPU-op cell is the launch name' t_launch_quirk
+
+t_launch_frames() {
+	eq 'python/sglang/srt/layers/linear.py:50 forward' "$(row add_kernel location)" &&
+	eq 'aten::add' "$(row add_kernel cpu_op)"
+}
+check 'frames at the launch, CPU-op name from the matched op' t_launch_frames
+
+t_timed() {
+	eq op200 "$(row timed_kernel cpu_op)"
+}
+check 'timed matching: four latest starters, nearest end, earliest on ties' t_timed
+
+t_before_all() {
+	eq late52 "$(row early_kernel cpu_op)"
+}
+check 'timed matching: all later, the nearest of the first two' t_before_all
+
+t_corr_fallback() {
+	eq 'aten::bmm' "$(row bmm_kernel cpu_op)"
+}
+check 'a CPU op without External id takes it from the corr map' t_corr_fallback
+
+t_other_pid() {
+	eq '' "$(row other_pid_kernel kernel)"
+}
+check 'kernels off the selected process make no rows' t_other_pid
+
+t_zero_dur_frame() {
+	printf '%s\n' '{"type":"trace","v":1,"t":0,"path":"/d/decode/a.json","stage":"decode"}' \
+	    '{"type":"frame","t":0,"name":"python/sglang/z.py(1): zero","pid":"1","tid":"1","ts":100,"dur":0}' \
+	    '{"type":"cpu_op","t":0,"name":"op","pid":"1","tid":"1","ts":99.9995,"dur":0.001,"external_id":1}' \
+	    '{"type":"cpu_op","t":0,"name":"op2","pid":"1","tid":"1","ts":100.5,"dur":0,"external_id":2}' \
+	    '{"type":"kernel","t":0,"name":"k1","ts":101,"dur":1,"external_id":1,"sel":true}' \
+	    '{"type":"kernel","t":0,"name":"k2","ts":101,"dur":1,"external_id":2,"sel":true}' \
+	    '{"type":"stats","t":0}' >"$T/in" &&
+	km <"$T/in" >"$T/out" &&
+	eq 'python/sglang/z.py:1 zero' "$(jq -r 'select(.type=="kernel_row" and .kernel=="k1")|.location' "$T/out")" &&
+	eq unresolved "$(jq -r 'select(.type=="kernel_row" and .kernel=="k2")|.location' "$T/out")"
+}
+check 'a zero-length frame is active only up to 0.001 after its end' t_zero_dur_frame
+
+done_testing
