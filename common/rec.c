@@ -47,11 +47,18 @@ rec_cstr(const char *k, const char *s)
 void
 rec_int(const char *k, long long v)
 {
-	char buf[32];
-	int n = snprintf(buf, sizeof buf, "%lld", v);
+	char buf[24], *p = buf + sizeof buf;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 
+	/* Hand-rolled: this runs for every event and printf dominated it. */
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
 	key(k);
-	sb_add(&line, buf, (size_t)n);
+	sb_add(&line, p, (size_t)(buf + sizeof buf - p));
 }
 
 void

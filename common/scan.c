@@ -97,9 +97,20 @@ valid_prim(struct sc *s)
 	int n = s->primlen, i = 0;
 
 	p[n] = '\0';
-	if (!strcmp(p, "true") || !strcmp(p, "false") || !strcmp(p, "null"))
-		return 1;
-	{
+	switch (p[0]) {
+	case 't':
+		return n == 4 && memcmp(p, "true", 4) == 0;
+	case 'f':
+		return n == 5 && memcmp(p, "false", 5) == 0;
+	case 'n':
+		if (n == 4 && memcmp(p, "null", 4) == 0)
+			return 1;
+		break;
+	default:
+		break;
+	}
+	if (!(p[0] >= '0' && p[0] <= '9') && !(p[0] == '-' && n > 1 && p[1] >= '0' &&
+	    p[1] <= '9')) {
 		const char *q = p[0] == '-' || p[0] == '+' ? p + 1 : p;
 		/* NaN/Infinity (Python's json) and nan/inf (C++ writers) */
 		if (strcasecmp(q, "nan") == 0 || strcasecmp(q, "inf") == 0 ||
@@ -107,22 +118,15 @@ valid_prim(struct sc *s)
 			s->st->literals++;
 			return 1;
 		}
-	}
-	if (0) {
-		s->st->literals++;
-		return 1;
+		return 0;
 	}
 	if (p[i] == '-')
 		i++;
-	if (i >= n)
-		return 0;
 	if (p[i] == '0')
 		i++;
-	else if (p[i] >= '1' && p[i] <= '9')
+	else
 		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
-	else
-		return 0;
 	if (i < n && p[i] == '.') {
 		i++;
 		if (i >= n || p[i] < '0' || p[i] > '9')

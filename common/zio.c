@@ -1,5 +1,6 @@
 /* File input with gzip sniffing, multi-member support and truncation checks. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +14,39 @@
 #include "zio.h"
 
 #define RAWBUF (256 * 1024)
+#define QSLOTS 4
+#define QCHUNK (1u << 20)
+
+/*
+ * Decompression runs in a second thread for gzip input so that inflating
+ * and scanning overlap; the two meet in a small queue of 1 MiB buffers, so
+ * memory stays fixed.
+ */
+struct slot {
+	char *data;
+	ssize_t len;		/* > 0 data, 0 end of input, -1 error */
+};
 
 struct zio {
 	int fd;
 	int gzip;
 	int eof;		/* raw input exhausted */
 	int in_member;		/* inside a gzip member (after header, before trailer) */
-	int done;
+	int done;		/* the consumer saw the end */
+	int idone;		/* inflate reached the end (producer side) */
 	z_stream zs;
 	unsigned char *raw;
 	size_t rawlen, rawpos;
 	unsigned long long rawoff, rawsize;
 	char err[256];
+
+	int threaded, started, stop;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t can_put, can_get;
+	struct slot q[QSLOTS];
+	unsigned qr, qw;	/* read and write counters */
+	size_t cur_off;		/* consumed bytes of the slot at qr */
 };
 
 static int
@@ -97,18 +119,112 @@ zio_open(const char *path)
 			return NULL;
 		}
 		z->in_member = 1;
+		z->threaded = getenv("TRIAGE_NO_THREADS") == NULL;
 	}
 	return z;
+}
+
+static ssize_t inflate_some(zio *z, char *buf, size_t n);
+
+static void *
+producer(void *arg)
+{
+	zio *z = arg;
+	struct slot *sl;
+	ssize_t n;
+	size_t got;
+
+	for (;;) {
+		pthread_mutex_lock(&z->mu);
+		while (z->qw - z->qr == QSLOTS && !z->stop)
+			pthread_cond_wait(&z->can_put, &z->mu);
+		if (z->stop) {
+			pthread_mutex_unlock(&z->mu);
+			return NULL;
+		}
+		sl = &z->q[z->qw % QSLOTS];
+		pthread_mutex_unlock(&z->mu);
+		/* Fill the slot as far as possible outside the lock. */
+		got = 0;
+		n = 1;
+		while (got < QCHUNK && (n = inflate_some(z, sl->data + got, QCHUNK - got)) > 0)
+			got += (size_t)n;
+		sl->len = got ? (ssize_t)got : n;
+		pthread_mutex_lock(&z->mu);
+		z->qw++;
+		pthread_cond_signal(&z->can_get);
+		pthread_mutex_unlock(&z->mu);
+		if (got == 0 || n <= 0) {
+			if (got && n <= 0) {
+				/* data, then the end or an error: queue that next */
+				pthread_mutex_lock(&z->mu);
+				while (z->qw - z->qr == QSLOTS && !z->stop)
+					pthread_cond_wait(&z->can_put, &z->mu);
+				if (!z->stop) {
+					z->q[z->qw % QSLOTS].len = n;
+					z->qw++;
+					pthread_cond_signal(&z->can_get);
+				}
+				pthread_mutex_unlock(&z->mu);
+			}
+			return NULL;
+		}
+	}
+}
+
+static ssize_t
+threaded_read(zio *z, char *buf, size_t n)
+{
+	struct slot *sl;
+	ssize_t k;
+
+	if (!z->started) {
+		int i;
+		for (i = 0; i < QSLOTS; i++)
+			z->q[i].data = xmalloc(QCHUNK);
+		pthread_mutex_init(&z->mu, NULL);
+		pthread_cond_init(&z->can_put, NULL);
+		pthread_cond_init(&z->can_get, NULL);
+		if (pthread_create(&z->th, NULL, producer, z) != 0) {
+			z->threaded = 0;
+			return inflate_some(z, buf, n);
+		}
+		z->started = 1;
+	}
+	pthread_mutex_lock(&z->mu);
+	while (z->qr == z->qw)
+		pthread_cond_wait(&z->can_get, &z->mu);
+	sl = &z->q[z->qr % QSLOTS];
+	pthread_mutex_unlock(&z->mu);
+	if (sl->len <= 0) {
+		if (sl->len == 0)
+			z->done = 1;
+		return sl->len;
+	}
+	k = sl->len - (ssize_t)z->cur_off;
+	if ((size_t)k > n)
+		k = (ssize_t)n;
+	memcpy(buf, sl->data + z->cur_off, (size_t)k);
+	z->cur_off += (size_t)k;
+	if ((ssize_t)z->cur_off == sl->len) {
+		z->cur_off = 0;
+		pthread_mutex_lock(&z->mu);
+		z->qr++;
+		pthread_cond_signal(&z->can_put);
+		pthread_mutex_unlock(&z->mu);
+	}
+	return k;
 }
 
 ssize_t
 zio_read(zio *z, char *buf, size_t n)
 {
 	size_t k;
-	int r;
 
 	if (z->done)
 		return 0;
+	if (z->gzip && z->threaded)
+		return threaded_read(z, buf, n);
 	if (!z->gzip) {
 		if (fill(z) < 0)
 			return -1;
@@ -123,13 +239,24 @@ zio_read(zio *z, char *buf, size_t n)
 		z->rawpos += k;
 		return (ssize_t)k;
 	}
+	return inflate_some(z, buf, n);
+}
+
+static ssize_t
+inflate_some(zio *z, char *buf, size_t n)
+{
+	size_t k;
+	int r;
+
+	if (z->idone)
+		return 0;
 	for (;;) {
 		if (fill(z) < 0)
 			return -1;
 		if (!z->in_member) {
 			/* Between members: skip nothing but a new gzip header. */
 			if (z->rawpos >= z->rawlen) {
-				z->done = 1;
+				z->idone = 1;
 				return 0;
 			}
 			if (z->raw[z->rawpos] != 0x1f) {
@@ -216,6 +343,19 @@ zio_close(zio *z)
 {
 	if (!z)
 		return;
+	if (z->started) {
+		int i;
+		pthread_mutex_lock(&z->mu);
+		z->stop = 1;
+		pthread_cond_broadcast(&z->can_put);
+		pthread_mutex_unlock(&z->mu);
+		pthread_join(z->th, NULL);
+		for (i = 0; i < QSLOTS; i++)
+			free(z->q[i].data);
+		pthread_mutex_destroy(&z->mu);
+		pthread_cond_destroy(&z->can_put);
+		pthread_cond_destroy(&z->can_get);
+	}
 	if (z->gzip)
 		inflateEnd(&z->zs);
 	if (z->fd > 0)
