@@ -115,4 +115,13 @@ t_refused() {
 }
 check 'connection refused: exit 4 at once, naming the URL' t_refused
 
+t_path_hint() {
+	# The output folder's path names the framework: no detection request.
+	status 4 "$CAPTURE" --url "$URL" --output-dir "$T/ts/prof" 2>"$T/e"
+	has "$T/e" 'framework: TokenSpeed (the --output-dir path)'
+	has "$T/e" "Could not read $URL/v1/models"
+	hasnt "$T/e" 'cannot reach the server to detect'
+}
+check 'auto: a framework named in the --output-dir path wins' t_path_hint
+
 done_testing

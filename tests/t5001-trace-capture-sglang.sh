@@ -4,8 +4,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 
+spawn_fake both --framework sglang
+spawn_fake legacy --framework sglang
+spawn_fake auto --framework sglang
+spawn_fake ws --framework sglang
+
 # -- default workload (both), explicit framework --
-start_fake both --framework sglang
+use_fake both
 capture both --url "$FAKE_URL/" --framework sglang --output-dir "$T/out" $FAST
 stop_fake
 LOG=$FAKE_LOG
@@ -105,7 +110,7 @@ t_stop_refused() {
 check 'a refused SGLang stop after an auto-stop is only a note' t_stop_refused
 
 # -- legacy workload with the SGLang-only options --
-start_fake legacy --framework sglang
+use_fake legacy
 capture legacy --url "$FAKE_URL" --framework sglang --output-dir "$T/leg" \
     --profile-workload legacy --num-steps 3 --start-step 2 --profile-by-stage \
     --merge-profiles --probe-requests 0 --warmup-steps 2 $FAST
@@ -137,7 +142,7 @@ check 'legacy: raw num_steps, start_step as string, by-stage and merged traces' 
 
 # -- auto detection, no --output-dir, probe delay --
 mkdir -p "$T/tmp"
-start_fake auto --framework sglang
+use_fake auto
 TMPDIR=$T/tmp capture auto --url "$FAKE_URL" --profile-workload decode \
     --probe-delay 0.3 --poll-interval 0.05 --wait-timeout 10
 stop_fake
@@ -159,5 +164,21 @@ t_auto() {
 	    (.[2].t - .[1].t) >= 0.3' "$FAKE_LOG" | grep -q true
 }
 check 'auto: detected from /server_info, temp root, probe delay honoured' t_auto
+
+# -- a prompt with odd whitespace, and an empty prefix --
+use_fake ws
+capture ws --url "$FAKE_URL" --framework sglang --output-dir "$T/ws" \
+    --profile-workload legacy --probe-prompt '  a   b  c  ' --warmup-steps 0 \
+    --profile-prefix '' --no-profile-by-stage $FAST
+stop_fake
+
+t_ws() {
+	eq 0 "$(cat "$T/ws.rc")" exit
+	eq '"profile_probe_0 b  c"' "$(jq -c 'select(.path == "/generate") | .body |
+	    fromjson | .text' "$FAKE_LOG")" prompt
+	eq '"" false' "$(jq -r 'select(.path == "/start_profile") | .body | fromjson |
+	    "\(.profile_prefix | tojson) \(.profile_by_stage)"' "$FAKE_LOG")" 'prefix and by-stage'
+}
+check 'legacy: the marker replaces the first word; inner whitespace is kept' t_ws
 
 done_testing

@@ -5,10 +5,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 
+mkdir -p "$T/out" "$T/fb" "$T/d5"
+spawn_fake both --framework vllm --trace-dir "$T/out"
+spawn_fake fb --framework vllm --trace-dir "$T/fb" --chat-status 500
+spawn_fake d5 --framework vllm --trace-dir "$T/d5"
+
 # -- both stages; an old trace already in the folder must stay put --
-mkdir -p "$T/out"
 printf '{"traceEvents": []}' | gzip >"$T/out/old.pt.trace.json.gz"
-start_fake both --framework vllm --trace-dir "$T/out"
+use_fake both
 capture both --url "$FAKE_URL" --framework vllm --output-dir "$T/out" $FAST
 stop_fake
 LOG=$FAKE_LOG
@@ -86,8 +90,7 @@ t_notes() {
 check 'the --profile-prefix note, no --profile-by-stage complaint' t_notes
 
 # -- auto detection, chat fallback, --profile-by-stage note, settle delay --
-mkdir -p "$T/fb"
-start_fake fb --framework vllm --trace-dir "$T/fb" --chat-status 500
+use_fake fb
 capture fb --url "$FAKE_URL" --output-dir "$T/fb" --profile-workload decode \
     --warmup-steps 0 --profile-by-stage --profile-prefix '' --settle-delay 0.4 \
     --probe-delay 0 --poll-interval 0.05 --wait-timeout 10
@@ -123,8 +126,7 @@ t_settle() {
 check '--settle-delay: captures wait after start_profile' t_settle
 
 # -- the reference's 5 s settle delay by default --
-mkdir -p "$T/d5"
-start_fake d5 --framework vllm --trace-dir "$T/d5"
+use_fake d5
 capture d5 -q --url "$FAKE_URL" --framework vllm --output-dir "$T/d5" \
     --profile-workload decode --warmup-steps 0 --probe-delay 0 --poll-interval 0.05
 stop_fake

@@ -4,9 +4,12 @@
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 
+mkdir -p "$T/out" "$T/fixed"
+spawn_fake dir --framework trtllm --trace-dir "$T/out" --ranks 2
+spawn_fake file --framework trtllm --trace-file "$T/fixed/trace.json"
+
 # -- folder mode, both stages, two ranks --
-mkdir -p "$T/out"
-start_fake dir --framework trtllm --trace-dir "$T/out" --ranks 2
+use_fake dir
 capture dir --url "$FAKE_URL" --framework tensorrt-llm --output-dir "$T/out" $FAST
 stop_fake
 
@@ -34,8 +37,7 @@ t_dir_order() {
 check 'folder: same protocol as vLLM, empty start body' t_dir_order
 
 # -- fixed file, legacy workload, run twice (the file is rewritten) --
-mkdir -p "$T/fixed"
-start_fake file --framework trtllm --trace-file "$T/fixed/trace.json"
+use_fake file
 capture file1 --url "$FAKE_URL" --framework trtllm --output-dir "$T/fixed/trace.json" \
     --profile-workload legacy --warmup-steps 1 --probe-max-new-tokens 7 $FAST
 capture file2 --url "$FAKE_URL" --framework trtllm --output-dir "$T/fixed/trace.json" \

@@ -5,8 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 
-mkdir -p "$T/out"
-start_fake both --framework tokenspeed --ranks 2
+mkdir -p "$T/out" "$T/txt"
+spawn_fake both --framework tokenspeed --ranks 2
+spawn_fake txt --framework tokenspeed --start-text
+
+use_fake both
 capture both --url "$FAKE_URL" --output-dir "$T/out" --profile-prefix ts-triage \
     --no-profile-by-stage $FAST
 stop_fake
@@ -52,8 +55,7 @@ t_layout() {
 check 'per-rank traces moved to <out>/prefill and <out>/decode' t_layout
 
 # -- a start that answers 2xx in plain text still counts as started --
-mkdir -p "$T/txt"
-start_fake txt --framework tokenspeed --start-text
+use_fake txt
 capture txt --url "$FAKE_URL" --framework ts --output-dir "$T/txt" \
     --profile-workload decode --profile-prefix '' $FAST
 stop_fake

@@ -7,7 +7,7 @@
 MOCK=$SHARED/tools/mock-llm-server
 [ -f "$MOCK" ] && [ -d "$SHARED/cases" ] || skip_all "shared mock server not available"
 
-# mock NAME SCENARIO: start the mock on a free port serving $T/NAME; sets MURL.
+# mock NAME SCENARIO: start the mock on a free port serving $T/NAME.
 mock() {
 	mkdir -p "$T/$1"
 	_port=$("$PYTHON" -c 'import socket
@@ -17,11 +17,12 @@ print(s.getsockname()[1])')
 	"$PYTHON" "$MOCK" "$2" "$_port" "$T/$1" 2>"$T/$1.mock" &
 	echo $! >"$T/$1.pid"
 	FAKE_PIDS="$FAKE_PIDS $!"
-	MURL=http://127.0.0.1:$_port
+	echo "http://127.0.0.1:$_port" >"$T/$1.url"
 }
 
-# wait_mock NAME: until the mock answers (or about 10 s).
+# wait_mock NAME: until that mock answers (or about 10 s); sets MURL.
 wait_mock() {
+	MURL=$(cat "$T/$1.url")
 	_i=0
 	while ! grep -q 'GET /v1/models' "$T/$1.mock" 2>/dev/null && [ $_i -lt 100 ]; do
 		curl -s -o /dev/null --max-time 1 "$MURL/v1/models" 2>/dev/null
@@ -38,7 +39,12 @@ unmock() {
 
 command -v curl >/dev/null 2>&1 || skip_all "curl not available to probe the mock"
 
+# All four mocks start at once; the interpreter is slow to start.
 mock b50 "$SHARED/cases/B50-capture-ok.json"
+mock b38 "$SHARED/cases/B38-capture-no-trace.json"
+mock b39 "$SHARED/cases/B39-capture-start-error.json"
+mock part "$FIX/trace-capture/partial-then-complete.json"
+
 wait_mock b50
 capture b50 --url "$MURL" --output-dir "$T/b50" $FAST
 unmock b50
@@ -52,7 +58,6 @@ t_b50() {
 }
 check 'B50 healthy server: exit 0, one complete trace per stage folder' t_b50
 
-mock b38 "$SHARED/cases/B38-capture-no-trace.json"
 wait_mock b38
 capture b38 --url "$MURL" --output-dir "$T/b38" --profile-workload decode \
     --warmup-steps 0 --probe-delay 0 --settle-delay 0 --poll-interval 0.05 \
@@ -67,7 +72,6 @@ t_b38() {
 }
 check 'B38 server never writes a trace: exit 4 within the wait, folder named' t_b38
 
-mock b39 "$SHARED/cases/B39-capture-start-error.json"
 wait_mock b39
 capture b39 --url "$MURL" --output-dir "$T/b39" $FAST
 unmock b39
@@ -82,7 +86,6 @@ t_b39() {
 }
 check 'B39 start answers 404: exit 4 with status and body, stop still sent' t_b39
 
-mock part "$FIX/trace-capture/partial-then-complete.json"
 wait_mock part
 capture part --url "$MURL" --framework vllm --output-dir "$T/part" $FAST \
     --profile-workload prefill

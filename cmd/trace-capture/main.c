@@ -382,18 +382,18 @@ usage(int code)
 	FILE *fp = code == EXIT_OK ? stdout : stderr;
 
 	fprintf(fp,
-"usage: trace-capture [-hq] --url URL [--framework NAME] [--output-dir DIR]\n"
-"           [--profile-prefix PREFIX] [--profile-workload WORKLOAD]\n"
-"           [--num-steps N] [--warmup-steps N] [--probe-requests N]\n"
-"           [--probe-prompt TEXT] [--probe-max-new-tokens N]\n"
-"           [--probe-delay SECONDS] [--prefill-input-len N]\n"
-"           [--prefill-output-len N] [--decode-input-len N]\n"
-"           [--decode-output-len N] [--start-step N]\n"
+"usage: trace-capture [-hq] --url url [--framework name] [--output-dir dir]\n"
+"           [--profile-prefix prefix] [--profile-workload workload]\n"
+"           [--num-steps n] [--warmup-steps n] [--probe-requests n]\n"
+"           [--probe-prompt text] [--probe-max-new-tokens n]\n"
+"           [--probe-delay seconds] [--prefill-input-len n]\n"
+"           [--prefill-output-len n] [--decode-input-len n]\n"
+"           [--decode-output-len n] [--start-step n]\n"
 "           [--profile-by-stage | --no-profile-by-stage]\n"
 "           [--merge-profiles | --no-merge-profiles]\n"
-"           [--wait-timeout SECONDS] [--settle-delay SECONDS]\n"
-"           [--poll-interval SECONDS] [--connect-timeout SECONDS]\n"
-"           [--request-timeout SECONDS]\n"
+"           [--wait-timeout seconds] [--settle-delay seconds]\n"
+"           [--poll-interval seconds] [--connect-timeout seconds]\n"
+"           [--request-timeout seconds]\n"
 "       trace-capture --version\n");
 	if (code == EXIT_OK)
 		exit(tool_finish(EXIT_OK));

@@ -117,7 +117,8 @@ snap_take(const char *path, struct snap *s)
 		snap_add(s, path, &st);
 	else if (S_ISDIR(st.st_mode))
 		walk(path, 0, s);
-	qsort(s->e, s->n, sizeof *s->e, ent_cmp);
+	if (s->n > 1)
+		qsort(s->e, s->n, sizeof *s->e, ent_cmp);
 }
 
 void
