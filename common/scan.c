@@ -89,6 +89,9 @@ fail(struct sc *s, size_t i, const char *what, const char *hint)
 }
 
 #define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
+#define HINT_TRUNC "the file ends early (still being written, or cut off in transfer?)"
+#define HINT_GZIP "the compressed file is damaged or cut short (still being written, or an interrupted copy?)"
+#define HINT_READ "the file could not be read to its end"
 
 static int
 valid_prim(struct sc *s)
@@ -467,7 +470,9 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 	for (;;) {
 		n = zio_read(z, buf, CHUNK);
 		if (n < 0) {
-			snprintf(errbuf, errlen, "'%s': %s", name, zio_error(z));
+			snprintf(errbuf, errlen, "'%s': %s; the text read so far ends at byte %llu "
+			    "(line %llu, column %llu); %s", name, zio_error(z), s->base,
+			    s->lines + 1, s->colbase + 1, zio_is_gzip(z) ? HINT_GZIP : HINT_READ);
 			r = SCAN_ERROR;
 			break;
 		}
@@ -475,6 +480,10 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			break;
 		off = 0;
 		if (first) {
+			ssize_t m;
+			/* A pipe may deliver fewer bytes than a byte order mark first. */
+			while (n < 3 && (m = zio_read(z, buf + n, CHUNK - (size_t)n)) > 0)
+				n += m;
 			first = 0;
 			if (n >= 3 && (unsigned char)buf[0] == 0xef &&
 			    (unsigned char)buf[1] == 0xbb && (unsigned char)buf[2] == 0xbf) {
@@ -511,12 +520,13 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 		}
 	}
 	if (r == SCAN_OK) {
-		const char *hint = "the file ends early (still being written, or cut off in transfer?)";
+		const char *hint = HINT_TRUNC;
 		s->buf = "";
 		if (s->instr) {
 			snprintf(errbuf, errlen,
-			    "'%s': truncated JSON: input ends inside a string that starts at byte %llu; %s",
-			    name, s->str_off, hint);
+			    "'%s': truncated JSON: input ends at byte %llu (line %llu, column %llu) "
+			    "inside a string that starts at byte %llu; %s",
+			    name, s->base, s->lines + 1, s->colbase + 1, s->str_off, hint);
 			r = SCAN_ERROR;
 		} else if (s->mode == M_END) {
 			/* complete document */
@@ -528,8 +538,10 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			st->missing_close = 1;	/* allowed by the trace-event format */
 		} else {
 			snprintf(errbuf, errlen,
-			    "'%s': truncated JSON: input ends inside %s that starts at byte %llu; %s",
-			    name, s->stack[s->sp - 1] == 'o' ? "an object" : "an array",
+			    "'%s': truncated JSON: input ends at byte %llu (line %llu, column %llu) "
+			    "inside %s that starts at byte %llu; %s",
+			    name, s->base, s->lines + 1, s->colbase + 1,
+			    s->stack[s->sp - 1] == 'o' ? "an object" : "an array",
 			    s->open_off[s->sp - 1], hint);
 			r = SCAN_ERROR;
 		}

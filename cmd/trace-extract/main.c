@@ -785,7 +785,16 @@ extract_trace(const char *path, int t)
 		rc = EXIT_DATA;
 	}
 	if (s.events == 0 && rc == EXIT_OK) {
-		warnx("'%s': no trace events (the traceEvents array is empty or missing)", path);
+		if (st.shape != 'o' && st.shape != 'a')
+			warnx("'%s': no trace events: the document is neither a JSON object nor an "
+			    "array", path);
+		else if (!st.has_events)
+			warnx("'%s': no trace events: the document has no traceEvents array", path);
+		else if (st.nonobject)
+			warnx("'%s': no trace events: the event array holds %llu elements, none of "
+			    "them an object", path, st.nonobject);
+		else
+			warnx("'%s': no trace events: the event array is empty", path);
 		rc = EXIT_EMPTY;
 	}
 out:

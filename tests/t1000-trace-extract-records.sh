@@ -1,0 +1,169 @@
+#!/bin/sh
+# trace-extract: the fields of every record type on generated traces.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$TESTDIR/gen-trace
+EX=$BIN/trace-extract
+
+"$GEN" -s both --streams 2 -n 2 -l 1 -o "$T/rec.json"
+"$EX" "$T/rec.json" >"$T/rec.jsonl" 2>"$T/rec.err"
+echo $? >"$T/rec.rc"
+"$GEN" --graph -n 2 -l 1 -o "$T/graph.json"
+"$EX" "$T/graph.json" >"$T/graph.jsonl"
+
+# first TYPE [FILE]: the first record of that type, compact.
+first() {
+	jq -c "select(.type == \"$1\")" "${2:-$T/rec.jsonl}" | head -n 1
+}
+count() {
+	jq -c "select(.type == \"$1\")" "${2:-$T/rec.jsonl}" | wc -l | tr -d ' '
+}
+
+t_clean() {
+	eq 0 "$(cat "$T/rec.rc")" "exit"
+	eq "" "$(cat "$T/rec.err")" "stderr"
+}
+check "clean trace: exit 0, nothing on stderr" t_clean
+
+t_every_line_typed() {
+	eq "" "$(jq -c 'select((keys_unsorted[0]) != "type")' "$T/rec.jsonl")"
+	eq input "$(head -n 1 "$T/rec.jsonl" | jq -r .type)"
+	eq trace "$(sed -n 2p "$T/rec.jsonl" | jq -r .type)"
+	eq stats "$(tail -n 1 "$T/rec.jsonl" | jq -r .type)"
+}
+check "every line is an object with type first; input, trace ... stats" t_every_line_typed
+
+t_input() {
+	eq "{\"type\":\"input\",\"v\":1,\"role\":\"single\",\"path\":\"$T/rec.json\",\"framework\":\"sglang\",\"server_args\":null,\"tp_size\":1,\"traces\":[\"$T/rec.json\"]}" \
+	    "$(first input)"
+}
+check "input record" t_input
+
+t_trace() {
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false}" \
+	    "$(first trace)"
+}
+check "trace record" t_trace
+
+t_kernel() {
+	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
+	    "$(first kernel)"
+	eq 8 "$(count kernel)" "kernels"
+	# the all-reduce runs on the second stream
+	eq '"9"' "$(jq -c 'select(.type == "kernel" and (.name | test("cross_device"))) | .stream' "$T/rec.jsonl" | sort -u)"
+}
+check "kernel record: raw name, pid/tid/stream as text, ts verbatim" t_kernel
+
+t_cpu_op() {
+	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":1718000000000110,"dur":16,"external_id":3}' \
+	    "$(first cpu_op)"
+	eq 8 "$(count cpu_op)"
+}
+check "cpu_op record" t_cpu_op
+
+t_launch() {
+	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":1718000000000114,"dur":8,"correlation":1,"external_id":3}' \
+	    "$(first launch)"
+	eq 8 "$(count launch)"
+}
+check "launch record" t_launch
+
+t_frame() {
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
+	    "$(first frame)"
+	eq 10 "$(count frame)"
+}
+check "frame record with python_id and parent_id" t_frame
+
+t_annotation() {
+	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000100,"dur":120,"external_id":1}' \
+	    "$(first annotation)"
+	eq '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000102,"dur":114,"external_id":2,"stage":"extend"}' \
+	    "$(jq -c 'select(.type == "annotation" and .stage == "extend")' "$T/rec.jsonl")"
+	eq decode "$(jq -r 'select(.type == "annotation" and (.name | test("decode"))) | .stage' "$T/rec.jsonl")"
+}
+check "annotation records, with the stage their name implies" t_annotation
+
+t_thread_name() {
+	eq '{"type":"thread_name","t":0,"pid":"4242","tid":"4242","name":"thread 4242 (python3)"}' \
+	    "$(first thread_name)"
+	eq 3 "$(count thread_name)"
+}
+check "thread_name records from ph M metadata" t_thread_name
+
+t_stats() {
+	eq '{"type":"stats","t":0,"events":59,"ph_x":38,"ph_m":5,"ph_other":16,"kernels":8,"cpu_ops":8,"launches":8,"frames":10,"annotations":4,"by_cat":{"":5,"user_annotation":4,"python_function":10,"cpu_op":8,"cuda_runtime":8,"kernel":8,"ac2g":16},"skipped":{"ts_null_or_not_a_number":0,"dur_null_or_not_a_number":0,"ts_not_finite":0,"dur_not_finite":0,"args_not_an_object":0},"warnings":{"bom":0,"control_chars":0,"trailing_commas":0,"missing_close_bracket":0,"non_object_events":0,"nan_inf_literals":0,"replacement_chars":0,"kernels_without_positive_dur":0,"negative_dur":0,"duplicate_trace_events":0},"shape":"object"}' \
+	    "$(first stats)"
+}
+check "stats record: counts by ph and category, zero warnings" t_stats
+
+t_corr() {
+	eq '{"type":"corr","t":0,"correlation":1,"external_id":2}
+{"type":"corr","t":0,"correlation":2,"external_id":4}' "$(jq -c 'select(.type == "corr")' "$T/graph.jsonl")"
+	eq 0 "$(jq -c 'select(.type == "kernel" and has("external_id"))' "$T/graph.jsonl" | wc -l | tr -d ' ')"
+	eq '"cudaGraphLaunch"' "$(jq -c 'select(.type == "launch") | .name' "$T/graph.jsonl" | sort -u)"
+}
+check "CUDA graph: kernels share the launch correlation; corr records map it" t_corr
+
+t_corr_after_events() {
+	# corr records come after the trace's events and before its stats
+	last_kernel=$(grep -n '"type":"kernel"' "$T/graph.jsonl" | tail -n 1 | cut -d: -f1)
+	first_corr=$(grep -n '"type":"corr"' "$T/graph.jsonl" | head -n 1 | cut -d: -f1)
+	stats=$(grep -n '"type":"stats"' "$T/graph.jsonl" | cut -d: -f1)
+	[ "$last_kernel" -lt "$first_corr" ] && [ "$first_corr" -lt "$stats" ]
+}
+check "corr records follow the events, stats closes the trace" t_corr_after_events
+
+t_array_form() {
+	"$GEN" --array -n 1 -l 1 -o "$T/arr.json"
+	"$EX" "$T/arr.json" >"$T/arr.jsonl" 2>"$T/arr.err"
+	eq '"array"' "$(jq -c 'select(.type == "stats") | .shape' "$T/arr.jsonl")"
+	eq 3 "$(count kernel "$T/arr.jsonl")"
+	eq "" "$(cat "$T/arr.err")"
+}
+check "top-level array form" t_array_form
+
+t_gzip() {
+	"$GEN" -n 1 -l 1 -o "$T/z.json.gz"
+	"$EX" "$T/z.json.gz" >"$T/z.jsonl"
+	eq true "$(jq -c 'select(.type == "trace") | .gzip' "$T/z.jsonl")"
+	"$GEN" -n 1 -l 1 -o "$T/z.json"
+	"$EX" "$T/z.json" | jq -c 'select(.type != "input" and .type != "trace")' >"$T/plain.jsonl"
+	jq -c 'select(.type != "input" and .type != "trace")' "$T/z.jsonl" >"$T/gz.jsonl"
+	same "$T/plain.jsonl" "$T/gz.jsonl"
+}
+check "gzip input gives the same records as plain" t_gzip
+
+t_stdin() {
+	"$EX" - <"$T/z.json.gz" >"$T/stdin.jsonl"
+	eq '"-"' "$(jq -c 'select(.type == "trace") | .path' "$T/stdin.jsonl")"
+	eq 3 "$(count kernel "$T/stdin.jsonl")"
+}
+check "stdin ('-'), gzip sniffed from the bytes" t_stdin
+
+t_two_operands() {
+	"$EX" "$T/z.json" "$T/arr.json" >"$T/two.jsonl"
+	eq "0 1" "$(jq -r 'select(.type == "stats") | .t' "$T/two.jsonl" | tr '\n' ' ' | sed 's/ $//')"
+	eq 2 "$(count input "$T/two.jsonl")"
+}
+check "several operands: trace indexes count on" t_two_operands
+
+t_vllm() {
+	"$GEN" -f vllm -n 1 -l 1 -o "$T/v.json"
+	"$EX" "$T/v.json" >"$T/v.jsonl"
+	eq vllm "$(jq -r 'select(.type == "input") | .framework' "$T/v.jsonl")"
+	eq sglang "$(jq -r 'select(.type == "input") | .framework' "$T/z.jsonl")"
+	"$EX" --framework trtllm "$T/v.json" | jq -r 'select(.type == "input") | .framework' >"$T/fw"
+	eq trtllm "$(cat "$T/fw")"
+}
+check "framework from trace content; --framework wins" t_vllm
+
+t_role() {
+	"$EX" --role mapping "$T/z.json" | jq -r 'select(.type == "trace") | .role' >"$T/role"
+	eq mapping "$(cat "$T/role")"
+	status 2 "$EX" --role bogus "$T/z.json" 2>"$T/role.err" >/dev/null
+	has "$T/role.err" "bad --role value 'bogus'"
+}
+check "--role is recorded; a bad one is a usage error" t_role
+
+done_testing
