@@ -39,6 +39,12 @@ t_both() {
 }
 check '--mapping with --sites-only is a usage error' t_both
 
+t_stdin_twice() {
+	status 2 km --mapping - </dev/null 2>"$T/err" &&
+	has "$T/err" 'cannot read both the mapping file and the records from stdin'
+}
+check '--mapping - with records on stdin is a usage error' t_stdin_twice
+
 t_operands() {
 	status 2 km a b </dev/null 2>"$T/err" &&
 	has "$T/err" 'usage: kernel-map'

@@ -136,4 +136,24 @@ void build_payload(const sitestats *st, const catmap *cats, payload_t *out);
  */
 size_t sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out);
 
+/* ---- table.c: the passes over a trace and the records they write ---- */
+
+extern long long km_limit;	/* --kernel-table-limit; <= 0 keeps all rows */
+extern kernel_map_t km_map;	/* the mapping map (§5.5), final before rows */
+
+/*
+ * Analyze one complete trace with at least one kernel: attribute its
+ * kernels, merge the mapping statistics when `build_map`, and when
+ * `formal` write its formal_stage site records and queue its rows.
+ */
+void process_trace(trace_t *tr, int build_map, int formal);
+/* Build km_map from the merged mapping statistics. */
+void finish_mapping(void);
+/* The mapping_stage and mapping_global site records of km_map. */
+void write_mapping_sites(void);
+/* Write the queued kernel_row records (km_map must be final) and drop them. */
+void flush_pending(void);
+/* Free the queue and km_map without writing. */
+void table_free(void);
+
 #endif

@@ -23,31 +23,6 @@
 #include "sbuf.h"
 #include "xalloc.h"
 
-/* One (trace, stage) of the kernel table, waiting for the final mapping map. */
-typedef struct {
-	uint32_t canon;
-	const char *category;
-	double total;
-	long long count;
-} agg_t;
-
-typedef struct {
-	long long t;
-	uint32_t stage;
-	double stage_total;
-	agg_t *rows;		/* sorted by total descending, stable */
-	size_t nrows;
-	payload_t local;	/* §5.6, the last-resort lookup */
-} pending_t;
-
-/* A stage of the mapping map while it is being built (§5.5). */
-typedef struct {
-	uint32_t stage;
-	sitestats sites;
-	catmap cats;
-} mapstage_t;
-
-static long long limit;			/* --kernel-table-limit; <= 0: all */
 static const char *mapping_file;
 static int sites_only;
 
@@ -57,15 +32,6 @@ static int open_trace;
 static int sglang = 1;			/* framework of the latest input record */
 static u64map threads;
 static uint32_t nthreads;
-
-static mapstage_t *mstages;
-static size_t nmstages, capmstages;
-static sitestats mglobal;
-static catmap mglobal_cats;
-static kernel_map_t kmap;
-
-static pending_t *pend;
-static size_t npend, cappend;
 
 static long long ntraces, nkernel_traces;
 static uint32_t *cat_names;		/* events by category, from stats records */
@@ -302,339 +268,6 @@ read_stats_cats(void)
 /* ---- output ---- */
 
 static void
-write_site(const char *scope, const long long *t, const char *stage, const entry_t *e)
-{
-	sbuf line = SBUF_INIT, js = SBUF_INIT;
-
-	sb_adds(&line, "{\"type\":\"site\",\"scope\":\"");
-	sb_adds(&line, scope);
-	sb_addc(&line, '"');
-	if (t)
-		sb_printf(&line, ",\"t\":%lld", *t);
-	if (stage) {
-		sb_adds(&line, ",\"stage\":");
-		json_quote(&line, stage, strlen(stage));
-	}
-	entry_to_json(e, &js);
-	sb_addc(&line, ',');
-	sb_add(&line, js.s + 1, js.len - 1);	/* the entry's members */
-	rec_line(line.s, line.len);
-	sb_free(&line);
-	sb_free(&js);
-}
-
-static void
-write_payload(const char *scope, const long long *t, const char *stage, const payload_t *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->n; i++)
-		write_site(scope, t, stage, &p->e[i]);
-}
-
-static void
-write_mapping_sites(void)
-{
-	size_t i;
-
-	for (i = 0; i < kmap.nstages; i++)
-		write_payload("mapping_stage", NULL, kmap.stage_names[i], &kmap.stages[i]);
-	write_payload("mapping_global", NULL, NULL, &kmap.global);
-}
-
-/* Rows of one (trace, stage) (§5.7-§5.9), in table order. */
-static void
-write_rows(const pending_t *p)
-{
-	sbuf loc = SBUF_INIT, op = SBUF_INIT, js = SBUF_INIT;
-	const char *stage = km_s(p->stage), *name;
-	const entry_t *e;
-	double share;
-	size_t i;
-
-	for (i = 0; i < p->nrows; i++) {
-		const agg_t *a = &p->rows[i];
-		name = km_s(a->canon);
-		e = lookup_kernel_map_entry(&kmap, stage, name);
-		if (!e)
-			e = relaxed_lookup(&p->local, name);
-		best_site_summary(e, &loc, &op);
-		share = pct(a->total, p->stage_total);
-		rec_begin("kernel_row");
-		rec_int("t", p->t);
-		rec_cstr("stage", stage);
-		rec_cstr("kernel", name);
-		rec_cstr("category", a->category);
-		rec_num("total_us", a->total);
-		rec_int("launches", a->count);
-		rec_num("share_pct", share);
-		rec_num("stage_total_us", p->stage_total);
-		rec_str("location", sb_str(&loc), loc.len);
-		rec_str("cpu_op", sb_str(&op), op.len);
-		rec_bool("shown", (limit <= 0 || (long long)i < limit) && share >= 1.0);
-		if (e) {
-			sb_reset(&js);
-			entry_to_json(e, &js);
-			rec_raw("entry", js.s, js.len);
-		} else
-			rec_null("entry");
-		rec_end();
-	}
-	sb_free(&loc);
-	sb_free(&op);
-	sb_free(&js);
-}
-
-static void
-flush_pending(void)
-{
-	size_t i;
-
-	for (i = 0; i < npend; i++) {
-		write_rows(&pend[i]);
-		free(pend[i].rows);
-		payload_free(&pend[i].local);
-	}
-	npend = 0;
-}
-
-/* ---- per-trace processing ---- */
-
-typedef struct {
-	uint32_t stage;
-	size_t *idx, n, cap;
-	size_t *sample, nsample;
-} sgroup_t;
-
-static mapstage_t *
-mapstage(uint32_t stage)
-{
-	size_t i;
-
-	for (i = 0; i < nmstages; i++)
-		if (mstages[i].stage == stage)
-			return &mstages[i];
-	xgrow(&mstages, &capmstages, nmstages + 1, sizeof mstages[0]);
-	memset(&mstages[nmstages], 0, sizeof mstages[0]);
-	mstages[nmstages].stage = stage;
-	return &mstages[nmstages++];
-}
-
-/*
- * Descending sort by total that keeps equal totals in first-appearance
- * order (a bottom-up merge sort: qsort is not stable).
- */
-static void
-sort_aggs(agg_t *a, size_t n)
-{
-	agg_t *tmp;
-	size_t w, lo, mid, hi, l, r, k;
-
-	tmp = xmalloc((n ? n : 1) * sizeof *tmp);
-	for (w = 1; w < n; w *= 2) {
-		for (lo = 0; lo < n; lo += 2 * w) {
-			mid = lo + w < n ? lo + w : n;
-			hi = lo + 2 * w < n ? lo + 2 * w : n;
-			for (l = lo, r = mid, k = lo; k < hi; k++) {
-				if (l < mid && (r >= hi || !(a[r].total > a[l].total)))
-					tmp[k] = a[l++];
-				else
-					tmp[k] = a[r++];
-			}
-		}
-		memcpy(a, tmp, n * sizeof *a);
-	}
-	free(tmp);
-}
-
-static int
-cmp_stage_order(const void *pa, const void *pb)
-{
-	const sgroup_t *a = pa, *b = pb;
-	int x = stage_index(km_s(a->stage)), y = stage_index(km_s(b->stage));
-
-	return x < y ? -1 : x > y;
-}
-
-/* Formal pass of one stage group (§5.6, §5.9): local payload and row aggregates. */
-static void
-formal_stage(const sgroup_t *g, long long t)
-{
-	sitestats st = { 0 };
-	catmap cats = { 0 };
-	pending_t *p;
-	size_t i;
-
-	xgrow(&pend, &cappend, npend + 1, sizeof pend[0]);
-	p = &pend[npend++];
-	memset(p, 0, sizeof *p);
-	p->t = t;
-	p->stage = g->stage;
-	sitestats_add(&st, &cur, g->idx, g->n);
-	for (i = 0; i < g->n; i++)
-		catmap_set(&cats, cur.k[g->idx[i]].canon, cur.k[g->idx[i]].category);
-	build_payload(&st, &cats, &p->local);
-	write_payload("formal_stage", &t, km_s(g->stage), &p->local);
-	sitestats_free(&st);
-	catmap_free(&cats);
-}
-
-/* Rows of the stage groups, in stage order, honouring the 'all' skip rule. */
-static void
-formal_rows(sgroup_t *g, size_t ng, size_t first_pend)
-{
-	nsum tsum = NSUM_INIT;
-	double trace_total;
-	size_t i, j, gi;
-	uint32_t all = km_intern("all", 3);
-	pending_t *sorted;
-
-	for (i = 0; i < cur.nk; i++)
-		nsum_add(&tsum, cur.k[i].dur);
-	trace_total = nsum_value(&tsum);
-
-	/* pend[first_pend..] are in group order; reorder them by stage (stable). */
-	sorted = xmalloc(ng * sizeof *sorted);
-	for (gi = 0; gi < ng; gi++)
-		sorted[gi] = pend[first_pend + gi];
-	{
-		size_t *ord = xmalloc(ng * sizeof *ord), a, b;
-		for (a = 0; a < ng; a++)
-			ord[a] = a;
-		for (a = 1; a < ng; a++)	/* insertion sort: stable, ng <= 3 */
-			for (b = a; b > 0 && cmp_stage_order(&g[ord[b - 1]], &g[ord[b]]) > 0; b--) {
-				size_t x = ord[b];
-				ord[b] = ord[b - 1];
-				ord[b - 1] = x;
-			}
-		npend = first_pend;
-		for (a = 0; a < ng; a++) {
-			const sgroup_t *sg = &g[ord[a]];
-			pending_t p = sorted[ord[a]];
-			nsum ssum = NSUM_INIT;
-			u64map idx = { 0 };
-
-			for (j = 0; j < sg->n; j++)
-				nsum_add(&ssum, cur.k[sg->idx[j]].dur);
-			p.stage_total = nsum_value(&ssum);
-			if (sg->stage == all && cur.stage == all &&
-			    pct(p.stage_total, trace_total) < 1.0) {
-				payload_free(&p.local);
-				continue;
-			}
-			p.rows = xmalloc((sg->n ? sg->n : 1) * sizeof p.rows[0]);
-			for (j = 0; j < sg->n; j++) {
-				const kernel_t *k = &cur.k[sg->idx[j]];
-				uint32_t r = u64map_get(&idx, k->canon);
-				if (r == NONE) {
-					r = (uint32_t)p.nrows++;
-					u64map_put(&idx, k->canon, r);
-					p.rows[r].canon = k->canon;
-					p.rows[r].total = 0.0;
-					p.rows[r].count = 0;
-				}
-				p.rows[r].total += k->dur;
-				p.rows[r].count++;
-				p.rows[r].category = k->category;	/* last wins */
-			}
-			u64map_free(&idx);
-			sort_aggs(p.rows, p.nrows);
-			pend[npend++] = p;
-		}
-		free(ord);
-	}
-	free(sorted);
-}
-
-static void
-process_trace(void)
-{
-	sgroup_t *g = NULL;
-	size_t ng = 0, capg = 0, i, j, first_pend = npend;
-	int build_map = mapping_file == NULL;
-	int formal = !sites_only;
-	u64map gidx = { 0 };
-
-	/* cpu ops without External id take it from the correlation map */
-	for (i = 0; i < cur.nop; i++) {
-		timed_t *o = &cur.op[i];
-		if (o->has_id == -1) {
-			uint32_t c = u64map_get(&cur.corr, (uint64_t)o->id);
-			o->has_id = c != NONE;
-			if (c != NONE)
-				o->id = cur.corr_ext[c];
-		}
-	}
-	ntraces++;
-	if (cur.nk == 0)
-		goto done;
-	nkernel_traces++;
-
-	/* group_kernels_by_stage (§3.3): stages by first appearance, file order */
-	for (i = 0; i < cur.nk; i++) {
-		uint32_t s = cur.k[i].stage, gi = u64map_get(&gidx, s);
-		if (gi == NONE) {
-			xgrow(&g, &capg, ng + 1, sizeof g[0]);
-			gi = (uint32_t)ng++;
-			memset(&g[gi], 0, sizeof g[gi]);
-			g[gi].stage = s;
-			u64map_put(&gidx, s, gi);
-		}
-		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
-		g[gi].idx[g[gi].n++] = i;
-	}
-
-	for (i = 0; i < ng; i++) {
-		if (build_map && !cur.sglang) {
-			g[i].sample = xmalloc(g[i].n * sizeof g[i].sample[0]);
-			g[i].nsample = sample_kernels(&cur, g[i].idx, g[i].n, g[i].sample);
-			for (j = 0; j < g[i].nsample; j++)
-				cur.k[g[i].sample[j]].need = 1;
-		}
-		if (formal || !build_map || cur.sglang)
-			for (j = 0; j < g[i].n; j++)
-				cur.k[g[i].idx[j]].need = 1;
-	}
-	attribute_kernels(&cur);
-
-	if (build_map) {
-		/* mapping pass (§5.5): merge per stage and globally, in group order */
-		for (i = 0; i < ng; i++) {
-			mapstage_t *ms = mapstage(g[i].stage);
-			sitestats st = { 0 };
-			if (cur.sglang)
-				sitestats_add(&st, &cur, g[i].idx, g[i].n);
-			else
-				sitestats_add(&st, &cur, g[i].sample, g[i].nsample);
-			sitestats_merge(&ms->sites, &st);
-			sitestats_merge(&mglobal, &st);
-			sitestats_free(&st);
-			for (j = 0; j < g[i].n; j++) {
-				const kernel_t *k = &cur.k[g[i].idx[j]];
-				catmap_set(&ms->cats, k->canon, k->category);
-				catmap_set(&mglobal_cats, k->canon, k->category);
-			}
-		}
-	}
-	if (formal) {
-		for (i = 0; i < ng; i++)
-			formal_stage(&g[i], cur.t);
-		formal_rows(g, ng, first_pend);
-		if (!build_map)
-			flush_pending();	/* the mapping map is final already */
-	}
-done:
-	for (i = 0; i < ng; i++) {
-		free(g[i].idx);
-		free(g[i].sample);
-	}
-	free(g);
-	u64map_free(&gidx);
-	trace_reset(&cur);
-	open_trace = 0;
-}
-
-static void
 open_new_trace(void)
 {
 	long long t;
@@ -654,6 +287,33 @@ open_new_trace(void)
 		cur.stage = km_intern(parse_stage(km_s(path)), strlen(parse_stage(km_s(path))));
 	cur.sglang = sglang;
 	open_trace = 1;
+}
+
+/* The trace's stats record arrived: analyze it and keep only aggregates. */
+static void
+end_trace(void)
+{
+	size_t i;
+
+	/* cpu ops without External id take it from the correlation map (§1.4.4) */
+	for (i = 0; i < cur.nop; i++) {
+		timed_t *o = &cur.op[i];
+		if (o->has_id == -1) {
+			uint32_t c = u64map_get(&cur.corr, (uint64_t)o->id);
+			o->has_id = c != NONE;
+			if (c != NONE)
+				o->id = cur.corr_ext[c];
+		}
+	}
+	ntraces++;
+	if (cur.nk > 0) {
+		nkernel_traces++;
+		process_trace(&cur, mapping_file == NULL, !sites_only);
+		if (mapping_file)
+			flush_pending();	/* the mapping map is final already */
+	}
+	trace_reset(&cur);
+	open_trace = 0;
 }
 
 static void
@@ -695,11 +355,11 @@ load_mapping(const char *path)
 			payload_t *p;
 			if (!rec_get_str(&r, "stage", &stage))
 				die(EXIT_DATA, "%s:%zu: mapping_stage site without 'stage'", path, r.lineno);
-			p = kernel_map_stage(&kmap, sb_str(&stage), 1);
+			p = kernel_map_stage(&km_map, sb_str(&stage), 1);
 			if (entry_from_json(&r.doc, 0, payload_add(p)) < 0)
 				die(EXIT_DATA, "%s:%zu: site record without 'kernel'", path, r.lineno);
 		} else if (strcmp(scope.s, "mapping_global") == 0) {
-			if (entry_from_json(&r.doc, 0, payload_add(&kmap.global)) < 0)
+			if (entry_from_json(&r.doc, 0, payload_add(&km_map.global)) < 0)
 				die(EXIT_DATA, "%s:%zu: site record without 'kernel'", path, r.lineno);
 		}
 	}
@@ -709,11 +369,11 @@ load_mapping(const char *path)
 	sb_free(&scope);
 	sb_free(&stage);
 	/* lookups iterate in ascending byte order of the name (§5.4) */
-	for (i = 0; i < kmap.nstages; i++)
-		if (kmap.stages[i].n)
-			qsort(kmap.stages[i].e, kmap.stages[i].n, sizeof(entry_t), cmp_entry_name);
-	if (kmap.global.n)
-		qsort(kmap.global.e, kmap.global.n, sizeof(entry_t), cmp_entry_name);
+	for (i = 0; i < km_map.nstages; i++)
+		if (km_map.stages[i].n)
+			qsort(km_map.stages[i].e, km_map.stages[i].n, sizeof(entry_t), cmp_entry_name);
+	if (km_map.global.n)
+		qsort(km_map.global.e, km_map.global.n, sizeof(entry_t), cmp_entry_name);
 }
 
 static void
@@ -729,23 +389,6 @@ no_kernels(void)
 		die(EXIT_EMPTY, "no traces in the input");
 	die(EXIT_EMPTY, "no GPU kernels to analyze in %lld trace%s (events by category: %s)",
 	    ntraces, ntraces == 1 ? "" : "s", b.len ? b.s : "none");
-}
-
-static void
-finish_mapping(void)
-{
-	size_t i;
-
-	for (i = 0; i < nmstages; i++) {
-		build_payload(&mstages[i].sites, &mstages[i].cats,
-		    kernel_map_stage(&kmap, km_s(mstages[i].stage), 1));
-		sitestats_free(&mstages[i].sites);
-		catmap_free(&mstages[i].cats);
-	}
-	build_payload(&mglobal, &mglobal_cats, &kmap.global);
-	sitestats_free(&mglobal);
-	catmap_free(&mglobal_cats);
-	free(mstages);
 }
 
 int
@@ -766,7 +409,7 @@ main(int argc, char **argv)
 			mapping_file = optarg;
 			break;
 		case 'n':
-			if (!parse_num(optarg, LLONG_MIN, LLONG_MAX, &limit, &errstr)) {
+			if (!parse_num(optarg, LLONG_MIN, LLONG_MAX, &km_limit, &errstr)) {
 				warnx("bad --kernel-table-limit value, %s: %s", errstr, optarg);
 				usage(EXIT_USAGE);
 			}
@@ -791,6 +434,10 @@ main(int argc, char **argv)
 		in = argv[0];
 	if (mapping_file && sites_only) {
 		warnx("--mapping and --sites-only cannot be combined");
+		usage(EXIT_USAGE);
+	}
+	if (mapping_file && strcmp(mapping_file, "-") == 0 && strcmp(in, "-") == 0) {
+		warnx("cannot read both the mapping file and the records from stdin");
 		usage(EXIT_USAGE);
 	}
 
@@ -831,7 +478,7 @@ main(int argc, char **argv)
 			{
 				char *line = xstrndup(rd.line, rd.len);
 				size_t len = rd.len;
-				process_trace();
+				end_trace();
 				rec_line(line, len);
 				free(line);
 			}
@@ -857,8 +504,7 @@ main(int argc, char **argv)
 		no_kernels();
 	if (sites_only && nkernel_traces == 0)
 		warn_msg("no GPU kernels in the mapping input; the mapping map is empty");
-	free(pend);
-	kernel_map_free(&kmap);
+	table_free();
 	u64map_free(&threads);
 	strtab_free(km_str);
 	return tool_finish(EXIT_OK);

@@ -1,0 +1,391 @@
+/*
+ * The kernel table of kernel-map: per-trace stage groups, the mapping
+ * map (kernel-table.md §5.5), formal payloads and rows (§5.6-§5.9), and
+ * the site and kernel_row records that carry them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "km.h"
+#include "num.h"
+#include "payload.h"
+#include "rec.h"
+#include "rules.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+/* One (trace, stage) of the kernel table, waiting for the final mapping map. */
+typedef struct {
+	uint32_t canon;
+	const char *category;
+	double total;
+	long long count;
+} agg_t;
+
+typedef struct {
+	long long t;
+	uint32_t stage;
+	double stage_total;
+	agg_t *rows;		/* sorted by total descending, stable */
+	size_t nrows;
+	payload_t local;	/* §5.6, the last-resort lookup */
+} pending_t;
+
+/* A stage of the mapping map while it is being built (§5.5). */
+typedef struct {
+	uint32_t stage;
+	sitestats sites;
+	catmap cats;
+} mapstage_t;
+
+long long km_limit;
+kernel_map_t km_map;
+
+static mapstage_t *mstages;
+static size_t nmstages, capmstages;
+static sitestats mglobal;
+static catmap mglobal_cats;
+
+static pending_t *pend;
+static size_t npend, cappend;
+
+/* ---- output ---- */
+
+static void
+write_site(const char *scope, const long long *t, const char *stage, const entry_t *e)
+{
+	sbuf line = SBUF_INIT, js = SBUF_INIT;
+
+	sb_adds(&line, "{\"type\":\"site\",\"scope\":\"");
+	sb_adds(&line, scope);
+	sb_addc(&line, '"');
+	if (t)
+		sb_printf(&line, ",\"t\":%lld", *t);
+	if (stage) {
+		sb_adds(&line, ",\"stage\":");
+		json_quote(&line, stage, strlen(stage));
+	}
+	entry_to_json(e, &js);
+	sb_addc(&line, ',');
+	sb_add(&line, js.s + 1, js.len - 1);	/* the entry's members */
+	rec_line(line.s, line.len);
+	sb_free(&line);
+	sb_free(&js);
+}
+
+static void
+write_payload(const char *scope, const long long *t, const char *stage, const payload_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		write_site(scope, t, stage, &p->e[i]);
+}
+
+void
+write_mapping_sites(void)
+{
+	size_t i;
+
+	for (i = 0; i < km_map.nstages; i++)
+		write_payload("mapping_stage", NULL, km_map.stage_names[i], &km_map.stages[i]);
+	write_payload("mapping_global", NULL, NULL, &km_map.global);
+}
+
+/* Rows of one (trace, stage) (§5.7-§5.9), in table order. */
+static void
+write_rows(const pending_t *p)
+{
+	sbuf loc = SBUF_INIT, op = SBUF_INIT, js = SBUF_INIT;
+	const char *stage = km_s(p->stage), *name;
+	const entry_t *e;
+	double share;
+	size_t i;
+
+	for (i = 0; i < p->nrows; i++) {
+		const agg_t *a = &p->rows[i];
+		name = km_s(a->canon);
+		e = lookup_kernel_map_entry(&km_map, stage, name);
+		if (!e)
+			e = relaxed_lookup(&p->local, name);
+		best_site_summary(e, &loc, &op);
+		share = pct(a->total, p->stage_total);
+		rec_begin("kernel_row");
+		rec_int("t", p->t);
+		rec_cstr("stage", stage);
+		rec_cstr("kernel", name);
+		rec_cstr("category", a->category);
+		rec_num("total_us", a->total);
+		rec_int("launches", a->count);
+		rec_num("share_pct", share);
+		rec_num("stage_total_us", p->stage_total);
+		rec_str("location", sb_str(&loc), loc.len);
+		rec_str("cpu_op", sb_str(&op), op.len);
+		rec_bool("shown", (km_limit <= 0 || (long long)i < km_limit) && share >= 1.0);
+		if (e) {
+			sb_reset(&js);
+			entry_to_json(e, &js);
+			rec_raw("entry", js.s, js.len);
+		} else
+			rec_null("entry");
+		rec_end();
+	}
+	sb_free(&loc);
+	sb_free(&op);
+	sb_free(&js);
+}
+
+void
+flush_pending(void)
+{
+	size_t i;
+
+	for (i = 0; i < npend; i++) {
+		write_rows(&pend[i]);
+		free(pend[i].rows);
+		payload_free(&pend[i].local);
+	}
+	npend = 0;
+}
+
+/* ---- per-trace processing ---- */
+
+typedef struct {
+	uint32_t stage;
+	size_t *idx, n, cap;
+	size_t *sample, nsample;
+} sgroup_t;
+
+static mapstage_t *
+mapstage(uint32_t stage)
+{
+	size_t i;
+
+	for (i = 0; i < nmstages; i++)
+		if (mstages[i].stage == stage)
+			return &mstages[i];
+	xgrow(&mstages, &capmstages, nmstages + 1, sizeof mstages[0]);
+	memset(&mstages[nmstages], 0, sizeof mstages[0]);
+	mstages[nmstages].stage = stage;
+	return &mstages[nmstages++];
+}
+
+/*
+ * Descending sort by total that keeps equal totals in first-appearance
+ * order (a bottom-up merge sort: qsort is not stable).
+ */
+static void
+sort_aggs(agg_t *a, size_t n)
+{
+	agg_t *tmp;
+	size_t w, lo, mid, hi, l, r, k;
+
+	tmp = xmalloc((n ? n : 1) * sizeof *tmp);
+	for (w = 1; w < n; w *= 2) {
+		for (lo = 0; lo < n; lo += 2 * w) {
+			mid = lo + w < n ? lo + w : n;
+			hi = lo + 2 * w < n ? lo + 2 * w : n;
+			for (l = lo, r = mid, k = lo; k < hi; k++) {
+				if (l < mid && (r >= hi || !(a[r].total > a[l].total)))
+					tmp[k] = a[l++];
+				else
+					tmp[k] = a[r++];
+			}
+		}
+		memcpy(a, tmp, n * sizeof *a);
+	}
+	free(tmp);
+}
+
+static int
+stage_before(const sgroup_t *a, const sgroup_t *b)
+{
+	return stage_index(km_s(a->stage)) < stage_index(km_s(b->stage));
+}
+
+/* Row aggregates of one stage group (§5.1): by canonical name, first-seen order. */
+static void
+aggregate(const trace_t *tr, const sgroup_t *g, pending_t *p)
+{
+	u64map idx = { 0 };
+	nsum sum = NSUM_INIT;
+	size_t j;
+
+	p->rows = xmalloc((g->n ? g->n : 1) * sizeof p->rows[0]);
+	for (j = 0; j < g->n; j++) {
+		const kernel_t *k = &tr->k[g->idx[j]];
+		uint32_t r = u64map_get(&idx, k->canon);
+		nsum_add(&sum, k->dur);
+		if (r == NONE) {
+			r = (uint32_t)p->nrows++;
+			u64map_put(&idx, k->canon, r);
+			p->rows[r].canon = k->canon;
+			p->rows[r].total = 0.0;
+			p->rows[r].count = 0;
+		}
+		p->rows[r].total += k->dur;
+		p->rows[r].count++;
+		p->rows[r].category = k->category;	/* the last kernel's (§2.2) */
+	}
+	p->stage_total = nsum_value(&sum);
+	u64map_free(&idx);
+	sort_aggs(p->rows, p->nrows);
+}
+
+/*
+ * Formal pass of one trace (§5.9): a local payload per stage group, in
+ * group order, then the rows' aggregates per stage in stage order, with
+ * the leftover 'all' stage dropped when under 1% of the trace.
+ */
+static void
+formal_trace(const trace_t *tr, const sgroup_t *g, size_t ng)
+{
+	payload_t *local = xcalloc(ng, sizeof *local);
+	size_t *ord = xmalloc(ng * sizeof *ord), a, b, i;
+	uint32_t all = km_intern("all", 3);
+	nsum tsum = NSUM_INIT;
+	double trace_total;
+
+	for (i = 0; i < ng; i++) {
+		sitestats st = { 0 };
+		catmap cats = { 0 };
+		size_t j;
+		sitestats_add(&st, tr, g[i].idx, g[i].n);
+		for (j = 0; j < g[i].n; j++)
+			catmap_set(&cats, tr->k[g[i].idx[j]].canon, tr->k[g[i].idx[j]].category);
+		build_payload(&st, &cats, &local[i]);
+		write_payload("formal_stage", &tr->t, km_s(g[i].stage), &local[i]);
+		sitestats_free(&st);
+		catmap_free(&cats);
+	}
+	for (i = 0; i < tr->nk; i++)
+		nsum_add(&tsum, tr->k[i].dur);
+	trace_total = nsum_value(&tsum);
+
+	/* stable insertion sort of the (at most three) groups by stage order */
+	for (a = 0; a < ng; a++) {
+		for (b = a; b > 0 && stage_before(&g[a], &g[ord[b - 1]]); b--)
+			ord[b] = ord[b - 1];
+		ord[b] = a;
+	}
+	for (a = 0; a < ng; a++) {
+		const sgroup_t *sg = &g[ord[a]];
+		pending_t *p;
+		xgrow(&pend, &cappend, npend + 1, sizeof pend[0]);
+		p = &pend[npend];
+		memset(p, 0, sizeof *p);
+		p->t = tr->t;
+		p->stage = sg->stage;
+		aggregate(tr, sg, p);
+		if (sg->stage == all && tr->stage == all &&
+		    pct(p->stage_total, trace_total) < 1.0) {
+			free(p->rows);
+			payload_free(&local[ord[a]]);
+			continue;
+		}
+		p->local = local[ord[a]];	/* moved */
+		npend++;
+	}
+	free(ord);
+	free(local);
+}
+
+void
+process_trace(trace_t *tr, int build_map, int formal)
+{
+	sgroup_t *g = NULL;
+	size_t ng = 0, capg = 0, i, j;
+	u64map gidx = { 0 };
+
+	/* group_kernels_by_stage (§3.3): stages by first appearance, file order */
+	for (i = 0; i < tr->nk; i++) {
+		uint32_t s = tr->k[i].stage, gi = u64map_get(&gidx, s);
+		if (gi == NONE) {
+			xgrow(&g, &capg, ng + 1, sizeof g[0]);
+			gi = (uint32_t)ng++;
+			memset(&g[gi], 0, sizeof g[gi]);
+			g[gi].stage = s;
+			u64map_put(&gidx, s, gi);
+		}
+		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
+		g[gi].idx[g[gi].n++] = i;
+	}
+
+	/* attribute only what the passes read: the sample, or every kernel */
+	for (i = 0; i < ng; i++) {
+		if (build_map && !tr->sglang) {
+			g[i].sample = xmalloc(g[i].n * sizeof g[i].sample[0]);
+			g[i].nsample = sample_kernels(tr, g[i].idx, g[i].n, g[i].sample);
+			for (j = 0; j < g[i].nsample; j++)
+				tr->k[g[i].sample[j]].need = 1;
+		}
+		if (formal || !build_map || tr->sglang)
+			for (j = 0; j < g[i].n; j++)
+				tr->k[g[i].idx[j]].need = 1;
+	}
+	attribute_kernels(tr);
+
+	if (build_map) {
+		/* mapping pass (§5.5): merge per stage and globally, in group order */
+		for (i = 0; i < ng; i++) {
+			mapstage_t *ms = mapstage(g[i].stage);
+			sitestats st = { 0 };
+			if (tr->sglang)
+				sitestats_add(&st, tr, g[i].idx, g[i].n);
+			else
+				sitestats_add(&st, tr, g[i].sample, g[i].nsample);
+			sitestats_merge(&ms->sites, &st);
+			sitestats_merge(&mglobal, &st);
+			sitestats_free(&st);
+			for (j = 0; j < g[i].n; j++) {
+				const kernel_t *k = &tr->k[g[i].idx[j]];
+				catmap_set(&ms->cats, k->canon, k->category);
+				catmap_set(&mglobal_cats, k->canon, k->category);
+			}
+		}
+	}
+	if (formal)
+		formal_trace(tr, g, ng);
+	for (i = 0; i < ng; i++) {
+		free(g[i].idx);
+		free(g[i].sample);
+	}
+	free(g);
+	u64map_free(&gidx);
+}
+
+void
+finish_mapping(void)
+{
+	size_t i;
+
+	for (i = 0; i < nmstages; i++) {
+		build_payload(&mstages[i].sites, &mstages[i].cats,
+		    kernel_map_stage(&km_map, km_s(mstages[i].stage), 1));
+		sitestats_free(&mstages[i].sites);
+		catmap_free(&mstages[i].cats);
+	}
+	build_payload(&mglobal, &mglobal_cats, &km_map.global);
+	sitestats_free(&mglobal);
+	catmap_free(&mglobal_cats);
+	free(mstages);
+	mstages = NULL;
+	nmstages = capmstages = 0;
+}
+
+void
+table_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < npend; i++) {
+		free(pend[i].rows);
+		payload_free(&pend[i].local);
+	}
+	npend = 0;
+	free(pend);
+	pend = NULL;
+	cappend = 0;
+	kernel_map_free(&km_map);
+}
