@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "num.h"
@@ -123,64 +124,119 @@ rec_reader_init(rec_reader *r, FILE *fp, const char *name)
 void
 rec_reader_free(rec_reader *r)
 {
-	free(r->line);
+	free(r->buf);
 	json_doc_free(&r->doc);
+	r->buf = NULL;
 	r->line = NULL;
 }
 
-int
-rec_next(rec_reader *r)
+/* Refill the buffer keeping the unread tail; returns bytes read (0 at EOF). */
+static ssize_t
+refill(rec_reader *r)
 {
 	ssize_t n;
+	size_t tail = r->bend - r->bstart;
 
-	for (;;) {
-		n = getline(&r->line, &r->cap, r->fp);
-		if (n < 0) {
-			if (ferror(r->fp))
-				die(EXIT_DATA, "cannot read '%s': %s", r->name, strerror(errno));
-			return 0;
-		}
-		r->lineno++;
-		while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
-			r->line[--n] = '\0';
-		if (n == 0)
-			continue;
-		r->len = (size_t)n;
-		r->parsed = 0;
-		return 1;
+	if (r->bstart > 0) {
+		memmove(r->buf, r->buf + r->bstart, tail);
+		r->bstart = 0;
+		r->bend = tail;
 	}
+	if (r->bcap - r->bend < 65536) {
+		r->bcap = r->bcap ? r->bcap * 2 : 1 << 20;
+		r->buf = xrealloc(r->buf, r->bcap);
+	}
+	for (;;) {
+		n = read(fileno(r->fp), r->buf + r->bend, r->bcap - r->bend - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (n < 0)
+		die(EXIT_DATA, "cannot read '%s': %s", r->name, strerror(errno));
+	r->bend += (size_t)n;
+	return n;
 }
 
 #define TYPE_PREFIX "{\"type\":\""
 
+int
+rec_next(rec_reader *r)
+{
+	char *p, *nl;
+	size_t n;
+
+	for (;;) {
+		p = r->buf + r->bstart;
+		nl = r->bend > r->bstart ? memchr(p, '\n', r->bend - r->bstart) : NULL;
+		if (!nl) {
+			if (!r->eof && refill(r) > 0)
+				continue;
+			r->eof = 1;
+			if (r->bend == r->bstart)
+				return 0;
+			/* last line without its newline */
+			p = r->buf + r->bstart;
+			nl = r->buf + r->bend;
+			if (r->bend >= r->bcap) {
+				r->buf = xrealloc(r->buf, r->bcap + 1);
+				r->bcap++;
+				p = r->buf + r->bstart;
+				nl = r->buf + r->bend;
+			}
+		}
+		n = (size_t)(nl - p);
+		r->bstart += n + (nl < r->buf + r->bend ? 1 : 0);
+		if (nl == r->buf + r->bend)
+			r->bend = r->bstart;
+		*nl = '\0';
+		r->lineno++;
+		while (n > 0 && p[n - 1] == '\r')
+			p[--n] = '\0';
+		if (n == 0)
+			continue;
+		r->line = p;
+		r->len = n;
+		r->parsed = 0;
+		r->type = NULL;
+		/* Our writers put "type" first: read it without tokenizing. */
+		if (n > sizeof TYPE_PREFIX && memcmp(p, TYPE_PREFIX, sizeof TYPE_PREFIX - 1) == 0) {
+			char *t = p + sizeof TYPE_PREFIX - 1;
+			char *q = memchr(t, '"', n - (sizeof TYPE_PREFIX - 1));
+			if (q && memchr(t, '\\', (size_t)(q - t)) == NULL) {
+				r->type = t;
+				r->typelen = (size_t)(q - t);
+			}
+		}
+		return 1;
+	}
+}
+
 const char *
 rec_type(rec_reader *r, size_t *n)
 {
-	const char *p, *q;
 	int i;
 
-	if (r->len > sizeof TYPE_PREFIX && memcmp(r->line, TYPE_PREFIX, sizeof TYPE_PREFIX - 1) == 0) {
-		p = r->line + sizeof TYPE_PREFIX - 1;
-		q = memchr(p, '"', r->len - (sizeof TYPE_PREFIX - 1));
-		if (q && memchr(p, '\\', (size_t)(q - p)) == NULL) {
-			*n = (size_t)(q - p);
-			return p;
-		}
+	if (r->type) {
+		*n = r->typelen;
+		return r->type;
 	}
 	rec_parse(r);
 	i = rec_get(r, "type");
 	if (i < 0 || r->doc.tok[i].type != JSMN_STRING)
 		die(EXIT_DATA, "%s:%zu: record has no \"type\" string member", r->name, r->lineno);
-	return json_span(&r->doc, i, n);
+	r->type = json_span(&r->doc, i, &r->typelen);
+	*n = r->typelen;
+	return r->type;
 }
 
 int
 rec_is(rec_reader *r, const char *type)
 {
-	size_t n, tl = strlen(type);
+	size_t n;
 	const char *t = rec_type(r, &n);
 
-	return n == tl && memcmp(t, type, n) == 0;
+	return strncmp(t, type, n) == 0 && type[n] == '\0';
 }
 
 void

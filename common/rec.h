@@ -42,9 +42,15 @@ typedef struct {
 	const char *name;	/* for messages: file name or "<stdin>" */
 	size_t lineno;
 	char *line;		/* current line, NUL-terminated, no '\n' */
-	size_t len, cap;
+	size_t len;
 	json_doc doc;
 	int parsed;
+	/* private: read(2) buffer and the current line's type span */
+	char *buf;
+	size_t bcap, bstart, bend;
+	int eof;
+	const char *type;
+	size_t typelen;
 } rec_reader;
 
 void rec_reader_init(rec_reader *r, FILE *fp, const char *name);
