@@ -199,6 +199,27 @@ t_empty_chain_quirk() {
 }
 check 'a CPU context with an empty chain skips the time window' t_empty_chain_quirk
 
+# §6.3 takes a CPU op's own External id only: an op that has just a
+# correlation (mapped to the kernel's id by a corr record) gives no context,
+# and the frames open at the op are not used.
+t_no_corr_fallback_for_ops() {
+	{
+		trc mapping /m/m.json all
+		frame 'python/sglang/a.py(1): fa' 0 20
+		echo '{"type":"cpu_op","t":0,"name":"aten::mm","pid":"100","tid":"100","ts":5,"dur":1,"correlation":77}'
+		kern foo_a 1 500 5 ',"external_id":5'
+		echo '{"type":"corr","t":0,"correlation":77,"external_id":5}'
+		end
+	} >"$T/map" &&
+	formal_one foo_a >"$T/in" &&
+	os --mapping "$T/map" <"$T/in" >"$T/out" &&
+	eq unmapped "$(scope_of "$T/out" foo_a)" &&
+	sed 's/"correlation":77}$/"correlation":77,"external_id":5}/' "$T/map" >"$T/map2" &&
+	os --mapping "$T/map2" <"$T/in" >"$T/out" &&
+	eq 'python/sglang/a.py(1): fa' "$(scope_of "$T/out" foo_a)"
+}
+check 'CPU ops match by their own External id only' t_no_corr_fallback_for_ops
+
 # §7.1 relaxed lookup: a source key that prefixes the kernel name matches.
 t_relaxed_lookup() {
 	{
