@@ -1,7 +1,8 @@
 /*
  * trace-capture internals: the options every part reads, the HTTP layer
  * (http.c, the only file that talks to libcurl), the trace watcher
- * (watch.c) and the per-framework capture flows (flow.c).
+ * (watch.c), detection and probes (probe.c) and the per-framework capture
+ * flows (flow.c).
  *
  * Ownership: strings in struct opts belong to argv or to main(); every
  * function that returns a char * hands the caller a heap string to free.
@@ -46,7 +47,7 @@ enum {
 struct http_res {
 	long status;		/* 0 when no response arrived */
 	sbuf body;		/* response body (capped, see http.c) */
-	char err[256];		/* transport error text */
+	char err[512];		/* transport error text */
 };
 
 /* Connect and inactivity limits in seconds (request < 0: per-call default). */
@@ -101,13 +102,42 @@ void snap_free(struct snap *s);
 void wait_new_traces(const char *path, const struct snap *before,
     double timeout, double poll, struct snap *found);
 
-/* ---- flow.c ---- */
+/* ---- probe.c ---- */
+
+/* Reference timeouts in seconds (§8). */
+#define T_INFO		60.0
+#define T_READY		5.0
+#define T_MODELS	60.0
+#define T_PROBE		300.0
+#define T_START_SGL	300.0
+#define T_START		60.0
+#define T_STOP		300.0
+
+/* One stage's workload (§7.3); prompt is owned (heap). */
+struct plan {
+	const char *stage;	/* "prefill", "decode" or NULL for legacy */
+	char *prompt;
+	long long warm_n, warm_tok, cap_n, cap_tok;
+};
+
+/* The plan of a stage ("prefill", "decode") or of legacy (NULL). */
+void build_plan(const struct opts *o, const char *stage, struct plan *p);
+
+/* <base><path>, heap. */
+char *url_of(const struct opts *o, const char *path);
+
+/* First model id of GET /v1/models; exits 4 with the §9 messages. */
+char *discover_model(const struct opts *o);
 
 /*
- * Run the capture for o->framework and return the target path to print
- * (heap).  Every failure exits 4 (or 2 for bad combinations found late).
+ * Send `count` probes with indices offset.. and `tokens` output tokens:
+ * SGLang /generate when model is NULL, else OpenAI chat with the
+ * completions fallback.  Returns 0, or -1 with "<what> request k of n
+ * failed: ..." appended to err.
  */
-char *run_capture(const struct opts *o);
+int probes(const struct opts *o, const char *model, const struct plan *p,
+    long long offset, long long count, long long tokens, const char *what,
+    sbuf *err);
 
 /*
  * detect_framework_from_url (§5.6): the text hint of the absolute output
@@ -116,6 +146,14 @@ char *run_capture(const struct opts *o);
  * at all.
  */
 const char *detect_framework(const struct opts *o, const char *outdir_abs);
+
+/* ---- flow.c ---- */
+
+/*
+ * Run the capture for o->framework and return the target path to print
+ * (heap).  Every failure exits 4 (or 2 for bad combinations found late).
+ */
+char *run_capture(const struct opts *o);
 
 /* 1 when the reference would treat p as a file path (.json or .gz suffix). */
 int file_like_path(const char *p);

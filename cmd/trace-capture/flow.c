@@ -1,13 +1,11 @@
 /*
- * The capture flows (spec capture-and-cli.md §6, §7): framework detection
- * from the URL, probe plans, OpenAI-compatible and SGLang-native probes,
- * the SGLang flow and the remote flow shared by vLLM, TensorRT-LLM and
- * TokenSpeed.
+ * The capture flows (spec capture-and-cli.md §6): the SGLang flow, the
+ * remote flow shared by vLLM, TensorRT-LLM and TokenSpeed, and the
+ * dispatcher over the stage workloads.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,314 +17,7 @@
 #include "num.h"
 #include "rules.h"
 #include "sbuf.h"
-#include "text.h"
 #include "xalloc.h"
-
-/* Reference timeouts in seconds (§8). */
-#define T_INFO		60.0
-#define T_READY		5.0
-#define T_MODELS	60.0
-#define T_PROBE		300.0
-#define T_START_SGL	300.0
-#define T_START		60.0
-#define T_STOP		300.0
-
-/* One stage's workload (§7.3). */
-struct plan {
-	const char *stage;	/* "prefill", "decode" or NULL for legacy */
-	char *prompt;
-	long long warm_n, warm_tok, cap_n, cap_tok;
-};
-
-static long long
-max_ll(long long a, long long b)
-{
-	return a > b ? a : b;
-}
-
-static char *
-join_url(const struct opts *o, const char *path)
-{
-	sbuf b = SBUF_INIT;
-
-	sb_printf(&b, "%s%s", o->base, path);
-	return sb_detach(&b);
-}
-
-/* synthetic_prompt(n): the word "profile" max(1, n) times (§7.2). */
-static char *
-synthetic_prompt(long long n)
-{
-	sbuf b = SBUF_INIT;
-	long long i;
-
-	n = max_ll(1, n);
-	sb_grow(&b, (size_t)n * 8);
-	for (i = 0; i < n; i++)
-		sb_adds(&b, i ? " profile" : "profile");
-	return sb_detach(&b);
-}
-
-static void
-build_plan(const struct opts *o, const char *stage, struct plan *p)
-{
-	long long n = max_ll(1, o->num_steps);
-	long long pr = max_ll(1, max_ll(0, o->probe_requests));
-	long long w = max_ll(0, o->warmup_steps);
-	long long t;
-
-	p->stage = stage;
-	if (stage && strcmp(stage, "prefill") == 0) {
-		p->prompt = synthetic_prompt(o->prefill_in);
-		t = max_ll(1, o->prefill_out);
-		p->warm_n = w;
-		p->warm_tok = t;
-		p->cap_n = max_ll(pr, n);
-	} else if (stage) {
-		p->prompt = synthetic_prompt(o->decode_in);
-		t = max_ll(1, o->decode_out);
-		p->warm_n = w > 0 ? 1 : 0;
-		p->warm_tok = max_ll(1, w);
-		p->cap_n = pr;
-	} else {
-		p->prompt = xstrdup(o->probe_prompt);
-		t = o->probe_max_new_tokens ? o->probe_max_new_tokens :
-		    max_ll(64, o->num_steps * 8);
-		t = max_ll(1, t);
-		p->warm_n = w;
-		p->warm_tok = t;
-		p->cap_n = pr;
-	}
-	p->cap_tok = t;
-}
-
-/*
- * unique_probe_prompt (§6.5): the marker replaces the first word of a
- * prompt with two or more words and is prepended to a one-word prompt.
- */
-static void
-unique_prompt(const char *prompt, long long i, sbuf *out)
-{
-	size_t n = strlen(prompt), k = 0, w;
-	const char *suffix = prompt, *r;
-	size_t slen = n, rl;
-
-	while (k < n && (w = text_ws_len(prompt + k, n - k)) > 0)
-		k += w;
-	while (k < n && text_ws_len(prompt + k, n - k) == 0)
-		k++;
-	while (k < n && (w = text_ws_len(prompt + k, n - k)) > 0)
-		k += w;
-	if (k < n) {
-		suffix = prompt + k;
-		slen = n - k;
-	}
-	sb_reset(out);
-	sb_printf(out, "profile_probe_%lld ", max_ll(0, i));
-	sb_add(out, suffix, slen);
-	r = text_strip(out->s, out->len, &rl);
-	memmove(out->s, r, rl);
-	out->len = rl;
-	out->s[rl] = '\0';
-}
-
-/* ---- framework detection from the URL (§5.6) ---- */
-
-static int
-get_json(const struct opts *o, const char *path, double timeout,
-    struct http_res *r, json_doc *d, int *transport)
-{
-	char *url = join_url(o, path);
-	int rc = http_call("GET", url, NULL, timeout, r);
-
-	free(url);
-	if (rc == HTTP_TRANSPORT)
-		(*transport)++;
-	return rc == HTTP_OK && r->body.len > 0 &&
-	    json_valid(r->body.s, r->body.len) &&
-	    json_parse(d, r->body.s, r->body.len) == 0;
-}
-
-const char *
-detect_framework(const struct opts *o, const char *outdir_abs)
-{
-	static const char *const sgl_keys[] = { "internal_states",
-	    "tokenizer_path", "prefill", "decode" };
-	struct http_res r = { 0 };
-	json_doc d = { 0 };
-	const char *fw = NULL, *why = NULL;
-	int down = 0, i, di;
-	sbuf err = SBUF_INIT;
-
-	if (outdir_abs && (fw = framework_text_hint(outdir_abs,
-	    strlen(outdir_abs))) != NULL)
-		why = "the --output-dir path";
-	if (!fw && get_json(o, "/server_info", T_INFO, &r, &d, &down) &&
-	    json_kind(&d, 0) == JK_OBJ)
-		for (i = 0; i < 4 && !fw; i++)
-			if (json_get(&d, 0, sgl_keys[i]) >= 0) {
-				fw = "sglang";
-				why = "GET /server_info";
-			}
-	if (!fw && get_json(o, "/readiness", T_READY, &r, &d, &down)) {
-		fw = "tokenspeed";
-		why = "GET /readiness";
-	}
-	if (!fw && get_json(o, "/v1/models", T_MODELS, &r, &d, &down) &&
-	    json_kind(&d, 0) == JK_OBJ && (di = json_get(&d, 0, "data")) >= 0 &&
-	    json_kind(&d, di) == JK_ARR) {
-		fw = "vllm";
-		why = "GET /v1/models";
-	}
-	if (!fw && down == 3) {
-		/* Nothing answered at all: say so instead of guessing SGLang. */
-		http_describe("GET", o->base, &r, &err);
-		die(EXIT_CAPTURE, "cannot reach the server to detect its framework: %s",
-		    err.s);
-	}
-	if (!fw) {
-		fw = "sglang";
-		why = "nothing matched; the default";
-	}
-	note_msg("framework: %s (%s)", framework_display(fw), why);
-	http_res_free(&r);
-	json_doc_free(&d);
-	return fw;
-}
-
-/* ---- probes (§6.5) and model discovery (§6.6) ---- */
-
-static char *
-discover_model(const struct opts *o)
-{
-	struct http_res r = { 0 };
-	json_doc d = { 0 };
-	char *url = join_url(o, "/v1/models");
-	sbuf msg = SBUF_INIT, id = SBUF_INIT;
-	int rc = http_call("GET", url, NULL, T_MODELS, &r), di, e0, idx;
-
-	if (rc != HTTP_OK || r.body.len == 0 || !json_valid(r.body.s, r.body.len) ||
-	    json_parse(&d, r.body.s, r.body.len) != 0 || json_kind(&d, 0) != JK_OBJ) {
-		http_describe("GET", url, &r, &msg);
-		if (rc == HTTP_OK)
-			sb_adds(&msg, " (not a JSON object)");
-		die(EXIT_CAPTURE, "Could not read %s: %s", url, msg.s);
-	}
-	di = json_get(&d, 0, "data");
-	if (json_kind(&d, di) != JK_ARR || d.tok[di].size == 0) {
-		http_describe("GET", url, &r, &msg);
-		die(EXIT_CAPTURE, "No models returned by %s: %s", url, msg.s);
-	}
-	e0 = di + 1;
-	idx = json_get(&d, e0, "id");
-	if (json_kind(&d, e0) != JK_OBJ || !json_truthy(&d, idx)) {
-		http_describe("GET", url, &r, &msg);
-		die(EXIT_CAPTURE, "Malformed /v1/models payload from %s: %s",
-		    o->base, msg.s);
-	}
-	json_pystr(&d, idx, &id, NULL);
-	free(url);
-	http_res_free(&r);
-	json_doc_free(&d);
-	return sb_detach(&id);
-}
-
-/* A response body that the reference parses: empty or JSON. */
-static int
-empty_or_json(const struct http_res *r)
-{
-	return r->body.len == 0 || json_valid(r->body.s, r->body.len);
-}
-
-/*
- * One probe request with index i.  Returns 0, or -1 with the reason in
- * err.  The OpenAI path falls back once from chat to completions on any
- * failure, as the reference does.
- */
-static int
-probe(const struct opts *o, const char *model, const struct plan *p,
-    long long i, long long tokens, sbuf *err)
-{
-	sbuf prompt = SBUF_INIT, body = SBUF_INIT;
-	struct http_res r = { 0 };
-	char *url;
-	int rc, ok;
-
-	unique_prompt(p->prompt, i, &prompt);
-	if (model == NULL) {
-		sb_adds(&body, "{\"text\": ");
-		json_quote(&body, prompt.s, prompt.len);
-		sb_printf(&body, ", \"sampling_params\": {\"sampling_seed\": %lld, "
-		    "\"temperature\": 0.0, \"max_new_tokens\": %lld}, "
-		    "\"stream\": false}", max_ll(0, i), tokens);
-		url = join_url(o, "/generate");
-		rc = http_call("POST", url, body.s, T_PROBE, &r);
-		ok = rc == HTTP_OK && empty_or_json(&r);
-		if (!ok) {
-			http_describe("POST", url, &r, err);
-			if (rc == HTTP_OK)
-				sb_adds(err, " (not JSON)");
-		}
-		free(url);
-	} else {
-		sb_adds(&body, "{\"model\": ");
-		json_quote(&body, model, strlen(model));
-		sb_adds(&body, ", \"messages\": [{\"role\": \"user\", \"content\": ");
-		json_quote(&body, prompt.s, prompt.len);
-		sb_printf(&body, "}], \"temperature\": 0.0, \"max_tokens\": %lld, "
-		    "\"stream\": false}", tokens);
-		url = join_url(o, "/v1/chat/completions");
-		rc = http_call("POST", url, body.s, T_PROBE, &r);
-		ok = rc == HTTP_OK && empty_or_json(&r);
-		if (!ok) {
-			http_describe("POST", url, &r, err);
-			sb_adds(err, "; fallback ");
-			free(url);
-			sb_reset(&body);
-			sb_adds(&body, "{\"model\": ");
-			json_quote(&body, model, strlen(model));
-			sb_adds(&body, ", \"prompt\": ");
-			json_quote(&body, prompt.s, prompt.len);
-			sb_printf(&body, ", \"temperature\": 0.0, \"max_tokens\": %lld, "
-			    "\"stream\": false}", tokens);
-			url = join_url(o, "/v1/completions");
-			rc = http_call("POST", url, body.s, T_PROBE, &r);
-			ok = rc == HTTP_OK && empty_or_json(&r);
-			if (!ok) {
-				http_describe("POST", url, &r, err);
-				if (rc == HTTP_OK)
-					sb_adds(err, " (not JSON)");
-			}
-		}
-		free(url);
-	}
-	sb_free(&prompt);
-	sb_free(&body);
-	http_res_free(&r);
-	return ok ? 0 : -1;
-}
-
-/* Send `count` probes with indices from `offset`; -1 with err on failure. */
-static int
-probes(const struct opts *o, const char *model, const struct plan *p,
-    long long offset, long long count, long long tokens, const char *what,
-    sbuf *err)
-{
-	long long k;
-	sbuf why = SBUF_INIT;
-
-	for (k = 0; k < count; k++) {
-		sb_reset(&why);
-		if (probe(o, model, p, offset + k, tokens, &why) != 0) {
-			sb_printf(err, "%s request %lld of %lld failed: %s", what,
-			    k + 1, count, why.s);
-			sb_free(&why);
-			return -1;
-		}
-	}
-	sb_free(&why);
-	return 0;
-}
 
 /* ---- start / stop ---- */
 
@@ -338,7 +29,7 @@ static int
 stop_profile(const struct opts *o, sbuf *err)
 {
 	struct http_res r = { 0 };
-	char *url = join_url(o, "/stop_profile");
+	char *url = url_of(o, "/stop_profile");
 	int rc = http_call("POST", url, NULL, T_STOP, &r);
 
 	if (rc != HTTP_OK)
@@ -429,7 +120,7 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 	    num_repr((double)ts.tv_sec + ts.tv_nsec / 1e9, epoch));
 	make_dirs(d.s);
 
-	url = join_url(o, "/server_info");
+	url = url_of(o, "/server_info");
 	if (http_call("GET", url, NULL, T_INFO, &r) == HTTP_OK && r.body.len > 0 &&
 	    json_valid(r.body.s, r.body.len)) {
 		sb_printf(&sa, "%s/server_args.json", d.s);
@@ -455,7 +146,7 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 		sb_printf(&body, ", \"start_step\": \"%lld\"", o->start_step);
 	sb_addc(&body, '}');
 	snap_take(d.s, &before);
-	url = join_url(o, "/start_profile");
+	url = url_of(o, "/start_profile");
 	rc = http_call("POST", url, body.s, T_START_SGL, &r);
 	if (rc != HTTP_OK) {
 		sb_adds(&err, "cannot start the SGLang profiler: ");
@@ -554,7 +245,7 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 		json_quote(&body, id.s, id.len);
 		sb_addc(&body, '}');
 	}
-	url = join_url(o, "/start_profile");
+	url = url_of(o, "/start_profile");
 	/* Any 2xx counts as started, JSON or not (a deliberate deviation). */
 	rc = http_call("POST", url, body.len ? body.s : NULL, T_START, &r);
 	if (rc != HTTP_OK) {
@@ -664,7 +355,7 @@ run_capture(const struct opts *o)
 			return ret;
 		}
 		/* The guard step: SGLang counts the step before checking (§6.2). */
-		snprintf(num, sizeof num, "%lld", max_ll(1, o->num_steps) + 1);
+		snprintf(num, sizeof num, "%lld", (o->num_steps > 1 ? o->num_steps : 1) + 1);
 		for (i = 0; stages[i]; i++) {
 			build_plan(o, stages[i], &p);
 			sb_reset(&pfx);
@@ -680,9 +371,10 @@ run_capture(const struct opts *o)
 		}
 		sb_free(&pfx);
 		sb_free(&sd);
-		real = realpath(root, NULL);
+		if ((real = realpath(root, NULL)) == NULL)
+			return root;
 		free(root);
-		return real ? real : xstrdup("");
+		return real;
 	}
 
 	root = abs_path(o->output_dir);

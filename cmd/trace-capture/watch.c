@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
