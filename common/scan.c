@@ -223,6 +223,20 @@ open_container(struct sc *s, size_t i, char kind)
 	return SCAN_OK;
 }
 
+/* Bytes that end a number or literal. */
+static const unsigned char *
+delim_tab(void)
+{
+	static unsigned char t[256];
+	static int init;
+
+	if (!init) {
+		t[' '] = t['\t'] = t['\n'] = t['\r'] = t[','] = t[']'] = t['}'] = t[':'] = 1;
+		init = 1;
+	}
+	return t;
+}
+
 static const unsigned char *special_tab(void)
 {
 	static unsigned char t[256];
@@ -371,7 +385,23 @@ feed(struct sc *s, const char *buf, size_t n)
 				s->inprim = 1;
 				s->primlen = 0;
 				s->prim_off = s->base + i;
-				continue;	/* the primitive loop collects it */
+				{
+					/* Fast path: the whole number is in this chunk. */
+					size_t j = i;
+					while (j < n && !delim_tab()[u[j]])
+						j++;
+					if (j < n && j - i <= MAXPRIM) {
+						memcpy(s->prim, buf + i, j - i);
+						s->primlen = (int)(j - i);
+						s->inprim = 0;
+						if (!valid_prim(s))
+							return fail(s, i, "invalid literal or number",
+							    HINT_SYNTAX);
+						value_done(s);
+						i = j;
+					}
+				}
+				continue;	/* the primitive loop collects the rest */
 			}
 			return fail(s, i, "expected a value", HINT_SYNTAX);
 		case M_KEY:
