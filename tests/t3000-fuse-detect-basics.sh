@@ -153,10 +153,35 @@ t_several() {
 	pat '"pattern":"Mine","active_keywords":["other_kernel"],"rationale":"R."' >"$T/mine" &&
 	fd -p "$TOP/data/fuse-patterns.jsonl" -p "$T/mine" <"$T/in" >"$T/out" &&
 	fuse_rows "$T/out" .pattern >"$T/got" &&
-	printf '"Fused residual add + RMSNorm"\n"Mine"\n' >"$T/want" &&
+	printf 'Fused residual add + RMSNorm\nMine\n' >"$T/want" &&
 	same "$T/want" "$T/got"
 }
 check 'several -p files load into one catalog in order' t_several
+
+t_alone() {
+	# The catalog is inside the binary: a copy run far from the source
+	# tree (no data/ anywhere near) still finds the patterns.
+	mkstream >"$T/in" &&
+	mkdir "$T/alone" && cp "$FUSE_DETECT" "$T/alone/fuse-detect" &&
+	(cd "$T/alone" && ./fuse-detect) <"$T/in" >"$T/a" &&
+	fd <"$T/in" >"$T/b" &&
+	same "$T/b" "$T/a" &&
+	has "$T/a" '"type":"fuse_row"'
+}
+check 'works installed alone: the catalog is built in' t_alone
+
+t_odd_needles() {
+	# A needle without letters or digits has an empty compact form, so
+	# only the lowercase substring test applies; "" matches every row.
+	mkstream >"$T/in" &&
+	pat '"pattern":"Colons","active_keywords":["::"]' >"$T/cat" &&
+	fd -p "$T/cat" <"$T/in" | jq -r 'select(.type=="fuse_row") | .evidence' >"$T/got" &&
+	eq 'void flashinfer::norm::FusedAddRMSNormKernel<8> (50.0%)' "$(cat "$T/got")" &&
+	pat '"pattern":"Empty","active_keywords":[""],"split_groups":[[]]' >"$T/cat" &&
+	fd -p "$T/cat" <"$T/in" | jq -r 'select(.type=="fuse_row") | .related_us' >"$T/got" &&
+	eq 1000 "$(cat "$T/got")"
+}
+check 'needles without alphanumerics; the empty needle' t_odd_needles
 
 t_devfull() {
 	mkstream >"$T/in" &&

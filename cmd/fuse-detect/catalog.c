@@ -36,7 +36,7 @@ bad(const src_t *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	sb_vprintf(&m, fmt, ap);
 	va_end(ap);
-	die(EXIT_DATA, "%s:%zu: %s", s->name, s->lineno, sb_str(&m));
+	die(EXIT_DATA, "%s:%zu: %s", s->name, s->lineno, sbs(&m));
 }
 
 static char *
@@ -100,9 +100,9 @@ make_needles(strlist_t *words, kwlist_t *kw)
 	for (i = 0; i < words->n; i++) {
 		kw->v[i].raw = words->v[i];
 		py_lower(kw->v[i].raw, strlen(kw->v[i].raw), &b);
-		kw->v[i].lower = xstrdup(sb_str(&b));
+		kw->v[i].lower = xstrdup(sbs(&b));
 		text_compact(kw->v[i].raw, strlen(kw->v[i].raw), &b);
-		kw->v[i].compact = xstrdup(sb_str(&b));
+		kw->v[i].compact = xstrdup(sbs(&b));
 	}
 	free(words->v);
 	words->v = NULL;
@@ -178,8 +178,8 @@ path_hints(const char *joined)
 	size_t n;
 
 	text_normalize(joined, strlen(joined), &norm);
-	py_lower(sb_str(&norm), norm.len, &low);
-	t = sb_str(&low);
+	py_lower(sbs(&norm), norm.len, &low);
+	t = sbs(&low);
 	n = low.len;
 	if (text_has(t, n, "vllm/"))
 		h |= HINT_VLLM;

@@ -376,7 +376,7 @@ row_locations(const frow_t *row, uniq_t *rowvals, sbuf *tmp)
 			/* Recompute A.2; the stored display_location is never read (edge case 36). */
 			site_display_location(&e->sites[i], tmp);
 			nvals++;
-			uniq_add(rowvals, sb_str(tmp), tmp->len);
+			uniq_add(rowvals, sbs(tmp), tmp->len);
 		}
 	}
 	if (nvals > 0 || !loc[0] || strcmp(loc, "unresolved") == 0)
@@ -403,7 +403,7 @@ fuse_locations(const cand_t *c, const frow_t *rows, sbuf *out)
 		row_locations(&rows[c->rows[r]], &rowvals, &tmp);
 		for (i = 0; i < rowvals.n; i++) {
 			format_fusion_location(rowvals.v[i], strlen(rowvals.v[i]), &fmt);
-			uniq_add(&all, sb_str(&fmt), fmt.len);
+			uniq_add(&all, sbs(&fmt), fmt.len);
 		}
 		uniq_free(&rowvals);
 	}
@@ -451,7 +451,7 @@ hint_names(unsigned hints, sbuf *out)
 	for (i = 0; i < 4; i++)
 		if (hints & (1u << i))
 			sb_printf(out, "%s%s", out->len ? "/" : "", names[i]);
-	return sb_str(out);
+	return sbs(out);
 }
 
 static void

@@ -132,7 +132,7 @@ args_tp_size(const json_doc *d, int obj, const char *where)
 	}
 	json_pystr(d, i, &t, NULL);
 	warn_msg("%s: server_args tp_size '%s' is not an integer; using 1", where,
-	    sb_str(&t));
+	    sbs(&t));
 	sb_free(&t);
 	return 1;
 }
@@ -152,8 +152,8 @@ read_input(rec_reader *r)
 	memset(in, 0, sizeof *in);
 	in->tp_size = 1;
 	if (rec_get_str(r, "framework", &s))
-		in->framework = xstrdup(sb_str(&s));
-	in->is_mapping = rec_get_str(r, "role", &s) && strcmp(sb_str(&s), "mapping") == 0;
+		in->framework = xstrdup(sbs(&s));
+	in->is_mapping = rec_get_str(r, "role", &s) && strcmp(sbs(&s), "mapping") == 0;
 	args = rec_get(r, "server_args");
 	in->args_truthy = json_truthy(d, args);
 	sb_reset(&s);
@@ -164,10 +164,10 @@ read_input(rec_reader *r)
 		if (json_truthy(d, v))
 			json_pystr(d, v, &s, NULL);
 		sb_printf(&where, "%s:%zu", r->name, r->lineno);
-		in->tp_size = args_tp_size(d, args, sb_str(&where));
+		in->tp_size = args_tp_size(d, args, sbs(&where));
 	}
-	py_lower(sb_str(&s), s.len, &where);
-	in->model = xstrdup(sb_str(&where));
+	py_lower(sbs(&s), s.len, &where);
+	in->model = xstrdup(sbs(&where));
 	if (in->is_mapping)
 		cur_mapping = ninputs;
 	else
@@ -191,7 +191,7 @@ read_trace(rec_reader *r)
 		memset(traces + old, 0, (traces_cap - old) * sizeof *traces);
 	traces[t].known = 1;
 	traces[t].is_mapping = rec_get_str(r, "role", &role) &&
-	    strcmp(sb_str(&role), "mapping") == 0;
+	    strcmp(sbs(&role), "mapping") == 0;
 	traces[t].formal = cur_formal;
 	sb_free(&role);
 }
@@ -208,13 +208,13 @@ explain_one(const fresult_t *res, const cand_t *c, const fctx_t *ctx)
 		rec_str("stage", grp.stage.s ? grp.stage.s : "", grp.stage.len);
 		rec_cstr("pattern", c->p->pattern);
 		rec_cstr("verdict", verdict_name(c->v));
-		rec_str("detail", sb_str(&detail), detail.len);
+		rec_str("detail", sbs(&detail), detail.len);
 		rec_end();
 	} else {
 		fflush(stdout);
 		fprintf(stderr, "%s: explain: t=%lld %s: %s: %s: %s\n", progname,
-		    grp.t, sb_str(&grp.stage), c->p->pattern, verdict_name(c->v),
-		    sb_str(&detail));
+		    grp.t, sbs(&grp.stage), c->p->pattern, verdict_name(c->v),
+		    sbs(&detail));
 	}
 	sb_free(&detail);
 }
@@ -226,7 +226,7 @@ emit_row(const fresult_t *res, const cand_t *c)
 
 	rec_begin("fuse_row");
 	rec_int("t", grp.t);
-	rec_str("stage", sb_str(&grp.stage), grp.stage.len);
+	rec_str("stage", sbs(&grp.stage), grp.stage.len);
 	rec_cstr("pattern", c->p->pattern);
 	rec_cstr("confidence", fuse_confidence(c));
 	rec_num("related_us", c->related_us);
@@ -370,16 +370,16 @@ read_kernel_row(rec_reader *r)
 	    !rec_get_num(r, "stage_total_us", &stage_total))
 		die(EXIT_DATA, "%s:%zu: kernel_row needs t, stage, kernel, total_us "
 		    "and stage_total_us", r->name, r->lineno);
-	if (grp.open && (grp.t != t || strcmp(sb_str(&grp.stage), sb_str(&stage)) != 0))
+	if (grp.open && (grp.t != t || strcmp(sbs(&grp.stage), sbs(&stage)) != 0))
 		group_flush();
 	if (!grp.open) {
-		if (seen_group(t, sb_str(&stage)))
+		if (seen_group(t, sbs(&stage)))
 			die(EXIT_DATA, "%s:%zu: kernel rows of trace %lld stage '%s' are "
-			    "not contiguous", r->name, r->lineno, t, sb_str(&stage));
+			    "not contiguous", r->name, r->lineno, t, sbs(&stage));
 		grp.open = 1;
 		grp.t = t;
 		sb_reset(&grp.stage);
-		sb_adds(&grp.stage, sb_str(&stage));
+		sb_adds(&grp.stage, sbs(&stage));
 		grp.total_us = stage_total;
 	}
 	xgrow(&grp.rows, &grp.cap, grp.n + 1, sizeof *grp.rows);

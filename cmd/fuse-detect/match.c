@@ -12,7 +12,6 @@ py_lower(const char *p, size_t n, sbuf *out)
 	size_t i;
 
 	sb_reset(out);
-	sb_grow(out, n + 1);
 	for (i = 0; i < n; i++) {
 		if (s[i] >= 'A' && s[i] <= 'Z') {
 			sb_addc(out, (char)(s[i] + ('a' - 'A')));

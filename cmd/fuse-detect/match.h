@@ -21,6 +21,16 @@
  */
 void py_lower(const char *p, size_t n, sbuf *out);
 
+/*
+ * sbs: an sbuf's text, "" when empty.  Used instead of sb_str because an
+ * sbuf that was grown but never written holds no terminating NUL.
+ */
+static inline const char *
+sbs(const sbuf *b)
+{
+	return b->len ? b->s : "";
+}
+
 /* A kernel row's search text (§4 steps 1-2), built once per row. */
 typedef struct {
 	sbuf hay;		/* py_lower(name + " " + location + " " + cpu_op) */
