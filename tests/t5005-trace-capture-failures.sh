@@ -27,6 +27,8 @@ done
 spawn_fake hang --framework sglang --hang /generate
 spawn_fake hs --framework vllm --trace-dir "$T/hs" --hang /start_profile
 spawn_fake gone --framework sglang
+mkdir -p "$T/sig"
+spawn_fake sig --framework vllm --trace-dir "$T/sig" --hang /v1/chat/completions
 
 # start_profile rejected, for each framework.
 for fw in sglang vllm trtllm tokenspeed; do
@@ -169,5 +171,33 @@ t_gone() {
 	has "$T/gone.err" "cannot start the SGLang profiler: POST $GONE/start_profile: .*onnect"
 }
 check 'server down: exit 4 quickly, naming the URL' t_gone
+
+# SIGTERM while a capture request is in flight: the profiler is stopped.
+use_fake sig
+"$CAPTURE" --url "$FAKE_URL" --framework vllm --output-dir "$T/sig" \
+    --request-timeout 30 $ONE >"$T/sig.out" 2>"$T/sig.err" &
+SIGPID=$!
+_i=0
+while ! grep -q chat/completions "$FAKE_LOG" && [ $_i -lt 100 ]; do
+	sleep 0.05
+	_i=$((_i + 1))
+done
+_t0=$(date +%s)
+kill -TERM $SIGPID
+wait $SIGPID
+echo $? >"$T/sig.rc"
+echo $(($(date +%s) - _t0)) >"$T/sig.secs"
+stop_fake
+
+t_signal() {
+	eq 4 "$(cat "$T/sig.rc")" exit
+	[ "$(cat "$T/sig.secs")" -le 3 ] || { echo "took $(cat "$T/sig.secs") s"; return 1; }
+	has "$T/sig.err" 'capture request 1 of 1 failed: POST .*/v1/chat/completions: interrupted by a signal'
+	reqs | tail -n 3 >"$T/got"
+	printf '%s\n' 'POST /start_profile' 'POST /v1/chat/completions' \
+	    'POST /stop_profile' >"$T/want"
+	same "$T/want" "$T/got"
+}
+check 'SIGTERM during a capture: stop_profile sent, exit 4 at once' t_signal
 
 done_testing

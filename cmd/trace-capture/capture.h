@@ -10,6 +10,7 @@
 #ifndef CAPTURE_H
 #define CAPTURE_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "sbuf.h"
@@ -62,6 +63,9 @@ void http_cleanup(void);
  * must be released with http_res_free().
  */
 int http_call(const char *method, const char *url, const char *body,
+    double timeout, struct http_res *r);
+/* Same, but not abandoned when got_signal is set (for stop_profile). */
+int http_call_always(const char *method, const char *url, const char *body,
     double timeout, struct http_res *r);
 void http_res_free(struct http_res *r);
 
@@ -164,8 +168,18 @@ int file_like_path(const char *p);
 void make_dirs(const char *path);
 /* Absolute form of path ('~' expanded, not symlink-resolved); heap. */
 char *abs_path(const char *path);
-/* Sleep for a fractional number of seconds (no-op when <= 0). */
+/*
+ * Sleep for a fractional number of seconds (no-op when <= 0); returns
+ * early when a termination signal arrives.
+ */
 void sleep_s(double s);
+
+/*
+ * Set by SIGINT/SIGTERM/SIGHUP.  Requests in flight are abandoned and the
+ * flows stop the profiler before exiting; only stop_profile itself runs
+ * while it is set (http_call's `always` argument).
+ */
+extern volatile sig_atomic_t got_signal;
 /* Monotonic clock in seconds. */
 double now_mono(void);
 

@@ -30,7 +30,8 @@ stop_profile(const struct opts *o, sbuf *err)
 {
 	struct http_res r = { 0 };
 	char *url = url_of(o, "/stop_profile");
-	int rc = http_call("POST", url, NULL, T_STOP, &r);
+	/* Sent even after a signal, so the profiler is not left running. */
+	int rc = http_call_always("POST", url, NULL, got_signal ? 10.0 : T_STOP, &r);
 
 	if (rc != HTTP_OK)
 		http_describe("POST", url, &r, err);
@@ -156,6 +157,8 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 	free(url);
 
 	sleep_s(o->probe_delay);
+	if (got_signal)
+		fail_after_start(o, "interrupted by a signal", NULL);
 	if (probes(o, NULL, p, p->warm_n, p->cap_n, p->cap_tok, "capture", &err) != 0)
 		fail_after_start(o, err.s, NULL);
 	/* SGLang stops by itself after num_steps; a refused stop is normal. */
@@ -258,6 +261,8 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 
 	settle = o->settle_delay >= 0 ? o->settle_delay : 5.0;
 	sleep_s(o->probe_delay > settle ? o->probe_delay : settle);
+	if (got_signal)
+		fail_after_start(o, "interrupted by a signal", NULL);
 	if (probes(o, model, p, p->warm_n, p->cap_n, p->cap_tok, "capture", &err) != 0)
 		fail_after_start(o, err.s, NULL);
 	if (stop_profile(o, &err) != HTTP_OK)

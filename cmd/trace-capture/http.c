@@ -59,7 +59,7 @@ http_res_free(struct http_res *r)
 struct idle {
 	double last, limit;
 	curl_off_t dl, ul;
-	int expired;
+	int expired, always;
 };
 
 /*
@@ -76,6 +76,8 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 
 	(void)dltotal;
 	(void)ultotal;
+	if (got_signal && !w->always)
+		return 1;
 	if (dlnow != w->dl || ulnow != w->ul) {
 		w->dl = dlnow;
 		w->ul = ulnow;
@@ -92,9 +94,26 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
  * low-speed limit (no byte for `idle` seconds aborts), plus a total cap of
  * four times that so a server that trickles bytes cannot hold us forever.
  */
+static int call(const char *, const char *, const char *, double,
+    struct http_res *, int);
+
 int
 http_call(const char *method, const char *url, const char *body,
     double timeout, struct http_res *r)
+{
+	return call(method, url, body, timeout, r, 0);
+}
+
+int
+http_call_always(const char *method, const char *url, const char *body,
+    double timeout, struct http_res *r)
+{
+	return call(method, url, body, timeout, r, 1);
+}
+
+static int
+call(const char *method, const char *url, const char *body, double timeout,
+    struct http_res *r, int always)
 {
 	CURL *h;
 	CURLcode rc;
@@ -103,7 +122,7 @@ http_call(const char *method, const char *url, const char *body,
 	double idle = request_s > 0 ? request_s : timeout;
 	long idle_s = (long)ceil(idle);
 	int post = strcmp(method, "GET") != 0;
-	struct idle w = { 0, 0, 0, 0, 0 };
+	struct idle w = { 0, 0, 0, 0, 0, always };
 
 	sb_free(&r->body);
 	r->status = 0;
@@ -149,6 +168,8 @@ http_call(const char *method, const char *url, const char *body,
 	rc = curl_easy_perform(h);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	else if (rc == CURLE_ABORTED_BY_CALLBACK && got_signal && !always)
+		snprintf(r->err, sizeof r->err, "interrupted by a signal");
 	else if (rc == CURLE_ABORTED_BY_CALLBACK && w.expired)
 		snprintf(r->err, sizeof r->err, "timed out: no data for %g s",
 		    w.limit);

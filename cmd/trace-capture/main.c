@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@ static double float_arg(const char *opt, const char *s, double min);
 static const char *choice(const char *opt, const char *s,
     const char *const *choices);
 static void check_remote(const struct opts *o);
+static void catch_signals(void);
+
+volatile sig_atomic_t got_signal;
 
 /* The reference's --framework choices, in its order (§1.3). */
 static const char *const fw_choices[] = { "auto", "sglang", "vllm", "trtllm",
@@ -208,6 +212,7 @@ main(int argc, char **argv)
 	if (o.output_dir)
 		outdir_abs = abs_path(o.output_dir);
 
+	catch_signals();
 	http_init(connect_timeout, request_timeout);
 	o.framework = framework_canonical(fw);
 	if (strcmp(o.framework, "auto") == 0)
@@ -362,8 +367,35 @@ sleep_s(double s)
 		return;
 	ts.tv_sec = (time_t)s;
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+	while (!got_signal && nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/*
+ * Catch the termination signals so that a profiler already started is
+ * stopped.  A second signal ends the program at once (SA_RESETHAND).  A
+ * signal ignored on entry (SIGINT in a background job) stays ignored.
+ */
+static void
+catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 double

@@ -157,7 +157,8 @@ detect_framework(const struct opts *o, const char *outdir_abs)
 	}
 	if (!fw && down == 3) {
 		/* Nothing answered at all: say so instead of guessing SGLang. */
-		http_describe("GET", o->base, &r, &err);
+		char *url = url_of(o, "/v1/models");
+		http_describe("GET", url, &r, &err);
 		die(EXIT_CAPTURE, "cannot reach the server to detect its framework: %s",
 		    err.s);
 	}
@@ -255,7 +256,9 @@ probe(const struct opts *o, const char *model, const struct plan *p,
 		url = url_of(o, "/v1/chat/completions");
 		rc = http_call("POST", url, body.s, T_PROBE, &r);
 		ok = rc == HTTP_OK && empty_or_json(&r);
-		if (!ok) {
+		if (!ok && got_signal) {
+			http_describe("POST", url, &r, err);
+		} else if (!ok) {
 			http_describe("POST", url, &r, err);
 			sb_adds(err, "; fallback ");
 			free(url);

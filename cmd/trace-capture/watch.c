@@ -327,6 +327,9 @@ wait_new_traces(const char *path, const struct snap *before, double timeout,
 		}
 		if (ready && ntrace > 0)
 			break;
+		if (got_signal)
+			die(EXIT_CAPTURE, "interrupted by a signal while waiting for "
+			    "traces in '%s'", path);
 		if (now_mono() >= deadline)
 			goto timeout;
 		sleep_s(poll);
