@@ -68,3 +68,10 @@ xgrow(void *pp, size_t *cap, size_t need, size_t elem)
 	*p = xrealloc(*p, c * elem);
 	*cap = c;
 }
+
+void
+xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

@@ -16,4 +16,10 @@ char *xstrndup(const char *s, size_t n);
  */
 void xgrow(void *pp, size_t *cap, size_t need, size_t elem);
 
+/*
+ * qsort that accepts an empty array with a NULL base (qsort itself may not
+ * be passed NULL, even with zero elements).
+ */
+void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

@@ -173,7 +173,7 @@ discover_files(const char *dir, int recursive, struct tlist *out)
 	int order = 0;
 
 	walk(dir, recursive, &v, &n, &cap);
-	qsort(v, n, sizeof *v, cand_cmp);
+	xqsort(v, n, sizeof *v, cand_cmp);
 	for (i = 0; i < n; i++) {
 		int dup = 0;
 		for (j = 0; j < out->n; j++)
@@ -186,7 +186,7 @@ discover_files(const char *dir, int recursive, struct tlist *out)
 		free(v[i].path);
 	}
 	free(v);
-	qsort(out->v, out->n, sizeof *out->v, mtime_cmp);
+	xqsort(out->v, out->n, sizeof *out->v, mtime_cmp);
 }
 
 static char *
@@ -325,7 +325,7 @@ discover_targets(const char *abspath, struct tlist *out, char **trace_dir)
 			tlist_add(&keep, all.v[i].path, all.v[i].mtime_ns, all.v[i].order);
 	}
 	tlist_free(&all);
-	qsort(keep.v, keep.n, sizeof *keep.v, stage_name_cmp);
+	xqsort(keep.v, keep.n, sizeof *keep.v, stage_name_cmp);
 	*out = keep;
 	return 0;
 }

@@ -698,7 +698,7 @@ extract_trace(const char *path, int t)
 		goto out;
 	}
 	/* The correlation map entries that downstream tools will ask for. */
-	qsort(s.need, s.nneed, sizeof *s.need, cmp_ll);
+	xqsort(s.need, s.nneed, sizeof *s.need, cmp_ll);
 	for (i = 0; i < s.nneed; i++) {
 		if (i && s.need[i] == s.need[i - 1])
 			continue;

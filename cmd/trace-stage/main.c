@@ -353,7 +353,7 @@ build_windows(int gpu, struct wlist *wl)
 	for (i = 0; i < na; i++)
 		if (av[i].gpu == gpu)
 			tmp[m++] = av[i];
-	qsort(tmp, m, sizeof *tmp, annot_cmp);
+	xqsort(tmp, m, sizeof *tmp, annot_cmp);
 	memset(wl, 0, sizeof *wl);
 	for (i = 0; i < m; i++) {
 		struct window *prev = wl->n ? &wl->w[wl->n - 1] : NULL;
@@ -602,7 +602,7 @@ warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t
 		v[ns].end = kv[i].ts + kv[i].dur;
 		ns++;
 	}
-	qsort(v, ns, sizeof *v, sk_cmp);
+	xqsort(v, ns, sizeof *v, sk_cmp);
 	for (i = 1; i < ns; i++)
 		if (v[i].stream == v[i - 1].stream && v[i].ts < v[i - 1].end - 1e-3)
 			overlaps++;
@@ -621,7 +621,7 @@ warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t
 	for (i = 0; i < nk; i++)
 		if (kv[i].has_corr)
 			kc[nkc++] = kv[i].corr;
-	qsort(kc, nkc, sizeof *kc, ll_cmp);
+	xqsort(kc, nkc, sizeof *kc, ll_cmp);
 	for (i = 0; i < nlaunch; i++)
 		if (!bsearch(&launch_corr[i], kc, nkc, sizeof *kc, ll_cmp))
 			missing++;
@@ -649,7 +649,7 @@ finish_trace(rec_reader *r)
 	const char *all_or_path;
 
 	(void)path;
-	qsort(corrs, ncorr, sizeof *corrs, corr_cmp);	/* one entry per correlation */
+	xqsort(corrs, ncorr, sizeof *corrs, corr_cmp);	/* one entry per correlation */
 	sel = select_pid(&times, &pids, &npids);
 	build_windows(1, &gw);
 	build_windows(0, &cw);
