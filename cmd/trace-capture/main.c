@@ -194,11 +194,12 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, "%s: unexpected argument '%s'\n", progname,
+		    argv[optind]);
 		usage(EXIT_USAGE);
 	}
 	if (o.url == NULL || o.url[0] == '\0') {
-		warnx("--url is required");
+		fprintf(stderr, "%s: --url is required\n", progname);
 		usage(EXIT_USAGE);
 	}
 	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0)
