@@ -35,6 +35,7 @@ sb_grow(sbuf *b, size_t extra)
 		c *= 2;
 	b->s = xrealloc(b->s, c);
 	b->cap = c;
+	b->s[b->len] = '\0';	/* a fresh buffer reads as "" */
 }
 
 void
