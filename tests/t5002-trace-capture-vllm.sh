@@ -5,10 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 
-mkdir -p "$T/out" "$T/fb" "$T/d5"
+mkdir -p "$T/out" "$T/fb" "$T/d5" "$T/leg/srv"
 spawn_fake both --framework vllm --trace-dir "$T/out"
 spawn_fake fb --framework vllm --trace-dir "$T/fb" --chat-status 500
 spawn_fake d5 --framework vllm --trace-dir "$T/d5"
+spawn_fake leg --framework vllm --trace-dir "$T/leg/srv"
 
 # -- both stages; an old trace already in the folder must stay put --
 printf '{"traceEvents": []}' | gzip >"$T/out/old.pt.trace.json.gz"
@@ -138,5 +139,21 @@ t_default_settle() {
 	    "$FAKE_LOG" | grep -q true
 }
 check 'default: at least 5 s between start_profile and the capture' t_default_settle
+
+# -- legacy into a folder: the folder of the new trace, not of older ones --
+printf '{"traceEvents": []}' >"$T/leg/older.pt.trace.json"
+use_fake leg
+capture leg --url "$FAKE_URL" --framework vllm --output-dir "$T/leg" \
+    --profile-workload legacy --warmup-steps 0 $FAST
+stop_fake
+
+t_legacy_dir() {
+	eq 0 "$(cat "$T/leg.rc")" exit
+	printf '%s\nvllm\n' "$T/leg/srv" >"$T/want"
+	same "$T/want" "$T/leg.out"
+	[ -f "$T/leg/older.pt.trace.json" ]
+	ls "$T/leg/srv" | grep -Eq '^fake_tp0\.[0-9]+\.pt\.trace\.json\.gz$'
+}
+check 'legacy: prints the folder holding the new trace; nothing is moved' t_legacy_dir
 
 done_testing
