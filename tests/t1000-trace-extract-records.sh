@@ -69,11 +69,14 @@ t_launch() {
 check "launch record" t_launch
 
 t_frame() {
-	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110}' \
 	    "$(first frame)"
 	eq 10 "$(count frame)"
+	"$EX" --python-ids "$T/rec.json" >"$T/ids.jsonl"
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
+	    "$(first frame "$T/ids.jsonl")"
 }
-check "frame record with python_id and parent_id" t_frame
+check "frame record; python_id and parent_id with --python-ids" t_frame
 
 t_annotation() {
 	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000100,"dur":120,"external_id":1}' \

@@ -31,6 +31,7 @@ static const char *framework = "auto";
 static const char *fallback;
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static int strict;
+static int python_ids;		/* frames carry python_id / parent_id */
 
 static void usage(int code) __attribute__((noreturn));
 static int extract_operand(const char *arg, int *tindex);
@@ -40,6 +41,7 @@ static const struct option longopts[] = {
 	{ "framework-fallback", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "progress", no_argument, NULL, 'p' },
+	{ "python-ids", no_argument, NULL, 'P' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "role", required_argument, NULL, 'r' },
 	{ "strict", no_argument, NULL, 's' },
@@ -65,6 +67,9 @@ main(int argc, char **argv)
 			usage(EXIT_OK);
 		case 'p':
 			progress_flag = 1;
+			break;
+		case 'P':
+			python_ids = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -119,6 +124,7 @@ usage(int code)
 	    "  -f, --framework NAME   auto (default), sglang, vllm, trtllm or tokenspeed\n"
 	    "      --framework-fallback NAME  used when auto-detection finds no hint\n"
 	    "  -p, --progress         show progress on stderr even when it is not a terminal\n"
+	    "      --python-ids       give frame records their python_id and parent_id\n"
 	    "  -q, --quiet            no warnings or progress\n"
 	    "  -r, --role ROLE        single (default), mapping or formal\n"
 	    "  -s, --strict           data-quality warnings become errors (exit 1)\n"
@@ -513,7 +519,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		json_pystr(d, i_name, &s->name, &s->repl);
 	else
 		sb_reset(&s->name);
-	nf = lookup(&s->names, sb_str(&s->name), s->name.len, 0, NULL);
+	/* Frames and CPU ops can be neither kernels nor launches: skip the name rules. */
+	nf = (cf & (CF_PYFN | CF_CPUOP)) ? 0 :
+	    lookup(&s->names, sb_str(&s->name), s->name.len, 0, NULL);
 	if (i_name < 0)
 		nf &= ~NF_META;
 	json_pystr(d, i_pid, &s->pid, &s->repl);
@@ -530,9 +538,10 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		rec_str("tid", s->tid.s, s->tid.len);
 		put_time(s, "ts", i_ts, ts);
 		put_time(s, "dur", i_dur, dur);
-		if (a_pyid >= 0 && json_coerce_int(d, a_pyid, &v))
+		/* No tool reads the Python ids; they cost a sixth of the stream. */
+		if (python_ids && a_pyid >= 0 && json_coerce_int(d, a_pyid, &v))
 			rec_int("python_id", v);
-		if (a_pypid >= 0 && json_coerce_int(d, a_pypid, &v))
+		if (python_ids && a_pypid >= 0 && json_coerce_int(d, a_pypid, &v))
 			rec_int("parent_id", v);
 		rec_end();
 	}
