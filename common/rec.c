@@ -195,6 +195,11 @@ rec_next(rec_reader *r)
 			p[--n] = '\0';
 		if (n == 0)
 			continue;
+		/* A record cut short (an upstream tool killed mid-write) must not
+		 * pass through as if it were whole. */
+		if (p[n - 1] != '}')
+			die(EXIT_DATA, "%s:%zu: record is not a JSON object (the line does not end with '}'; "
+			    "was the upstream tool cut short?)", r->name, r->lineno);
 		r->line = p;
 		r->len = n;
 		r->parsed = 0;

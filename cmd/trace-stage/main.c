@@ -7,6 +7,7 @@
  * through.  Also reports data-quality problems per trace.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ static char *cur_path;
 static long long *launch_corr;
 static size_t nlaunch, lcap;
 static int cur_t = -1;
+static int in_trace;		/* a trace record is open (its stats not yet seen) */
 static char *cur_stage;
 
 static void usage(int code) __attribute__((noreturn));
@@ -147,7 +149,11 @@ read_kernel(rec_reader *r)
 	}
 	(void)ic;
 	memset(&k, 0, sizeof k);
-	if (its < 0 || idur < 0 || !json_todouble(d, its, &k.ts) || !json_todouble(d, idur, &k.dur))
+	if (!in_trace)
+		die(EXIT_DATA, "%s:%zu: kernel record outside a trace (no trace record before it)",
+		    r->name, r->lineno);
+	if (its < 0 || idur < 0 || !json_todouble(d, its, &k.ts) ||
+	    !json_todouble(d, idur, &k.dur) || !isfinite(k.ts) || !isfinite(k.dur))
 		die(EXIT_DATA, "%s:%zu: kernel record without numeric ts and dur", r->name,
 		    r->lineno);
 	k.name = intern_field(r, iname, &tmp);
@@ -234,10 +240,11 @@ main(int argc, char **argv)
 				continue;
 			}
 			if (rec_is(&r, "trace")) {
-				if (cur_t >= 0)
+				if (in_trace)
 					die(EXIT_DATA, "%s:%zu: trace %d has no stats record; input truncated",
 					    r.name, r.lineno, cur_t);
-				cur_t = rec_get_int(&r, "t", &v) ? (int)v : 0;
+				in_trace = 1;
+				cur_t = rec_get_int(&r, "t", &v) && v >= 0 && v <= INT_MAX ? (int)v : 0;
 				free(cur_stage);
 				cur_stage = xstrdup(rec_get_str(&r, "stage", &tmp) ? sb_str(&tmp) : "all");
 				free(cur_path);
@@ -259,12 +266,12 @@ main(int argc, char **argv)
 					xgrow(&launch_corr, &lcap, nlaunch + 1, sizeof *launch_corr);
 					launch_corr[nlaunch++] = cc;
 				}
-			} else if (rec_is(&r, "stats")) {
+			} else if (rec_is(&r, "stats") && in_trace) {
 				finish_trace(&r);
 			}
 			rec_line(r.line, r.len);
 		}
-		if (cur_t >= 0)
+		if (in_trace)
 			die(EXIT_DATA, "%s: input ended inside trace %d (no stats record); "
 			    "the upstream tool probably failed", r.name, cur_t);
 		rec_reader_free(&r);
@@ -745,4 +752,5 @@ finish_trace(rec_reader *r)
 	strtab_free(tab);
 	tab = strtab_new();
 	cur_t = -1;
+	in_trace = 0;
 }
