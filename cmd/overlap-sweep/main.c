@@ -275,6 +275,40 @@ select_pid(const trace_t *tr)
 }
 
 /*
+ * Canonical name and overlap category of an interned raw kernel name,
+ * computed once per distinct name: kernel names repeat thousands of times
+ * and the keyword scan dominated the run.
+ */
+static void
+name_rules(uint32_t raw, uint32_t *canon, int *cat)
+{
+	static uint32_t *cc;	/* canon + 1, 0 = not yet computed */
+	static int *ct;
+	static size_t cap;
+	static sbuf b;
+	const char *c;
+
+	if (raw >= cap) {
+		size_t old = cap;
+		xgrow(&cc, &cap, (size_t)raw + 1, sizeof *cc);
+		ct = xrealloc(ct, cap * sizeof *ct);
+		memset(cc + old, 0, (cap - old) * sizeof *cc);
+	}
+	if (!cc[raw]) {
+		sb_reset(&b);
+		canonicalize_name(S(raw), SLEN(raw), &b);
+		cc[raw] = intern(sb_str(&b), b.len) + 1;
+		c = overlap_classify(S(raw), SLEN(raw));
+		ct[raw] = strcmp(c, "compute") == 0 ? OC_COMPUTE :
+		    strcmp(c, "communication") == 0 ? OC_COMMUNICATION :
+		    strcmp(c, "memory") == 0 ? OC_MEMORY :
+		    strcmp(c, "elementwise") == 0 ? OC_ELEMENTWISE : OC_OTHER;
+	}
+	*canon = cc[raw] - 1;
+	*cat = ct[raw];
+}
+
+/*
  * The trace is complete: build its overlap events and offer its stages.
  * The slot of its index is cleared; bundles keep what they need.
  */
@@ -311,17 +345,8 @@ trace_close(side_t *sd, rec_reader *r)
 		xgrow(&ev[st], &cap[st], nev[st] + 1, sizeof *ev[st]);
 		e = &ev[st][nev[st]++];
 		memset(e, 0, sizeof *e);
-		sb_reset(&b);
-		canonicalize_name(S(k->raw), SLEN(k->raw), &b);
-		e->canon = intern(b.s, b.len);
+		name_rules(k->raw, &e->canon, &e->cat);
 		e->stream = stream;
-		{
-			const char *c = overlap_classify(S(k->raw), SLEN(k->raw));
-			e->cat = strcmp(c, "compute") == 0 ? OC_COMPUTE :
-			    strcmp(c, "communication") == 0 ? OC_COMMUNICATION :
-			    strcmp(c, "memory") == 0 ? OC_MEMORY :
-			    strcmp(c, "elementwise") == 0 ? OC_ELEMENTWISE : OC_OTHER;
-		}
 		e->has_eid = k->has_eid;
 		e->eid = k->eid;
 		e->idx = idx++;
