@@ -1,0 +1,70 @@
+#!/bin/sh
+# trace-stage: each kernel's stage (path stage, else the annotation it falls
+# in), the selected process, and External ids through the correlation map.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$TESTDIR/gen-trace
+EX=$BIN/trace-extract
+ST=$BIN/trace-stage
+
+# stages FILE: "stage count" lines of the selected kernels.
+stages() {
+	"$EX" -q "$1" | "$ST" | jq -r 'select(.type == "kernel" and .sel) | .stage' | sort | uniq -c |
+	    awk '{ print $2, $1 }' | tr '\n' ' ' | sed 's/ $//'
+}
+
+t_annotations() {
+	"$GEN" -s both -n 3 -o "$T/both.json"
+	# The GPU runs behind: of the prefill step's 6 kernels only the first
+	# layer's 3 start inside (or nearest to) the prefill window.
+	eq "decode 15 extend 3" "$(stages "$T/both.json")"
+	"$GEN" -s decode -o "$T/dec.json"
+	eq "decode 12" "$(stages "$T/dec.json")"
+}
+check "stage from the prefill/decode annotations around each step" t_annotations
+
+t_none() {
+	"$GEN" -o "$T/none.json"
+	eq "all 12" "$(stages "$T/none.json")"
+}
+check "no stage annotations: all" t_none
+
+t_path_stage() {
+	mkdir -p "$T/run/decode"
+	"$GEN" -s both -o "$T/run/decode/x.trace.json"
+	eq "decode 12" "$(stages "$T/run/decode/x.trace.json")"
+	"$GEN" -s both -o "$T/run/trace-prefill.json"
+	eq "extend 12" "$(stages "$T/run/trace-prefill.json")"
+}
+check "a stage in the path wins over annotations" t_path_stage
+
+t_first_kernel() {
+	"$EX" -q "$T/both.json" | "$ST" | jq -c 'select(.type == "kernel")' | head -n 1 >"$T/k1"
+	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true,"stage":"extend","sel":true}' \
+	    "$(cat "$T/k1")"
+}
+check "kernel record after trace-stage: stage and sel added" t_first_kernel
+
+t_graph_ext() {
+	"$GEN" --graph -s decode -o "$T/g.json"
+	"$EX" -q "$T/g.json" | "$ST" >"$T/g.out"
+	eq '[2,4]' "$(jq -c 'select(.type == "kernel") | .external_id' "$T/g.out" | sort -u | jq -sc .)"
+	eq "decode 12" "$(stages "$T/g.json")"
+}
+check "CUDA-graph kernels get the launch's External id through corr" t_graph_ext
+
+t_order_free() {
+	# annotations after the kernels (events out of order) resolve the same
+	"$GEN" -s both -n 3 -d disorder -o "$T/dis.json"
+	eq "decode 15 extend 3" "$(stages "$T/dis.json")"
+}
+check "out-of-order events: same stages" t_order_free
+
+t_two_traces() {
+	"$EX" -q "$T/both.json" "$T/none.json" | "$ST" >"$T/two.out"
+	eq '0 1' "$(jq -r 'select(.type == "gpu_pids") | .t' "$T/two.out" | tr '\n' ' ' | sed 's/ $//')"
+	eq "all 12" "$(jq -r 'select(.type == "kernel" and .t == 1) | .stage' "$T/two.out" | sort | uniq -c | awk '{ print $2, $1 }')"
+}
+check "several traces in one stream are staged one by one" t_two_traces
+
+done_testing
