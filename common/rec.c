@@ -125,6 +125,8 @@ void
 rec_reader_free(rec_reader *r)
 {
 	free(r->buf);
+	free(r->mval);
+	r->mval = NULL;
 	json_doc_free(&r->doc);
 	r->buf = NULL;
 	r->line = NULL;
@@ -167,7 +169,7 @@ rec_next(rec_reader *r)
 	size_t n;
 
 	for (;;) {
-		p = r->buf + r->bstart;
+		p = r->buf ? r->buf + r->bstart : NULL;	/* no buffer before the first read */
 		nl = r->bend > r->bstart ? memchr(p, '\n', r->bend - r->bstart) : NULL;
 		if (!nl) {
 			if (!r->eof && refill(r) > 0)
@@ -249,17 +251,39 @@ rec_parse(rec_reader *r)
 {
 	if (r->parsed)
 		return;
+	int i, m, n;
+
 	if (json_parse(&r->doc, r->line, r->len) < 0 || r->doc.tok[0].type != JSMN_OBJECT ||
 	    json_skip(&r->doc, 0) != r->doc.ntok)
 		die(EXIT_DATA, "%s:%zu: record is not a JSON object", r->name, r->lineno);
+	/* Index the top-level members once: tools look up several per record. */
+	n = r->doc.tok[0].size;
+	if ((size_t)n > r->mcap) {
+		r->mcap = (size_t)n + 16;
+		r->mval = xrealloc(r->mval, r->mcap * sizeof *r->mval);
+	}
+	for (m = 0, i = 1; m < n; m++) {
+		r->mval[m] = i + 1;
+		i = json_skip(&r->doc, i + 1);
+	}
+	r->nm = (size_t)n;
 	r->parsed = 1;
 }
 
 int
 rec_get(rec_reader *r, const char *k)
 {
+	size_t m, kl = strlen(k);
+	int found = -1;
+	const jsmntok_t *t;
+
 	rec_parse(r);
-	return json_get(&r->doc, 0, k);
+	for (m = 0; m < r->nm; m++) {
+		t = &r->doc.tok[r->mval[m] - 1];
+		if ((size_t)(t->end - t->start) == kl && memcmp(r->line + t->start, k, kl) == 0)
+			found = r->mval[m];	/* the last duplicate wins */
+	}
+	return found;
 }
 
 int

@@ -51,6 +51,8 @@ typedef struct {
 	int eof;
 	const char *type;
 	size_t typelen;
+	int *mval;		/* value token of each top-level member */
+	size_t nm, mcap;
 } rec_reader;
 
 void rec_reader_init(rec_reader *r, FILE *fp, const char *name);
