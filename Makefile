@@ -106,7 +106,52 @@ uninstall:
 	for m in $(notdir $(MAN5)); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$$m; done
 	rm -rf $(DESTDIR)$(DATADIR)
 
+# ---- Fuzzing (make fuzz) --------------------------------------------------
+# libFuzzer harnesses under tests/fuzz/, built with clang into build-fuzz/:
+#   fuzz-scan     the event scanner: scan_run over zio (plain or gzip bytes)
+#   fuzz-extract  trace-extract's per-event extraction (on_event)
+#   fuzz-records  the record reader: rec_reader, rec_parse and the json getters
+# Each starts from seeds written by tests/gen-trace (build-fuzz/seeds-*) and
+# keeps what it learns in build-fuzz/corpus-*.  FUZZ_TIME is the run length of
+# each harness in seconds; FUZZ_ARGS passes more libFuzzer options.  A crash
+# leaves its input as build-fuzz/crash-* and stops the target.
+FUZZ_CC    ?= clang-14
+FUZZ_TIME  ?= 180
+FUZZ_ARGS  ?=
+FUZZ_O     := build-fuzz
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
+	-Wno-unused-function $(FUZZ_SAN)
+FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o)
+FUZZ_EXTOBJ := $(FUZZ_O)/cmd/trace-extract/discover.o $(FUZZ_O)/cmd/trace-extract/framework.o
+FUZZ_BINS   := $(FUZZ_O)/fuzz-scan $(FUZZ_O)/fuzz-extract $(FUZZ_O)/fuzz-records
+
+$(FUZZ_O)/%.o: %.c $(COMMON_HDR) tests/fuzz/fuzz.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -iquote tests/fuzz $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_O)/libcommon.a: $(FUZZ_LIBOBJ)
+	$(AR) rcs $@ $^
+
+$(FUZZ_O)/fuzz-%: $(FUZZ_O)/tests/fuzz/fuzz-%.o $(FUZZ_O)/tests/fuzz/fuzz-err.o $(FUZZ_EXTOBJ) $(FUZZ_O)/libcommon.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $(filter-out $(FUZZ_EXTOBJ),$(filter %.o,$^)) \
+	  $(if $(filter fuzz-extract,$(notdir $@)),$(FUZZ_EXTOBJ)) $(FUZZ_O)/libcommon.a $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-seeds:
+	sh tests/fuzz/seeds.sh $(FUZZ_O) $(O)/bin
+
+fuzz: fuzz-build fuzz-seeds
+	for h in scan extract records; do \
+	  mkdir -p $(FUZZ_O)/corpus-$$h && \
+	  $(FUZZ_O)/fuzz-$$h -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=$(FUZZ_O)/crash-$$h- -print_final_stats=1 $(FUZZ_ARGS) \
+	    $(FUZZ_O)/corpus-$$h $(FUZZ_O)/seeds-$$h || exit 1; \
+	done
+
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all test check test-fast test-sanitize lint-man bench install uninstall clean
+.PHONY: all test check test-fast test-sanitize lint-man bench install uninstall clean \
+	fuzz fuzz-build fuzz-seeds

@@ -27,15 +27,26 @@ json_parse(json_doc *d, const char *js, size_t len)
 	jsmn_parser p;
 	int r;
 
+	const char *scan = js;
+
 	d->js = js;
 	d->len = len;
+	if (len && memchr(js, '\0', len)) {
+		size_t k;
+		xgrow(&d->nul_copy, &d->nul_cap, len, 1);
+		memcpy(d->nul_copy, js, len);
+		for (k = 0; k < len; k++)
+			if (d->nul_copy[k] == '\0')
+				d->nul_copy[k] = '\001';
+		scan = d->nul_copy;
+	}
 	if (d->cap == 0) {
 		d->cap = 256;
 		d->tok = xmalloc(d->cap * sizeof *d->tok);
 	}
 	for (;;) {
 		jsmn_init(&p);
-		r = jsmn_parse(&p, js, len, d->tok, d->cap);
+		r = jsmn_parse(&p, scan, len, d->tok, d->cap);
 		if (r == JSMN_ERROR_NOMEM) {
 			d->cap *= 2;
 			d->tok = xrealloc(d->tok, d->cap * sizeof *d->tok);
@@ -58,6 +69,9 @@ json_doc_free(json_doc *d)
 	d->tok = NULL;
 	d->cap = 0;
 	d->ntok = 0;
+	free(d->nul_copy);
+	d->nul_copy = NULL;
+	d->nul_cap = 0;
 }
 
 int
@@ -505,6 +519,8 @@ json_quote(sbuf *out, const char *s, size_t n)
 	static const char hexd[] = "0123456789abcdef";
 	size_t i, start = 0;
 
+	if (!s)
+		s = "";		/* an empty sbuf: NULL with n == 0 */
 	sb_grow(out, n + 2);
 	sb_addc(out, '"');
 	for (i = 0; i < n; i++) {

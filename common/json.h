@@ -25,6 +25,8 @@ typedef struct {
 	jsmntok_t *tok;
 	int ntok;
 	unsigned cap;
+	char *nul_copy;		/* text with NUL bytes masked, for jsmn only */
+	size_t nul_cap;
 } json_doc;
 
 /* Value kinds as the reference's JSON module would see them. */
@@ -39,7 +41,12 @@ enum json_kind {
 /* Is a number token one of the NaN / Infinity / nan / inf literals? */
 int json_nonfinite_literal(const char *s, size_t n);
 
-/* Tokenize js[0..len).  Returns 0, or -1 when jsmn rejects the text. */
+/*
+ * Tokenize js[0..len).  Returns 0, or -1 when jsmn rejects the text.  Raw
+ * NUL bytes (accepted inside strings like other control characters) would
+ * end jsmn's input, so such text is tokenized from a masked copy; the
+ * tokens still index js, where the NULs stay.
+ */
 int json_parse(json_doc *d, const char *js, size_t len);
 void json_doc_free(json_doc *d);
 

@@ -195,6 +195,26 @@ t_several() {
 }
 check "several defects: one warning line per kind" t_several
 
+t_nul() {
+	# a raw NUL inside a string is one more control character, not the end
+	# of the event (found by fuzzing: the tokenizer stopped at it)
+	printf '[{"ph": "X", "cat": "cpu_op", "name": "a\000b", "pid": 1, "tid": 1, "ts": 5, "dur": 2, "args": {"External id": 3}}]' >"$T/nul.json"
+	"$EX" "$T/nul.json" >"$T/nul.jsonl" 2>"$T/nul.err"
+	has "$T/nul.err" "1 raw control characters inside strings (accepted)"
+	eq '"a\u0000b"' "$(jq -c 'select(.type == "cpu_op") | .name' "$T/nul.jsonl")"
+}
+check "a raw NUL byte inside a string" t_nul
+
+t_nameless() {
+	# kernel events without name or cat (found by fuzzing: undefined
+	# behaviour on an empty buffer)
+	printf '[{"ph": "X", "cat": "kernel", "ts": 5, "dur": 2, "pid": 0, "tid": 7}, {"ph": "X", "name": "k", "ts": 9, "dur": 2, "pid": 0, "tid": 7, "args": {"stream": 7}}]' >"$T/nn.json"
+	"$EX" "$T/nn.json" >"$T/nn.jsonl"
+	eq '["",""]' "$(jq -c 'select(.type == "kernel") | .name' "$T/nn.jsonl" | head -n 1 | jq -c '[., ""]')"
+	eq '""' "$(jq -c 'select(.type == "kernel" and .name == "k") | .cat' "$T/nn.jsonl")"
+}
+check "kernels without a name or a category" t_nameless
+
 t_quiet() {
 	"$EX" -q "$T/ctrl.json" >/dev/null 2>"$T/q.err"
 	eq "" "$(cat "$T/q.err")"

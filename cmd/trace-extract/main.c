@@ -487,7 +487,7 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 						rec_int("t", s->t);
 						rec_str("pid", sb_str(&s->pid), s->pid.len);
 						rec_str("tid", sb_str(&s->tid), s->tid.len);
-						rec_str("name", s->tmp.s, s->tmp.len);
+						rec_str("name", sb_str(&s->tmp), s->tmp.len);
 						rec_end();
 						s->thread_names++;
 					}
@@ -533,9 +533,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		s->frames++;
 		rec_begin("frame");
 		rec_int("t", s->t);
-		rec_str("name", s->name.s, s->name.len);
-		rec_str("pid", s->pid.s, s->pid.len);
-		rec_str("tid", s->tid.s, s->tid.len);
+		rec_str("name", sb_str(&s->name), s->name.len);
+		rec_str("pid", sb_str(&s->pid), s->pid.len);
+		rec_str("tid", sb_str(&s->tid), s->tid.len);
 		put_time(s, "ts", i_ts, ts);
 		put_time(s, "dur", i_dur, dur);
 		/* No tool reads the Python ids; they cost a sixth of the stream. */
@@ -549,9 +549,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		s->cpu_ops++;
 		rec_begin("cpu_op");
 		rec_int("t", s->t);
-		rec_str("name", s->name.s, s->name.len);
-		rec_str("pid", s->pid.s, s->pid.len);
-		rec_str("tid", s->tid.s, s->tid.len);
+		rec_str("name", sb_str(&s->name), s->name.len);
+		rec_str("pid", sb_str(&s->pid), s->pid.len);
+		rec_str("tid", sb_str(&s->tid), s->tid.len);
 		put_time(s, "ts", i_ts, ts);
 		put_time(s, "dur", i_dur, dur);
 		if (has_ext)
@@ -566,9 +566,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		s->launches++;
 		rec_begin("launch");
 		rec_int("t", s->t);
-		rec_str("name", s->name.s, s->name.len);
-		rec_str("pid", s->pid.s, s->pid.len);
-		rec_str("tid", s->tid.s, s->tid.len);
+		rec_str("name", sb_str(&s->name), s->name.len);
+		rec_str("pid", sb_str(&s->pid), s->pid.len);
+		rec_str("tid", sb_str(&s->tid), s->tid.len);
 		put_time(s, "ts", i_ts, ts);
 		put_time(s, "dur", i_dur, dur);
 		rec_int("correlation", corr);
@@ -597,18 +597,18 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 			s->kernels++;
 			rec_begin("kernel");
 			rec_int("t", s->t);
-			rec_str("name", s->name.s, s->name.len);
+			rec_str("name", sb_str(&s->name), s->name.len);
 			rec_str("cat", s->cat.s ? s->cat.s : "", s->cat.len);
-			rec_str("pid", s->pid.s, s->pid.len);
-			rec_str("tid", s->tid.s, s->tid.len);
+			rec_str("pid", sb_str(&s->pid), s->pid.len);
+			rec_str("tid", sb_str(&s->tid), s->tid.len);
 			put_time(s, "ts", i_ts, ts);
 			put_time(s, "dur", i_dur, dur);
 			if (json_truthy(d, a_stream)) {
 				json_pystr(d, a_stream, &s->tmp, &s->repl);
-				rec_str("stream", s->tmp.s, s->tmp.len);
+				rec_str("stream", sb_str(&s->tmp), s->tmp.len);
 			} else if (json_truthy(d, a_cstream)) {
 				json_pystr(d, a_cstream, &s->tmp, &s->repl);
-				rec_str("stream", s->tmp.s, s->tmp.len);
+				rec_str("stream", sb_str(&s->tmp), s->tmp.len);
 			}
 			if (has_ext)
 				rec_int("external_id", ext);
@@ -625,15 +625,15 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 			s->annotations++;
 			rec_begin("annotation");
 			rec_int("t", s->t);
-			rec_str("name", s->name.s, s->name.len);
+			rec_str("name", sb_str(&s->name), s->name.len);
 			rec_cstr("cat", (cf & CF_GUA) ? "gpu_user_annotation" : "user_annotation");
-			rec_str("pid", s->pid.s, s->pid.len);
-			rec_str("tid", s->tid.s, s->tid.len);
+			rec_str("pid", sb_str(&s->pid), s->pid.len);
+			rec_str("tid", sb_str(&s->tid), s->tid.len);
 			put_time(s, "ts", i_ts, ts);
 			put_time(s, "dur", i_dur, dur);
 			if (a_ext >= 0 && json_coerce_int(d, a_ext, &v))
 				rec_int("external_id", v);
-			stg = annotation_stage(s->name.s, s->name.len);
+			stg = annotation_stage(sb_str(&s->name), s->name.len);
 			if (stg)
 				rec_cstr("stage", stg);
 			rec_end();
