@@ -67,6 +67,8 @@ json_format() {
 	eq 905 "$(jq -r 'select(.type=="kernel_row" and .stage=="decode") | .gpu_time_us' "$T/r.jsonl")"
 	eq '"k_a|b"' "$(jq 'select(.type=="kernel_row" and .stage=="decode") | .kernel' "$T/r.jsonl")"
 	eq 65.8 "$(jq 'select(.type=="fuse_row") | .share_pct' "$T/r.jsonl")"
+	# batch streams: every row names the input it came from
+	eq '"/p/run"' "$(jq 'select(.type=="fuse_row") | .input' "$T/r.jsonl")"
 }
 check "--format json: typed rows, numbers in explicit units" json_format
 

@@ -352,15 +352,29 @@ static const char *fuse_cols[] = { "pattern", "confidence", "related_gpu_time_us
 	"share_pct", "evidence_kernels", "current_python_locations", "candidate_fused_path",
 	"rationale" };
 
+/* The operand a row's trace came from: the formal input, else the single one. */
+static const char *
+row_source(void)
+{
+	const struct input *in = find_input("formal");
+
+	if (!in)
+		in = find_input("single");
+	return in ? in->path : "";
+}
+
 static void
 json_rows(sbuf *out, const char *type, const struct table *t, int which)
 {
 	size_t k;
 	char buf[40];
+	const char *src = row_source();
 
 	for (k = 0; k < t->n; k++) {
 		const struct row *w = &t->r[k];
-		sb_printf(out, "{\"type\":\"%s\",\"schema\":1,\"t\":%d,\"stage\":", type, w->t);
+		sb_printf(out, "{\"type\":\"%s\",\"schema\":1,\"input\":", type);
+		json_quote(out, src, strlen(src));
+		sb_printf(out, ",\"t\":%d,\"stage\":", w->t);
 		json_quote(out, w->stage, strlen(w->stage));
 		if (which == 0) {
 			sb_adds(out, ",\"kernel\":");
