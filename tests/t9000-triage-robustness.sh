@@ -166,6 +166,21 @@ t_graph_vllm() {
 }
 check "vLLM CUDA-graph trace with decode annotations" t_graph_vllm
 
+t_model_line() {
+	mkdir -p "$T/prof/decode"
+	"$GEN" -o "$T/prof/decode/t.trace.json"
+	printf '{"model_path": "org/Demo-8B", "model": "ignored", "tp_size": 1}' >"$T/prof/server_args.json"
+	report "$T/prof"
+	eq 0 "$(cat "$T/r.rc")"
+	eq "Input traces: $T/prof/decode/t.trace.json
+Model: org/Demo-8B" "$(sed -n '4,5p' "$T/r.out")"
+	has "$T/r.out" "^##### decode$"
+	rm "$T/prof/server_args.json"
+	report "$T/prof"
+	hasnt "$T/r.out" "^Model:"
+}
+check "profile directory: decode/ subfolder, server_args.json gives the Model line" t_model_line
+
 t_dual_errors() {
 	"$GEN" -o "$T/m.json"
 	set +e
