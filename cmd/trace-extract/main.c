@@ -314,12 +314,19 @@ map_free(struct i64map *m)
 }
 
 enum skip_reason {
-	SK_TS_BAD, SK_DUR_BAD, SK_TS_NONFINITE, SK_DUR_NONFINITE, SK_ARGS, SK_NREASON
+	SK_TS_BAD, SK_DUR_BAD, SK_TS_NONFINITE, SK_DUR_NONFINITE, SK_ARGS, SK_DUR_ABSURD,
+	SK_NREASON
 };
 static const char *skip_names[SK_NREASON] = {
 	"ts_null_or_not_a_number", "dur_null_or_not_a_number", "ts_not_finite",
-	"dur_not_finite", "args_not_an_object"
+	"dur_not_finite", "args_not_an_object", "dur_over_a_year"
 };
+
+/*
+ * A duration beyond a year (in microseconds) is a corrupt value, and a few
+ * of them would overflow every sum to infinity.
+ */
+#define DUR_ABSURD_US 3.2e13
 
 struct trace_state {
 	int t;
@@ -515,6 +522,10 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		s->skipped[ts_ok == -2 ? SK_TS_NONFINITE : SK_DUR_NONFINITE]++;
 		return 0;
 	}
+	if (dur_ok == 1 && fabs(dur) > DUR_ABSURD_US) {
+		s->skipped[SK_DUR_ABSURD]++;
+		return 0;
+	}
 	if (i_name >= 0)
 		json_pystr(d, i_name, &s->name, &s->repl);
 	else
@@ -639,6 +650,17 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 			rec_end();
 		}
 	}
+	return 0;
+}
+
+static int
+any_skipped(const struct trace_state *s)
+{
+	int i;
+
+	for (i = 0; i < SK_NREASON; i++)
+		if (s->skipped[i])
+			return 1;
 	return 0;
 }
 
@@ -788,8 +810,7 @@ extract_trace(const char *path, int t)
 		warn_msg("'%s': %llu GPU events with missing, null or non-positive dur (skipped)",
 		    path, s.kernel_no_dur);
 	if (strict && (s.kernel_no_dur || st.ctrl || s.repl || st.literals ||
-	    st.trailing_commas || st.nonobject || s.skipped[0] || s.skipped[1] || s.skipped[2] ||
-	    s.skipped[3] || s.skipped[4])) {
+	    st.trailing_commas || st.nonobject || any_skipped(&s))) {
 		warnx("'%s': data-quality warnings are errors under --strict", path);
 		rc = EXIT_DATA;
 	}
