@@ -243,7 +243,8 @@ rec_is(rec_reader *r, const char *type)
 	size_t n;
 	const char *t = rec_type(r, &n);
 
-	return strncmp(t, type, n) == 0 && type[n] == '\0';
+	/* compare lengths first: the type may hold a NUL and be longer than `type` */
+	return n == strlen(type) && memcmp(t, type, n) == 0;
 }
 
 void

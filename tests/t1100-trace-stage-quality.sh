@@ -152,6 +152,16 @@ t_bad_records() {
 }
 check "malformed records: exit 1 naming file:line" t_bad_records
 
+t_nul_type() {
+	# a type holding a NUL after a known name (found by fuzzing: read past
+	# the end of the name it was compared with)
+	printf '{"type":"kernel\000xyz","t":0}\n' >"$T/nt.jsonl"
+	status 0 "$ST" "$T/nt.jsonl" >"$T/nt.out" 2>"$T/nt.err"
+	cmp "$T/nt.jsonl" "$T/nt.out"
+	eq "" "$(cat "$T/nt.err")"
+}
+check "a record type with a NUL in it is just an unknown type" t_nul_type
+
 t_passthrough() {
 	# unknown record types pass through untouched, in order
 	{ printf '{"type":"note","x":[1,{"y":"\\u00e9"}]}\n'; cat "$T/clean.json" | "$EX" -q -; } >"$T/pt.jsonl"
