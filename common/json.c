@@ -426,6 +426,8 @@ json_todouble(const json_doc *d, int i, double *out)
 				*out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
 			return 1;
 		}
+		if (num_fast_decimal(s, n, out))
+			return 1;
 		if (n >= sizeof buf) {
 			sb_add(&t, s, n);
 			*out = strtod(t.s, NULL);

@@ -56,6 +56,42 @@ num_py_int(const char *s, size_t n, long long *out)
 }
 
 int
+num_fast_decimal(const char *p, size_t n, double *out)
+{
+	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+		1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	unsigned long long m = 0;
+	size_t i = 0, digits = 0, frac = 0;
+	int neg = 0, point = 0;
+
+	if (n && p[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i >= n)
+		return 0;
+	for (; i < n; i++) {
+		char c = p[i];
+		if (c >= '0' && c <= '9') {
+			if (++digits > 19)
+				return 0;
+			m = m * 10 + (unsigned long long)(c - '0');
+			if (point)
+				frac++;
+		} else if (c == '.' && !point) {
+			point = 1;
+		} else
+			return 0;
+	}
+	if (digits == 0 || m > (1ULL << 53) || frac > 22)
+		return 0;
+	*out = (double)m / p10[frac];
+	if (neg)
+		*out = -*out;
+	return 1;
+}
+
+int
 num_py_float(const char *s, size_t n, double *out)
 {
 	char buf[512], *end, *p;

@@ -22,6 +22,14 @@ int num_py_int(const char *s, size_t n, long long *out);
 int num_py_float(const char *s, size_t n, double *out);
 
 /*
+ * Exact fast path for plain decimals ("-12", "4909913692207.556"): when the
+ * digits form an integer below 2^53 and at most 22 of them follow the point,
+ * the quotient of two exact doubles is the correctly rounded value strtod()
+ * would give.  Returns 1 and sets *out, or 0 (use strtod).
+ */
+int num_fast_decimal(const char *p, size_t n, double *out);
+
+/*
  * Python repr() of a double (shortest round-trip digits; "1.0", "1e+16",
  * "1.5e-05", "inf", "nan").  buf must hold 32 bytes.  Returns buf.
  */
