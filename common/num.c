@@ -226,7 +226,8 @@ num_json(double d, char *buf)
 		strcpy(buf, "null");
 		return buf;
 	}
-	if (d == (double)(long long)d && fabs(d) < 9007199254740992.0) {
+	/* range first: casting a double beyond long long is undefined */
+	if (fabs(d) < 9007199254740992.0 && d == (double)(long long)d) {
 		snprintf(buf, 32, "%lld", (long long)d);
 		return buf;
 	}

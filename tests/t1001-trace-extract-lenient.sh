@@ -95,6 +95,15 @@ t_strnum() {
 }
 check "numbers written as strings are coerced" t_strnum
 
+t_strnum_huge() {
+	# a string number far beyond the integer range (found by fuzzing: an
+	# out-of-range conversion while printing it)
+	printf '[{"ph": "X", "cat": "kernel", "name": "k", "ts": "1718000000000888888888888888888888118", "dur": "20", "pid": 0, "tid": 7}]' >"$T/bigts.json"
+	"$EX" "$T/bigts.json" >"$T/bigts.jsonl"
+	eq 1.718000000000889e+36 "$(jq -r 'select(.type == "kernel") | .ts' "$T/bigts.jsonl")"
+}
+check "a numeric string beyond the integer range" t_strnum_huge
+
 t_bom() {
 	run bom
 	eq 0 "$(cat "$T/bom.rc")"
