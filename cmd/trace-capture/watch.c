@@ -108,7 +108,11 @@ void
 snap_take(const char *path, struct snap *s)
 {
 	struct stat st;
+	size_t i;
 
+	/* A snapshot is retaken on every poll: drop the previous one's paths. */
+	for (i = 0; i < s->n; i++)
+		free(s->e[i].path);
 	s->n = 0;
 	if (stat(path, &st) != 0)
 		return;
