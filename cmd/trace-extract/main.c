@@ -380,6 +380,25 @@ put_time(struct trace_state *s, const char *key, int i, double v)
 	rec_numtext(key, buf, strlen(buf));
 }
 
+/*
+ * Start the record of an X event: type, trace index, name, the category
+ * when `cat` is not NULL, pid, tid, ts and dur.
+ */
+static void
+begin_event(struct trace_state *s, const char *type, const char *cat, int i_ts, double ts,
+    int i_dur, double dur)
+{
+	rec_begin(type);
+	rec_int("t", s->t);
+	rec_str("name", sb_str(&s->name), s->name.len);
+	if (cat)
+		rec_cstr("cat", cat);
+	rec_str("pid", sb_str(&s->pid), s->pid.len);
+	rec_str("tid", sb_str(&s->tid), s->tid.len);
+	put_time(s, "ts", i_ts, ts);
+	put_time(s, "dur", i_dur, dur);
+}
+
 /* Read a time field per §1.2: 1 ok, 0 missing (value 0.0), -1 null/bad, -2 non-finite. */
 static int
 get_time(struct trace_state *s, int i, double *v)
@@ -542,13 +561,7 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 
 	if (cf & CF_PYFN) {
 		s->frames++;
-		rec_begin("frame");
-		rec_int("t", s->t);
-		rec_str("name", sb_str(&s->name), s->name.len);
-		rec_str("pid", sb_str(&s->pid), s->pid.len);
-		rec_str("tid", sb_str(&s->tid), s->tid.len);
-		put_time(s, "ts", i_ts, ts);
-		put_time(s, "dur", i_dur, dur);
+		begin_event(s, "frame", NULL, i_ts, ts, i_dur, dur);
 		/* No tool reads the Python ids; they cost a sixth of the stream. */
 		if (python_ids && a_pyid >= 0 && json_coerce_int(d, a_pyid, &v))
 			rec_int("python_id", v);
@@ -558,13 +571,7 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 	}
 	if (cf & CF_CPUOP) {
 		s->cpu_ops++;
-		rec_begin("cpu_op");
-		rec_int("t", s->t);
-		rec_str("name", sb_str(&s->name), s->name.len);
-		rec_str("pid", sb_str(&s->pid), s->pid.len);
-		rec_str("tid", sb_str(&s->tid), s->tid.len);
-		put_time(s, "ts", i_ts, ts);
-		put_time(s, "dur", i_dur, dur);
+		begin_event(s, "cpu_op", NULL, i_ts, ts, i_dur, dur);
 		if (has_ext)
 			rec_int("external_id", ext);
 		if (has_corr)
@@ -575,13 +582,7 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 	}
 	if ((cf & CF_LAUNCH) && (nf & NF_LAUNCH) && has_corr) {
 		s->launches++;
-		rec_begin("launch");
-		rec_int("t", s->t);
-		rec_str("name", sb_str(&s->name), s->name.len);
-		rec_str("pid", sb_str(&s->pid), s->pid.len);
-		rec_str("tid", sb_str(&s->tid), s->tid.len);
-		put_time(s, "ts", i_ts, ts);
-		put_time(s, "dur", i_dur, dur);
+		begin_event(s, "launch", NULL, i_ts, ts, i_dur, dur);
 		rec_int("correlation", corr);
 		if (has_ext)
 			rec_int("external_id", ext);
@@ -606,14 +607,7 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		}
 		if (kernel_like) {
 			s->kernels++;
-			rec_begin("kernel");
-			rec_int("t", s->t);
-			rec_str("name", sb_str(&s->name), s->name.len);
-			rec_str("cat", s->cat.s ? s->cat.s : "", s->cat.len);
-			rec_str("pid", sb_str(&s->pid), s->pid.len);
-			rec_str("tid", sb_str(&s->tid), s->tid.len);
-			put_time(s, "ts", i_ts, ts);
-			put_time(s, "dur", i_dur, dur);
+			begin_event(s, "kernel", sb_str(&s->cat), i_ts, ts, i_dur, dur);
 			if (json_truthy(d, a_stream)) {
 				json_pystr(d, a_stream, &s->tmp, &s->repl);
 				rec_str("stream", sb_str(&s->tmp), s->tmp.len);
@@ -634,14 +628,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 		if (complete && (cf & (CF_UA | CF_GUA))) {
 			const char *stg;
 			s->annotations++;
-			rec_begin("annotation");
-			rec_int("t", s->t);
-			rec_str("name", sb_str(&s->name), s->name.len);
-			rec_cstr("cat", (cf & CF_GUA) ? "gpu_user_annotation" : "user_annotation");
-			rec_str("pid", sb_str(&s->pid), s->pid.len);
-			rec_str("tid", sb_str(&s->tid), s->tid.len);
-			put_time(s, "ts", i_ts, ts);
-			put_time(s, "dur", i_dur, dur);
+			begin_event(s, "annotation",
+			    (cf & CF_GUA) ? "gpu_user_annotation" : "user_annotation",
+			    i_ts, ts, i_dur, dur);
 			if (a_ext >= 0 && json_coerce_int(d, a_ext, &v))
 				rec_int("external_id", v);
 			stg = annotation_stage(sb_str(&s->name), s->name.len);
