@@ -72,6 +72,7 @@ $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
 # and runs the same suite again.
 test: all
 	TRIAGE_BINDIR=$(CURDIR)/$(O)/bin sh tests/run.sh
+	@if command -v mandoc >/dev/null; then $(MAKE) -s lint-man && echo "man pages: mandoc -Tlint clean"; fi
 	$(MAKE) test-sanitize
 
 check: test
