@@ -13,12 +13,12 @@
 int
 json_nonfinite_literal(const char *s, size_t n)
 {
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if ((s[k] | 0x20) == 'i' || (s[k] | 0x20) == 'n')
-			return 1;
-	return 0;
+	/* NaN, Infinity, nan, inf with an optional sign; numbers start otherwise. */
+	if (n && (s[0] == '-' || s[0] == '+')) {
+		s++;
+		n--;
+	}
+	return n && ((s[0] | 0x20) == 'n' || (s[0] | 0x20) == 'i');
 }
 
 int
@@ -148,9 +148,11 @@ json_kind(const json_doc *d, int i)
 	default:
 		break;
 	}
+	if (json_nonfinite_literal(s, n))
+		return JK_FLOAT;
+	/* A number: a fraction or an exponent makes it a float. */
 	for (k = 0; k < n; k++)
-		if (s[k] == '.' || s[k] == 'e' || s[k] == 'E' || (s[k] | 0x20) == 'i' ||
-		    (s[k] | 0x20) == 'n')
+		if (s[k] == '.' || s[k] == 'e' || s[k] == 'E')
 			return JK_FLOAT;
 	return JK_INT;
 }

@@ -363,15 +363,11 @@ put_time(struct trace_state *s, const char *key, int i, double v)
 	size_t n;
 	const char *p;
 	char buf[40];
+	enum json_kind k = i >= 0 ? json_kind(&s->d, i) : JK_MISSING;
 
-	if (i >= 0 && json_kind(&s->d, i) == JK_INT) {
+	if (k == JK_INT || k == JK_FLOAT) {
 		p = json_span(&s->d, i, &n);
-		rec_numtext(key, p, n);
-		return;
-	}
-	if (i >= 0 && json_kind(&s->d, i) == JK_FLOAT) {
-		p = json_span(&s->d, i, &n);
-		if (!json_nonfinite_literal(p, n)) {
+		if (k == JK_INT || !json_nonfinite_literal(p, n)) {
 			rec_numtext(key, p, n);
 			return;
 		}
