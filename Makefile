@@ -12,7 +12,7 @@ DATADIR   ?= $(PREFIX)/share/llm-torch-profiler-analysis
 DESTDIR   ?=
 
 CC       ?= cc
-CPPFLAGS += -D_GNU_SOURCE -DJSMN_PARENT_LINKS -iquote common
+CPPFLAGS += -D_GNU_SOURCE -iquote common
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
 LDLIBS   += -lz -lm -lpthread

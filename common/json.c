@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jsmn.h>
-
 #include "json.h"
 #include "num.h"
 #include "xalloc.h"

@@ -11,6 +11,14 @@
 #ifndef JSON_H
 #define JSON_H
 
+/*
+ * Parent links let jsmn close a container in O(1) instead of walking back
+ * over the tokens; every translation unit must agree on the token layout, so
+ * it is set here and in jsmn_impl.c, never on a command line.
+ */
+#ifndef JSMN_PARENT_LINKS
+#define JSMN_PARENT_LINKS
+#endif
 #define JSMN_HEADER
 #include <jsmn.h>
 #undef JSMN_HEADER
