@@ -13,7 +13,7 @@ DESTDIR   ?=
 
 CC       ?= cc
 CPPFLAGS += -D_GNU_SOURCE -iquote common
-CFLAGS   ?= -O2 -g
+CFLAGS   ?= -O3 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
 LDLIBS   += -lz -lm -lpthread
 O        ?= build
