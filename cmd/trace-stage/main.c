@@ -126,7 +126,7 @@ read_kernel(rec_reader *r)
 	static sbuf tmp;
 	json_doc *d = &r->doc;
 	struct kern k;
-	int i, n, j, ic = -1, iname = -1, icat = -1, ipid = -1, itid = -1, its = -1,
+	int i, n, j, iname = -1, icat = -1, ipid = -1, itid = -1, its = -1,
 	    idur = -1, istream = -1, iext = -1, icorr = -1, iovl = -1;
 	size_t kl;
 	const char *key;
@@ -147,7 +147,6 @@ read_kernel(rec_reader *r)
 		else if (kl == 7 && !memcmp(key, "overlap", 7)) iovl = i + 1;
 		i = json_skip(d, i + 1);
 	}
-	(void)ic;
 	memset(&k, 0, sizeof k);
 	if (!in_trace)
 		die(EXIT_DATA, "%s:%zu: kernel record outside a trace (no trace record before it)",
@@ -646,7 +645,6 @@ warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t
 static void
 finish_trace(rec_reader *r)
 {
-	static sbuf path;
 	struct wlist gw, cw;
 	double *times;
 	uint32_t *pids, sel;
@@ -655,7 +653,6 @@ finish_trace(rec_reader *r)
 	long long e;
 	const char *all_or_path;
 
-	(void)path;
 	xqsort(corrs, ncorr, sizeof *corrs, corr_cmp);	/* one entry per correlation */
 	sel = select_pid(&times, &pids, &npids);
 	build_windows(1, &gw);

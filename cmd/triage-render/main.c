@@ -344,8 +344,6 @@ md_report(sbuf *out)
 
 /* ---- machine formats ---- */
 
-static const char *kernel_cols[] = { "kernel", "category", "gpu_time_us", "share_pct",
-	"launches", "python_location", "cpu_op" };
 static const char *overlap_cols[] = { "priority", "verdict", "kernel", "python_scope",
 	"total_us", "share_pct", "exclusive_pct", "hidden_pct", "dep_risk", "recommendation" };
 static const char *fuse_cols[] = { "pattern", "confidence", "related_gpu_time_us",
@@ -484,7 +482,6 @@ dsv_report(sbuf *out, char sep)
 
 	sb_printf(out, "table%cstage%cc1%cc2%cc3%cc4%cc5%cc6%cc7%cc8%s", sep, sep, sep, sep, sep,
 	    sep, sep, sep, sep, eol);
-	(void)kernel_cols;
 	for (i = 0; i < 3; i++) {
 		for (k = 0; k < tabs[i]->n; k++) {
 			const struct row *w = &tabs[i]->r[k];
