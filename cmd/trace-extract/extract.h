@@ -54,8 +54,7 @@ int load_server_args_for(const char *path, sbuf *out);	/* §3.7 file/dir rule */
  * is the hint a live capture found from the URL.  Returns a canonical name.
  */
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
-    const char *abspath, int is_dir, const char *server_args_json,
-    const struct tlist *traces);
+    const char *abspath, int is_dir, const char *server_args_json);
 
 /* Server-args hint (§5.3) on minified JSON text; NULL when none. */
 const char *server_args_hint(const char *json);

@@ -143,7 +143,7 @@ trace_content_hint(const char *path)
 
 const char *
 resolve_framework(const char *explicit_fw, const char *fallback, const char *abspath,
-    int is_dir, const char *server_args_json, const struct tlist *traces)
+    int is_dir, const char *server_args_json)
 {
 	const char *c = framework_canonical(explicit_fw ? explicit_fw : "auto");
 	const char *h;
@@ -151,7 +151,6 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 	struct tlist rec = { 0 };
 	size_t i, start;
 
-	(void)traces;
 	if (strcmp(c, "auto") != 0)
 		return c;
 	if ((h = server_args_hint(server_args_json)) != NULL)

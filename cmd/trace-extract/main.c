@@ -916,8 +916,7 @@ extract_operand(const char *arg, int *tindex)
 		sb_free(&sa);
 		return EXIT_DATA;
 	}
-	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL,
-	    &traces);
+	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL);
 	rec_begin("input");
 	rec_int("v", REC_VERSION);
 	rec_cstr("role", role);
