@@ -1,6 +1,7 @@
 /* File input with gzip sniffing, multi-member support and truncation checks. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct zio {
 	unsigned char *raw;
 	size_t rawlen, rawpos;
 	unsigned long long rawoff, rawsize;
+	/* compressed bytes consumed, published for progress across threads */
+	_Atomic unsigned long long consumed;
 	char err[256];
 
 	int threaded, started, stop;
@@ -285,6 +288,8 @@ inflate_some(zio *z, char *buf, size_t n)
 		z->zs.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
 		r = inflate(&z->zs, Z_NO_FLUSH);
 		z->rawpos = z->rawlen - z->zs.avail_in;
+		atomic_store_explicit(&z->consumed, z->rawoff - (z->rawlen - z->rawpos),
+		    memory_order_relaxed);
 		k = (size_t)((char *)z->zs.next_out - buf);
 		switch (r) {
 		case Z_STREAM_END:
@@ -329,6 +334,8 @@ zio_is_gzip(const zio *z)
 unsigned long long
 zio_raw_offset(const zio *z)
 {
+	if (z->threaded)
+		return atomic_load_explicit(&((zio *)z)->consumed, memory_order_relaxed);
 	return z->rawoff - (z->rawlen - z->rawpos);
 }
 
