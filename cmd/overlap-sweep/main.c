@@ -429,24 +429,38 @@ add_thread_name(side_t *sd, rec_reader *r)
 	*v = name;
 }
 
+/*
+ * The members CPU ops and Python frames share: ts, dur, name and the
+ * (pid, tid) thread.  Only complete-duration events take part (§6.3 step 2,
+ * §6.5): returns 0 for the others.
+ */
+static int
+read_cpu_event(rec_reader *r, double *ts, double *dur, uint32_t *name, uint32_t *thr)
+{
+	uint32_t pid, tid;
+
+	if (!rec_get_num(r, "ts", ts) || !rec_get_num(r, "dur", dur) || !(*dur > 0))
+		return 0;
+	*name = get_text(r, "name");
+	if (*name == NOSTR)
+		*name = intern("", 0);
+	pid = get_text(r, "pid");
+	tid = get_text(r, "tid");
+	*thr = thread_key(pid == NOSTR ? intern_c("None") : pid,
+	    tid == NOSTR ? intern_c("None") : tid);
+	return 1;
+}
+
 static void
 add_cpu_op(side_t *sd, rec_reader *r)
 {
 	trace_t *tr = trace_of(sd, r, get_t(r));
 	cpuop_t op;
-	uint32_t pid, tid;
 
 	if (!get_coerced(r, "external_id", &op.eid))
 		return;
-	if (!rec_get_num(r, "ts", &op.ts) || !rec_get_num(r, "dur", &op.dur) || !(op.dur > 0))
+	if (!read_cpu_event(r, &op.ts, &op.dur, &op.name, &op.thr))
 		return;
-	op.name = get_text(r, "name");
-	if (op.name == NOSTR)
-		op.name = intern("", 0);
-	pid = get_text(r, "pid");
-	tid = get_text(r, "tid");
-	op.thr = thread_key(pid == NOSTR ? intern_c("None") : pid,
-	    tid == NOSTR ? intern_c("None") : tid);
 	xgrow(&tr->raw.ops, &tr->raw.capops, tr->raw.nops + 1, sizeof *tr->raw.ops);
 	tr->raw.ops[tr->raw.nops++] = op;
 }
@@ -456,18 +470,9 @@ add_frame(side_t *sd, rec_reader *r)
 {
 	trace_t *tr = trace_of(sd, r, get_t(r));
 	frame_t f;
-	uint32_t pid, tid;
 
-	/* only complete-duration frames take part (§6.3 step 2, §6.5) */
-	if (!rec_get_num(r, "ts", &f.ts) || !rec_get_num(r, "dur", &f.dur) || !(f.dur > 0))
+	if (!read_cpu_event(r, &f.ts, &f.dur, &f.raw, &f.thr))
 		return;
-	f.raw = get_text(r, "name");
-	if (f.raw == NOSTR)
-		f.raw = intern("", 0);
-	pid = get_text(r, "pid");
-	tid = get_text(r, "tid");
-	f.thr = thread_key(pid == NOSTR ? intern_c("None") : pid,
-	    tid == NOSTR ? intern_c("None") : tid);
 	xgrow(&tr->raw.fr, &tr->raw.capfr, tr->raw.nfr + 1, sizeof *tr->raw.fr);
 	tr->raw.fr[tr->raw.nfr++] = f;
 }
