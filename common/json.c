@@ -611,3 +611,222 @@ json_write_compact(const json_doc *d, int i, sbuf *out)
 	}
 	sb_free(&t);
 }
+
+/* ---- the strict fast path (json_parse_object) ---- */
+
+#define FAST_DEPTH 64
+/* Longer numbers are the scanner's error to report (scan.c MAXPRIM). */
+#define FAST_MAX_NUMBER 512
+
+/* 1 for the bytes that end a plain run inside a string: '"', '\\', controls. */
+static const unsigned char str_stop[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+static int
+is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* Append a token; the root has parent -1, every other token adds one to its parent's size. */
+static inline int
+fast_tok(json_doc *d, int *nt, jsmntype_t type, int start, int parent)
+{
+	jsmntok_t *t;
+
+	if ((unsigned)*nt >= d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 256;
+		d->tok = xrealloc(d->tok, d->cap * sizeof *d->tok);
+	}
+	t = &d->tok[*nt];
+	t->type = type;
+	t->start = start;
+	t->end = -1;
+	t->size = 0;
+	t->parent = parent;
+	if (parent >= 0)
+		d->tok[parent].size++;
+	return (*nt)++;
+}
+
+size_t
+json_parse_object(json_doc *d, const char *js, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len, *q;
+	int stack[FAST_DEPTH], sp = 0, nt = 0, par, top, k;
+
+	/* Token offsets are ints, as in jsmn. */
+	if (len == 0 || *p != '{' || len > (size_t)0x7fffffff)
+		return 0;
+	d->js = js;
+	stack[sp++] = fast_tok(d, &nt, JSMN_OBJECT, 0, -1);
+	p++;
+#define WS() while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++
+	/* after '{' */
+obj_open:
+	WS();
+	if (p >= e)
+		return 0;
+	if (*p == '}')
+		goto close;
+	/* fall through to a key */
+key:
+	if (*p != '"')
+		return 0;
+	par = fast_tok(d, &nt, JSMN_STRING, (int)(p + 1 - b), stack[sp - 1]);
+	goto string;
+string_done_key:
+	WS();
+	if (p >= e || *p != ':')
+		return 0;
+	p++;
+	WS();
+	/* the value's parent is its key (jsmn's layout) */
+	goto value;
+value:
+	if (p >= e)
+		return 0;
+	switch (*p) {
+	case '"':
+		fast_tok(d, &nt, JSMN_STRING, (int)(p + 1 - b), par);
+		par = -2;	/* marks a value string */
+		goto string;
+	case '{':
+		if (sp == FAST_DEPTH)
+			return 0;
+		stack[sp++] = fast_tok(d, &nt, JSMN_OBJECT, (int)(p - b), par);
+		p++;
+		goto obj_open;
+	case '[':
+		if (sp == FAST_DEPTH)
+			return 0;
+		stack[sp++] = fast_tok(d, &nt, JSMN_ARRAY, (int)(p - b), par);
+		p++;
+		WS();
+		if (p >= e)
+			return 0;
+		if (*p == ']')
+			goto close;
+		par = stack[sp - 1];
+		goto value;
+	case 't':
+		k = 4;
+		if (e - p < 4 || memcmp(p, "true", 4) != 0)
+			return 0;
+		goto prim;
+	case 'f':
+		k = 5;
+		if (e - p < 5 || memcmp(p, "false", 5) != 0)
+			return 0;
+		goto prim;
+	case 'n':
+		k = 4;
+		if (e - p < 4 || memcmp(p, "null", 4) != 0)
+			return 0;
+		goto prim;
+	default:
+		/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+		q = p;
+		if (q < e && *q == '-')
+			q++;
+		if (q < e && *q == '0')
+			q++;
+		else if (q < e && *q >= '1' && *q <= '9')
+			while (++q < e && *q >= '0' && *q <= '9')
+				;
+		else
+			return 0;
+		if (q < e && *q == '.') {
+			if (++q >= e || *q < '0' || *q > '9')
+				return 0;
+			while (++q < e && *q >= '0' && *q <= '9')
+				;
+		}
+		if (q < e && (*q | 0x20) == 'e') {
+			if (++q < e && (*q == '+' || *q == '-'))
+				q++;
+			if (q >= e || *q < '0' || *q > '9')
+				return 0;
+			while (++q < e && *q >= '0' && *q <= '9')
+				;
+		}
+		if (q - p > FAST_MAX_NUMBER)
+			return 0;
+		k = (int)(q - p);
+		goto prim;
+	}
+prim:
+	/* a primitive must end at a delimiter for jsmn to end its token there */
+	if (p + k >= e || !(p[k] == ',' || p[k] == '}' || p[k] == ']' || p[k] == ' ' ||
+	    p[k] == '\n' || p[k] == '\t' || p[k] == '\r'))
+		return 0;
+	top = fast_tok(d, &nt, JSMN_PRIMITIVE, (int)(p - b), par);
+	d->tok[top].end = (int)(p + k - b);
+	p += k;
+	goto after_value;
+string:
+	/* p is at the opening quote; the token is the last one made */
+	p++;
+	for (;;) {
+		while (p < e && !str_stop[*p])
+			p++;
+		if (p >= e || *p != '\\')
+			break;
+		if (p + 1 >= e)
+			return 0;
+		switch (p[1]) {
+		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+			p += 2;
+			break;
+		case 'u':
+			if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) ||
+			    !is_hex(p[5]))
+				return 0;
+			p += 6;
+			break;
+		default:
+			return 0;
+		}
+	}
+	if (p >= e || *p != '"')
+		return 0;	/* cut short, or a raw control character */
+	d->tok[nt - 1].end = (int)(p - b);
+	p++;
+	if (par != -2) {
+		par = nt - 1;
+		goto string_done_key;
+	}
+	/* fall through */
+after_value:
+	WS();
+	if (p >= e)
+		return 0;
+	top = stack[sp - 1];
+	if (*p == ',') {
+		p++;
+		WS();
+		if (p >= e)
+			return 0;
+		if (d->tok[top].type == JSMN_OBJECT)
+			goto key;
+		par = top;
+		goto value;
+	}
+	if ((*p == '}' && d->tok[top].type == JSMN_OBJECT) ||
+	    (*p == ']' && d->tok[top].type == JSMN_ARRAY))
+		goto close;
+	return 0;
+close:
+	top = stack[--sp];
+	d->tok[top].end = (int)(p + 1 - b);
+	p++;
+	if (sp > 0)
+		goto after_value;
+#undef WS
+	d->len = (size_t)(p - b);
+	d->ntok = nt;
+	return d->len;
+}

@@ -58,6 +58,20 @@ int json_nonfinite_literal(const char *s, size_t n);
 int json_parse(json_doc *d, const char *js, size_t len);
 void json_doc_free(json_doc *d);
 
+/*
+ * The fast path for the common case: tokenize the one JSON object that
+ * starts at js[0] when it is strictly valid JSON (RFC 8259: no raw control
+ * characters in strings, no NaN literals, no trailing commas) and at most 64
+ * containers deep.  The tokens are exactly those jsmn makes for the same
+ * text (lenient mode, parent links), so every reader of a json_doc works
+ * unchanged.  The object may be followed by more text.
+ *
+ * Returns the object's length in bytes, or 0 when the text is unusual,
+ * invalid or ends before the object closes; the doc is then unusable until
+ * the caller takes the general path (the scanner's validation, json_parse).
+ */
+size_t json_parse_object(json_doc *d, const char *js, size_t len);
+
 /* Index of the token after the whole subtree at i. */
 int json_skip(const json_doc *d, int i);
 

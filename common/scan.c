@@ -53,6 +53,7 @@ struct sc {
 	unsigned long long ev_off;
 	char *acc;
 	size_t acclen, acccap;
+	json_doc doc;			/* the event handed to fn */
 
 	/* position bookkeeping */
 	unsigned long long base;	/* offset of buf[0] */
@@ -174,11 +175,19 @@ close_container(struct sc *s, size_t i)
 		s->st->events++;
 		s->ev_active = 0;
 		if (s->fn) {
+			const char *ev = s->buf + s->ev_start;
+			size_t len = i + 1 - s->ev_start;
 			if (s->acclen) {
-				acc_add(s, s->buf + s->ev_start, i + 1 - s->ev_start);
-				r = s->fn(s->ctx, s->acc, s->acclen, s->ev_off);
-			} else
-				r = s->fn(s->ctx, s->buf + s->ev_start, i + 1 - s->ev_start, s->ev_off);
+				acc_add(s, ev, len);
+				ev = s->acc;
+				len = s->acclen;
+			}
+			if (json_parse(&s->doc, ev, len) < 0) {
+				s->doc.js = ev;
+				s->doc.len = len;
+				s->doc.ntok = 0;
+			}
+			r = s->fn(s->ctx, &s->doc, s->ev_off);
 			s->acclen = 0;
 			if (r)
 				return SCAN_STOPPED;
@@ -349,6 +358,19 @@ feed(struct sc *s, const char *buf, size_t n)
 		switch (s->mode) {
 		case M_VALUE:
 		case M_VALUE_OR_CLOSE:
+			/* The common case: a strictly valid event, found and tokenized in one pass. */
+			if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
+				size_t l = json_parse_object(&s->doc, buf + i, n - i);
+				if (l > 0) {
+					s->st->elements++;
+					s->st->events++;
+					if (s->fn && s->fn(s->ctx, &s->doc, s->base + i))
+						return SCAN_STOPPED;
+					i += l;
+					value_done(s);
+					continue;
+				}
+			}
 			if (c == '{' || c == '[') {
 				if ((r = open_container(s, i, c == '{' ? 'o' : 'a')) != SCAN_OK)
 					return r;
@@ -578,6 +600,7 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 	}
 	free(buf);
 	free(s->acc);
+	json_doc_free(&s->doc);
 	free(s);
 	return r;
 }

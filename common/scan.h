@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "json.h"
 #include "zio.h"
 
 struct scan_stats {
@@ -32,12 +33,18 @@ struct scan_stats {
 };
 
 /*
- * Called once per event object: `ev` holds `len` bytes of JSON text (not
- * NUL-terminated) that start at decompressed byte `off`.  Return 0 to go on,
- * non-zero to stop the scan early (scan_run then returns SCAN_STOPPED).
+ * Called once per event object, tokenized: ev->js holds its ev->len bytes of
+ * JSON text (not NUL-terminated), which start at decompressed byte `off`, and
+ * ev->tok its jsmn tokens (token 0 is the object).  Strictly valid events are
+ * tokenized in the same pass that finds them (json_parse_object); the rest
+ * (control characters, NaN literals, trailing commas, events across read
+ * chunks) are validated by the scanner's state machine, then tokenized with
+ * json_parse.  ev->ntok is 0 in the one case jsmn refuses an event the
+ * scanner accepted (none is known).  The doc and the text are valid only
+ * during the call.  Return 0 to go on, non-zero to stop the scan early
+ * (scan_run then returns SCAN_STOPPED).
  */
-typedef int (*scan_event_fn)(void *ctx, const char *ev, size_t len,
-    unsigned long long off);
+typedef int (*scan_event_fn)(void *ctx, const json_doc *ev, unsigned long long off);
 
 enum { SCAN_OK = 0, SCAN_ERROR = -1, SCAN_STOPPED = 1 };
 

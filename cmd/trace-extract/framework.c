@@ -79,7 +79,7 @@ out:
 struct hintctx {
 	sbuf text;
 	int n;
-	json_doc d;
+	const json_doc *d;	/* the event being read (owned by the scanner) */
 };
 
 static void
@@ -88,32 +88,33 @@ add_pystr(struct hintctx *h, int i)
 	sbuf t = SBUF_INIT;
 
 	if (i >= 0)
-		json_pystr(&h->d, i, &t, NULL);
+		json_pystr(h->d, i, &t, NULL);
 	sb_add(&h->text, t.s ? t.s : "", t.len);
 	sb_addc(&h->text, ' ');
 	sb_free(&t);
 }
 
 static int
-hint_event(void *ctx, const char *ev, size_t len, unsigned long long off)
+hint_event(void *ctx, const json_doc *d, unsigned long long off)
 {
 	struct hintctx *h = ctx;
 	int args, k, n, i;
 
 	(void)off;
-	if (json_parse(&h->d, ev, len) < 0)
+	if (d->ntok == 0)
 		return 1;
-	add_pystr(h, json_get(&h->d, 0, "name"));
-	add_pystr(h, json_get(&h->d, 0, "cat"));
-	add_pystr(h, json_get(&h->d, 0, "pid"));
-	args = json_get(&h->d, 0, "args");
-	if (args >= 0 && h->d.tok[args].type == JSMN_OBJECT) {
-		n = h->d.tok[args].size;
+	h->d = d;
+	add_pystr(h, json_get(h->d, 0, "name"));
+	add_pystr(h, json_get(h->d, 0, "cat"));
+	add_pystr(h, json_get(h->d, 0, "pid"));
+	args = json_get(h->d, 0, "args");
+	if (args >= 0 && h->d->tok[args].type == JSMN_OBJECT) {
+		n = h->d->tok[args].size;
 		for (k = 0, i = args + 1; k < n && k < 8; k++) {
 			add_pystr(h, i);
-			if (json_kind(&h->d, i + 1) == JK_STR)
+			if (json_kind(h->d, i + 1) == JK_STR)
 				add_pystr(h, i + 1);
-			i = json_skip(&h->d, i + 1);
+			i = json_skip(h->d, i + 1);
 		}
 	}
 	return ++h->n >= 256;
@@ -122,7 +123,7 @@ hint_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 const char *
 trace_content_hint(const char *path)
 {
-	struct hintctx h = { SBUF_INIT, 0, { 0 } };
+	struct hintctx h = { SBUF_INIT, 0, NULL };
 	struct scan_stats st;
 	char err[512];
 	zio *z = zio_open(path);
@@ -137,7 +138,6 @@ trace_content_hint(const char *path)
 	if (r != SCAN_ERROR && h.text.len)
 		hint = framework_text_hint(h.text.s, h.text.len);
 	sb_free(&h.text);
-	json_doc_free(&h.d);
 	return hint;
 }
 

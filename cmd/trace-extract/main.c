@@ -331,7 +331,7 @@ static const char *skip_names[SK_NREASON] = {
 struct trace_state {
 	int t;
 	const char *path;
-	json_doc d;
+	const json_doc *d;	/* the event being read (owned by the scanner) */
 	struct cache names, cats;
 	struct i64map corr;
 	long long *need;		/* correlations needing the map */
@@ -363,10 +363,10 @@ put_time(struct trace_state *s, const char *key, int i, double v)
 	size_t n;
 	const char *p;
 	char buf[40];
-	enum json_kind k = i >= 0 ? json_kind(&s->d, i) : JK_MISSING;
+	enum json_kind k = i >= 0 ? json_kind(s->d, i) : JK_MISSING;
 
 	if (k == JK_INT || k == JK_FLOAT) {
-		p = json_span(&s->d, i, &n);
+		p = json_span(s->d, i, &n);
 		if (k == JK_INT || !json_nonfinite_literal(p, n)) {
 			rec_numtext(key, p, n);
 			return;
@@ -399,12 +399,12 @@ begin_event(struct trace_state *s, const char *type, const char *cat, int i_ts, 
 static int
 get_time(struct trace_state *s, int i, double *v)
 {
-	enum json_kind k = json_kind(&s->d, i);
+	enum json_kind k = json_kind(s->d, i);
 
 	*v = 0.0;
 	if (k == JK_MISSING)
 		return 0;
-	if (k == JK_NULL || !json_todouble(&s->d, i, v))
+	if (k == JK_NULL || !json_todouble(s->d, i, v))
 		return -1;
 	if (!isfinite(*v))
 		return -2;
@@ -412,10 +412,9 @@ get_time(struct trace_state *s, int i, double *v)
 }
 
 static int
-on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
+on_event(void *ctx, const json_doc *d, unsigned long long off)
 {
 	struct trace_state *s = ctx;
-	json_doc *d = &s->d;
 	int k, n, i;
 	int i_ph = -1, i_name = -1, i_cat = -1, i_ts = -1, i_dur = -1, i_pid = -1,
 	    i_tid = -1, i_args = -1;
@@ -433,8 +432,9 @@ on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
 	s->events++;
 	if ((s->events & 0xffff) == 0)
 		progress_update(s->prog, zio_raw_offset(s->z), zio_raw_size(s->z), s->events);
-	if (json_parse(d, ev, len) < 0)
-		return 0;	/* cannot happen after validation; skip defensively */
+	if (d->ntok == 0)
+		return 0;	/* jsmn refused a validated event: none is known; skip */
+	s->d = d;
 	n = d->tok[0].size;
 	for (k = 0, i = 1; k < n; k++) {
 		key = json_span(d, i, &kl);
@@ -813,7 +813,6 @@ extract_trace(const char *path, int t)
 		rc = EXIT_EMPTY;
 	}
 out:
-	json_doc_free(&s.d);
 	cache_free(&s.names);
 	cache_free(&s.cats);
 	map_free(&s.corr);

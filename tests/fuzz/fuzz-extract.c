@@ -20,6 +20,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	static int init;
 	struct trace_state s;
+	static json_doc d;
 	char *ev;
 
 	if (!init) {
@@ -51,8 +52,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	s.path = "fuzz";
 	s.names.tab = strtab_new();
 	s.cats.tab = strtab_new();
-	on_event(&s, ev, size, 0);
-	json_doc_free(&s.d);
+	if (json_parse(&d, ev, size) == 0)
+		on_event(&s, &d, 0);
 	cache_free(&s.names);
 	cache_free(&s.cats);
 	map_free(&s.corr);

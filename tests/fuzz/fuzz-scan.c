@@ -1,8 +1,8 @@
 /*
  * libFuzzer harness for the event scanner: the input is a whole trace file
  * (plain or gzip; zio sniffs it), read through a memfd with zio_open() and
- * split by scan_run().  Every event span handed out is tokenized with jsmn
- * the way trace-extract does, and must be a complete JSON object.
+ * split by scan_run().  Every event handed out must be a complete JSON object
+ * whose tokens (from the strict fast path or the general one) equal jsmn's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +17,27 @@
 static json_doc doc;
 
 static int
-on_event(void *ctx, const char *ev, size_t len, unsigned long long off)
+on_event(void *ctx, const json_doc *ev, unsigned long long off)
 {
+	const char *js = ev->js;
+	size_t len = ev->len;
+	int i;
+
 	(void)ctx;
-	/* The scanner validated the grammar, so the span is one object. */
-	if (len < 2 || ev[0] != '{' || ev[len - 1] != '}' || json_parse(&doc, ev, len) < 0 ||
-	    doc.tok[0].type != JSMN_OBJECT || json_skip(&doc, 0) != doc.ntok) {
-		fprintf(stderr, "bad event span at %llu: %.*s\n", off, (int)(len > 2000 ? 2000 : len), ev);
+	/* The scanner validated the grammar, so the span is one object ... */
+	if (len < 2 || js[0] != '{' || js[len - 1] != '}' || ev->ntok < 1 ||
+	    ev->tok[0].type != JSMN_OBJECT || json_skip(ev, 0) != ev->ntok ||
+	    json_parse(&doc, js, len) < 0 || doc.ntok != ev->ntok) {
+		fprintf(stderr, "bad event span at %llu: %.*s\n", off, (int)(len > 2000 ? 2000 : len), js);
 		abort();
 	}
+	/* ... and its tokens, from either path, are exactly jsmn's. */
+	for (i = 0; i < ev->ntok; i++)
+		if (memcmp(&ev->tok[i], &doc.tok[i], sizeof doc.tok[i]) != 0) {
+			fprintf(stderr, "token %d differs from jsmn's at %llu: %.*s\n", i, off,
+			    (int)(len > 2000 ? 2000 : len), js);
+			abort();
+		}
 	return 0;
 }
 

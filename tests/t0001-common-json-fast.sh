@@ -1,0 +1,52 @@
+#!/bin/sh
+# common/json.c json_parse_object(), the strict fast path of event and record
+# tokenizing: its tokens must equal jsmn's on everything it accepts, it must
+# accept strictly valid objects and leave unusual ones to the general path.
+# A C program, linked against the library of the build under test, compares
+# the two on fixed cases, on generated trace events and records, and on
+# seeded random mutations of all of them.
+. "$(dirname "$0")/lib.sh"
+
+LIB=$BIN/../libcommon.a
+CC=${CC:-cc}
+
+build_check() {
+	[ -f "$LIB" ] || { echo "no $LIB"; return 1; }
+	san=
+	if nm "$LIB" 2>/dev/null | grep -q __asan; then
+		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
+	    -o "$T/json-fast-check" "$FIX/common/json-fast-check.c" "$LIB" -lz -lm -lpthread
+}
+
+t_fixed_and_events() {
+	build_check
+	"$TOPDIR_GEN" -s both -n 3 --streams 2 >"$T/trace.json"
+	"$T/json-fast-check" "$T/trace.json" >"$T/out" || { cat "$T/out"; return 1; }
+	cat "$T/out"
+	has "$T/out" ' 0 failed$'
+	# nearly every event line of a clean trace takes the fast path
+	n=$(grep -c '^  {' "$T/trace.json")
+	acc=$(sed -n 's/.* \([0-9]*\) accepted.*/\1/p' "$T/out")
+	[ "$acc" -ge "$n" ] || { echo "only $acc accepted of $n event lines"; return 1; }
+}
+TOPDIR_GEN=$TOP/tests/gen-trace
+check "fast tokens equal jsmn's on fixed cases, generated events and their mutations" t_fixed_and_events
+
+t_records() {
+	build_check
+	"$TOPDIR_GEN" -s both -n 2 --streams 2 >"$T/trace.json"
+	"$BIN/trace-extract" -q "$T/trace.json" | "$BIN/trace-stage" -q |
+	    "$BIN/kernel-map" -q --sites-only >"$T/records.jsonl"
+	"$T/json-fast-check" "$T/records.jsonl" >"$T/out" || { cat "$T/out"; return 1; }
+	has "$T/out" ' 0 failed$'
+	# every record line is accepted whole
+	lines=$(wc -l <"$T/records.jsonl")
+	acc=$(sed -n 's/.* \([0-9]*\) accepted.*/\1/p' "$T/out")
+	[ "$acc" -ge "$lines" ] || { echo "only $acc accepted of $lines records"; return 1; }
+}
+check "fast tokens equal jsmn's on every record of a pipeline and its mutations" t_records
+
+done_testing
