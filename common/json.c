@@ -8,6 +8,86 @@
 #include "num.h"
 #include "xalloc.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/*
+ * Plain runs inside strings, 16 bytes at a time where SSE2 is there (every
+ * x86-64): string text is most of a trace's bytes.
+ */
+
+/* Length of the run at p[0..n) free of '"', '\\' and control characters. */
+static inline size_t
+run_unquoted(const unsigned char *p, size_t n)
+{
+	size_t k = 0;
+#if defined(__SSE2__)
+	const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+	    c1f = _mm_set1_epi8(0x1f);
+
+	for (; k + 16 <= n; k += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, dq),
+		    _mm_cmpeq_epi8(v, bs)), _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
+		int m = _mm_movemask_epi8(hit);
+		if (m)
+			return k + (size_t)__builtin_ctz((unsigned)m);
+	}
+#endif
+	for (; k < n; k++)
+		if (p[k] == '"' || p[k] == '\\' || p[k] < 0x20)
+			break;
+	return k;
+}
+
+size_t
+json_plain_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t k = 0;
+#if defined(__SSE2__)
+	const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+	    sp = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+
+	for (; k + 16 <= n; k += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+		/* signed: bytes >= 0x80 are negative, so below ' ' too */
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, dq),
+		    _mm_cmpeq_epi8(v, bs)), _mm_or_si128(_mm_cmplt_epi8(v, sp),
+		    _mm_cmpeq_epi8(v, del)));
+		int m = _mm_movemask_epi8(hit);
+		if (m)
+			return k + (size_t)__builtin_ctz((unsigned)m);
+	}
+#endif
+	for (; k < n; k++)
+		if (p[k] == '"' || p[k] == '\\' || p[k] < 0x20 || p[k] >= 0x7f)
+			break;
+	return k;
+}
+
+/* Length of the run at p[0..n) of ASCII without '\\'. */
+static inline size_t
+run_plain_ascii(const unsigned char *p, size_t n)
+{
+	size_t k = 0;
+#if defined(__SSE2__)
+	const __m128i bs = _mm_set1_epi8('\\');
+
+	for (; k + 16 <= n; k += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+		int m = _mm_movemask_epi8(_mm_or_si128(v, _mm_cmpeq_epi8(v, bs)));
+		if (m)
+			return k + (size_t)__builtin_ctz((unsigned)m);
+	}
+#endif
+	for (; k < n; k++)
+		if (p[k] == '\\' || p[k] >= 0x80)
+			break;
+	return k;
+}
+
 int
 json_nonfinite_literal(const char *s, size_t n)
 {
@@ -255,9 +335,7 @@ json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl)
 	int verbatim = 1;
 
 	/* Fast path: plain ASCII without escapes. */
-	for (k = 0; k < n; k++)
-		if (u[k] == '\\' || u[k] >= 0x80)
-			break;
+	k = run_plain_ascii(u, n);
 	if (k == n) {
 		sb_add(out, s, n);
 		return 1;
@@ -618,13 +696,6 @@ json_write_compact(const json_doc *d, int i, sbuf *out)
 /* Longer numbers are the scanner's error to report (scan.c MAXPRIM). */
 #define FAST_MAX_NUMBER 512
 
-/* 1 for the bytes that end a plain run inside a string: '"', '\\', controls. */
-static const unsigned char str_stop[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-};
-
 static int
 is_hex(unsigned char c)
 {
@@ -771,8 +842,7 @@ string:
 	/* p is at the opening quote; the token is the last one made */
 	p++;
 	for (;;) {
-		while (p < e && !str_stop[*p])
-			p++;
+		p += run_unquoted(p, (size_t)(e - p));
 		if (p >= e || *p != '\\')
 			break;
 		if (p + 1 >= e)

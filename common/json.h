@@ -111,6 +111,12 @@ void json_write_compact(const json_doc *d, int i, sbuf *out);
 /* Append s[0..n) as a JSON string literal, quotes included. */
 void json_quote(sbuf *out, const char *s, size_t n);
 
+/*
+ * Length of the leading run of s[0..n) that is printable ASCII other than
+ * '"' and '\\': text that reads the same inside and outside a JSON string.
+ */
+size_t json_plain_len(const char *s, size_t n);
+
 /* Decode one UTF-8 code point; returns its length or 0 when invalid. */
 size_t utf8_decode(const unsigned char *p, size_t n, unsigned *cp);
 

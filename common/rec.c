@@ -1,5 +1,6 @@
 /* JSON-lines record writer and reader. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -344,4 +345,111 @@ rec_open(const char *path)
 	if (!fp)
 		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
 	return fp;
+}
+
+/* The general getters' conversion of the number at p[0..k), on a one-token doc. */
+static int
+span_number(rec_reader *r, const char *p, size_t k, int conv, void *out)
+{
+	jsmntok_t t = { JSMN_PRIMITIVE, (int)(p - r->line), (int)(p - r->line + k), 0, -1 };
+	json_doc d = { 0 };
+
+	d.js = r->line;
+	d.len = r->len;
+	d.tok = &t;
+	d.ntok = 1;
+	return conv == 'f' ? json_todouble(&d, 0, out) : json_coerce_int(&d, 0, out);
+}
+
+/* Length of a strict JSON number at p[0..n), or 0; *isint: no fraction or exponent. */
+static size_t
+number_len(const char *p, size_t n, int *isint)
+{
+	size_t k = 0;
+
+	*isint = 1;
+	if (k < n && p[k] == '-')
+		k++;
+	if (k < n && p[k] == '0')
+		k++;
+	else if (k < n && p[k] >= '1' && p[k] <= '9')
+		while (++k < n && p[k] >= '0' && p[k] <= '9')
+			;
+	else
+		return 0;
+	if (k < n && p[k] == '.') {
+		*isint = 0;
+		if (++k >= n || p[k] < '0' || p[k] > '9')
+			return 0;
+		while (++k < n && p[k] >= '0' && p[k] <= '9')
+			;
+	}
+	if (k < n && (p[k] | 0x20) == 'e') {
+		*isint = 0;
+		if (++k < n && (p[k] == '+' || p[k] == '-'))
+			k++;
+		if (k >= n || p[k] < '0' || p[k] > '9')
+			return 0;
+		while (++k < n && p[k] >= '0' && p[k] <= '9')
+			;
+	}
+	return k;
+}
+
+int
+rec_match(rec_reader *r, const char *layout, ...)
+{
+	const char *p = r->line, *e = r->line + r->len, *l = layout, *q;
+	va_list ap;
+	int ok = 0;
+
+	va_start(ap, layout);
+	for (;;) {
+		/* literal text up to the next conversion */
+		const char *pct = strchr(l, '%');
+		size_t n = pct ? (size_t)(pct - l) : strlen(l);
+		if ((size_t)(e - p) < n || memcmp(p, l, n) != 0)
+			goto out;
+		p += n;
+		l += n;
+		if (!pct) {
+			ok = p == e;
+			break;
+		}
+		l++;
+		if (*l == 's') {
+			const char **sp = va_arg(ap, const char **);
+			size_t *np = va_arg(ap, size_t *);
+			if (p >= e || *p != '"')
+				goto out;
+			p++;
+			q = p + json_plain_len(p, (size_t)(e - p));
+			if (q >= e || *q != '"')
+				goto out;
+			*sp = p;
+			*np = (size_t)(q - p);
+			p = q + 1;
+		} else if (*l == 'f' || *l == 'i') {
+			int isint;
+			size_t k = number_len(p, (size_t)(e - p), &isint);
+			if (k == 0)
+				goto out;
+			/* what rec_get_num / rec_get_int do with the span (json.c) */
+			if (*l == 'f') {
+				double *dp = va_arg(ap, double *);
+				if (!num_fast_decimal(p, k, dp) && !span_number(r, p, k, 'f', dp))
+					goto out;
+			} else {
+				long long *ip = va_arg(ap, long long *);
+				if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
+					goto out;
+			}
+			p += k;
+		} else
+			goto out;	/* not a conversion this matcher knows */
+		l++;
+	}
+out:
+	va_end(ap);
+	return ok;
 }

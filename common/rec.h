@@ -79,6 +79,22 @@ int rec_get_num(rec_reader *r, const char *key, double *out);
 int rec_get_int(rec_reader *r, const char *key, long long *out);
 int rec_get_bool(rec_reader *r, const char *key, int *out);
 
+/*
+ * The fast path for the records our own writers produce, whose members come
+ * in a fixed order: match the whole current line against `layout`, which is
+ * the line's exact text with conversions in place of values:
+ *   %s  a string of printable ASCII without escapes; takes (const char **s,
+ *       size_t *n), the span inside the quotes (in the line buffer)
+ *   %f  a JSON number; takes double *, the value rec_get_num() would give
+ *   %i  a JSON number; takes long long *, the value rec_get_int() would give
+ * e.g. "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"ts\":%f}".
+ * Returns 1 on an exact match.  Returns 0 on any difference (another member
+ * order, an extra member, an escape, a non-ASCII byte, an integer out of
+ * range), and the caller takes the general getters, which give the same
+ * values for a matching line; outputs may be partly written then.
+ */
+int rec_match(rec_reader *r, const char *layout, ...);
+
 /* Open a record file for reading ("-" is stdin); dies with exit 1 on failure. */
 FILE *rec_open(const char *path);
 

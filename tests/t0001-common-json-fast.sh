@@ -1,10 +1,12 @@
 #!/bin/sh
-# common/json.c json_parse_object(), the strict fast path of event and record
-# tokenizing: its tokens must equal jsmn's on everything it accepts, it must
-# accept strictly valid objects and leave unusual ones to the general path.
-# A C program, linked against the library of the build under test, compares
-# the two on fixed cases, on generated trace events and records, and on
-# seeded random mutations of all of them.
+# The fast paths of reading, each checked against the general path by a C
+# program linked against the library of the build under test, on fixed
+# cases, generated events and records, and seeded random mutations:
+# - common/json.c json_parse_object(), the strict one-pass tokenizer: its
+#   tokens must equal jsmn's on everything it accepts; it must accept strictly
+#   valid objects and leave unusual ones to the general path;
+# - common/rec.c rec_match(), the record layout matcher: every value it reads
+#   must equal the general getters' value for that member.
 . "$(dirname "$0")/lib.sh"
 
 LIB=$BIN/../libcommon.a
@@ -48,5 +50,26 @@ t_records() {
 	[ "$acc" -ge "$lines" ] || { echo "only $acc accepted of $lines records"; return 1; }
 }
 check "fast tokens equal jsmn's on every record of a pipeline and its mutations" t_records
+
+t_rec_match() {
+	[ -f "$LIB" ] || { echo "no $LIB"; return 1; }
+	san=
+	if nm "$LIB" 2>/dev/null | grep -q __asan; then
+		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
+	    -o "$T/rec-match-check" "$FIX/common/rec-match-check.c" "$LIB" -lz -lm -lpthread
+	"$TOPDIR_GEN" -s both -n 2 >"$T/trace.json"
+	"$BIN/trace-extract" -q "$T/trace.json" >"$T/records.jsonl"
+	"$T/rec-match-check" "$T/records.jsonl" >"$T/out" || { cat "$T/out"; return 1; }
+	cat "$T/out"
+	has "$T/out" ' 0 failed$'
+	# every frame trace-extract writes is matched
+	frames=$(grep -c '^{"type":"frame"' "$T/records.jsonl")
+	m=$(sed -n 's/.* \([0-9]*\) matched.*/\1/p' "$T/out")
+	[ "$m" -ge $((frames + 3)) ] || { echo "only $m matched for $frames frames"; return 1; }
+}
+check "rec_match reads our frame layout exactly as the general getters do" t_rec_match
 
 done_testing

@@ -465,24 +465,33 @@ add_cpu_op(side_t *sd, rec_reader *r)
 	tr->raw.ops[tr->raw.nops++] = op;
 }
 
-static void
-add_frame(side_t *sd, rec_reader *r)
-{
-	trace_t *tr = trace_of(sd, r, get_t(r));
-	frame_t f;
-
-	if (!read_cpu_event(r, &f.ts, &f.dur, &f.raw, &f.thr))
-		return;
-	xgrow(&tr->raw.fr, &tr->raw.capfr, tr->raw.nfr + 1, sizeof *tr->raw.fr);
-	tr->raw.fr[tr->raw.nfr++] = f;
-}
-
 /*
- * A "<built-in ...>" frame without ".py(" or "): " in its record can be
+ * A "<built-in ...>" frame without ".py(" or "): " in its name can be
  * neither a meaningful nor a fallback scope (§6.2), so it never enters a
  * chain.  Such frames are four in ten of a stack-traced trace; telling them
- * from the raw line saves tokenizing them.
+ * apart early saves reading them.
  */
+static int
+has_sub(const char *s, size_t n, const char *pat, size_t pn)
+{
+	const char *p = s, *e = s + n;
+
+	while ((size_t)(e - p) >= pn && (p = memchr(p, pat[0], (size_t)(e - p) - pn + 1))) {
+		if (memcmp(p, pat, pn) == 0)
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+static int
+builtin_name(const char *s, size_t n)
+{
+	return n >= 9 && memcmp(s, "<built-in", 9) == 0 && !has_sub(s, n, ".py(", 4) &&
+	    !has_sub(s, n, "): ", 3);
+}
+
+/* The same test on a line the fast path could not read: on the whole line, to be safe. */
 static int
 builtin_frame(const rec_reader *r)
 {
@@ -490,7 +499,52 @@ builtin_frame(const rec_reader *r)
 
 	if (!p || (size_t)(r->line + r->len - p) < 17 || memcmp(p + 8, "<built-in", 9) != 0)
 		return 0;
-	return !memmem(r->line, r->len, ".py(", 4) && !memmem(r->line, r->len, "): ", 3);
+	return !has_sub(r->line, r->len, ".py(", 4) && !has_sub(r->line, r->len, "): ", 3);
+}
+
+/* trace-extract's frame layout (the fast path; man/man5/triage-records.5) */
+#define FRAME_LAYOUT "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s,\"tid\":%s," \
+	"\"ts\":%f,\"dur\":%f}"
+
+static void
+add_frame(side_t *sd, rec_reader *r)
+{
+	trace_t *tr;
+	frame_t f;
+	long long t;
+	const char *ns, *ps, *ts;
+	size_t nn, pn, tn;
+	static char lastp[32], lastt[32];
+	static size_t lastpn = (size_t)-1, lasttn = (size_t)-1;
+	static uint32_t lastthr;
+
+	/* Frames are most of the mapping stream: read our own layout without tokenizing. */
+	if (rec_match(r, FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn, &f.ts, &f.dur) &&
+	    t >= 0 && t <= 1000000) {
+		if (builtin_name(ns, nn))
+			return;
+		tr = trace_of(sd, r, t);
+		if (!(f.dur > 0))
+			return;
+		f.raw = intern(ns, nn);
+		/* consecutive frames mostly share their thread */
+		if (pn != lastpn || tn != lasttn || memcmp(ps, lastp, pn) || memcmp(ts, lastt, tn)) {
+			lastthr = thread_key(intern(ps, pn), intern(ts, tn));
+			memcpy(lastp, ps, pn < sizeof lastp ? pn : 0);
+			memcpy(lastt, ts, tn < sizeof lastt ? tn : 0);
+			lastpn = pn < sizeof lastp ? pn : (size_t)-1;
+			lasttn = tn < sizeof lastt ? tn : (size_t)-1;
+		}
+		f.thr = lastthr;
+	} else {
+		if (builtin_frame(r))
+			return;
+		tr = trace_of(sd, r, get_t(r));
+		if (!read_cpu_event(r, &f.ts, &f.dur, &f.raw, &f.thr))
+			return;
+	}
+	xgrow(&tr->raw.fr, &tr->raw.capfr, tr->raw.nfr + 1, sizeof *tr->raw.fr);
+	tr->raw.fr[tr->raw.nfr++] = f;
 }
 
 static void
@@ -558,7 +612,7 @@ read_stream(side_t *sd, FILE *fp, const char *name, int pass, int collect, int m
 		if (IS("kernel"))
 			add_kernel(sd, &r);
 		else if (IS("frame")) {
-			if (mapping && !builtin_frame(&r))
+			if (mapping)
 				add_frame(sd, &r);
 		} else if (IS("cpu_op")) {
 			if (mapping)
