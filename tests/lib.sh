@@ -36,7 +36,11 @@ trap _cleanup EXIT
 check() {
 	_desc=$1
 	shift
-	if ( set -e; "$@" ) >"$T/.out" 2>&1; then
+	# Not inside `if`, `||` or `&&`: there the shell ignores set -e, and only
+	# the last assertion of a check would count.
+	( set -e; "$@" ) >"$T/.out" 2>&1
+	_rc=$?
+	if [ "$_rc" -eq 0 ]; then
 		_npass=$((_npass + 1))
 		echo "ok - $_name: $_desc"
 	else

@@ -48,7 +48,7 @@ check "kernel record after trace-stage: stage and sel added" t_first_kernel
 t_graph_ext() {
 	"$GEN" --graph -s decode -o "$T/g.json"
 	"$EX" -q "$T/g.json" | "$ST" >"$T/g.out"
-	eq '[2,4]' "$(jq -c 'select(.type == "kernel") | .external_id' "$T/g.out" | sort -u | jq -sc .)"
+	eq '[3,6]' "$(jq -c 'select(.type == "kernel") | .external_id' "$T/g.out" | sort -u | jq -sc .)"
 	eq "decode 12" "$(stages "$T/g.json")"
 }
 check "CUDA-graph kernels get the launch's External id through corr" t_graph_ext
