@@ -169,4 +169,21 @@ t_role() {
 }
 check "--role is recorded; a bad one is a usage error" t_role
 
+t_progress() {
+	# -p forces progress lines onto a non-terminal stderr; --no-progress,
+	# given later, takes them away again but keeps the warnings
+	# (a pause in the input makes the run last past a progress update)
+	{ head -c 100 "$T/z.json"; sleep 1.2; tail -c +101 "$T/z.json"; } |
+	    "$EX" -p - >"$T/p.jsonl" 2>"$T/p.err"
+	has "$T/p.err" 'events, done\.$'
+	{ head -c 100 "$T/z.json"; sleep 1.2; tail -c +101 "$T/z.json"; } |
+	    "$EX" -p --no-progress - >"$T/np.jsonl" 2>"$T/np.err"
+	eq 0 "$(wc -c <"$T/np.err" | tr -d ' ')" "stderr bytes"
+	same "$T/p.jsonl" "$T/np.jsonl"
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1},]}' >"$T/tc.json"
+	"$EX" --no-progress "$T/tc.json" >/dev/null 2>"$T/tc.err"
+	has "$T/tc.err" 'trailing commas'
+}
+check "--progress forces progress; --no-progress turns it off, not the warnings" t_progress
+
 done_testing

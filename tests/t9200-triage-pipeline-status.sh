@@ -40,4 +40,39 @@ t_mapping_failure() {
 }
 check "mapping/formal: a failing overlap-sweep is reported" t_mapping_failure
 
+# The mapping pipeline and the formal extraction run side by side.
+t_both_sides_fail() {
+	printf '{"traceEvents":[{"ph":"X"' >"$T/cut-m.json"
+	printf '{"traceEvents":[{"ph":"X"' >"$T/cut-f.json"
+	mkdir -p "$T/tmpdir"
+	TMPDIR=$T/tmpdir status 1 "$TRIAGE" --mapping-input "$T/cut-m.json" \
+	    --formal-input "$T/cut-f.json" >"$T/out4" 2>"$T/err4"
+	eq 0 "$(wc -c <"$T/out4" | tr -d ' ')" "stdout bytes"
+	has "$T/err4" "cut-m.json': truncated JSON"
+	has "$T/err4" "cut-f.json': truncated JSON"
+	# a broken mapping trace stops the flow before any formal-side tool
+	TMPDIR=$T/tmpdir status 1 "$TRIAGE" --mapping-input "$T/cut-m.json" \
+	    --formal-input "$T/big.json" >"$T/out5" 2>"$T/err5"
+	eq 0 "$(wc -c <"$T/out5" | tr -d ' ')" "stdout bytes"
+	eq 1 "$(grep -c . "$T/err5")" "error lines"
+	# the temporary record files are gone
+	eq "" "$(ls -A "$T/tmpdir")" "left in TMPDIR"
+}
+check "mapping/formal: both sides' errors, exit 1, no report, no temporary files left" t_both_sides_fail
+
+t_side_by_side_report() {
+	TRIAGE_BINDIR=$BIN "$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" \
+	    --format json >"$T/dual.json"
+	# the same report as the tools give when run one after the other
+	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
+	    "$BIN/kernel-map" -q --sites-only >"$T/m.jsonl"
+	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
+	    "$BIN/kernel-map" -q --mapping "$T/m.jsonl" |
+	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
+	    "$BIN/triage-render" -q --format json >"$T/seq.json"
+	same "$T/seq.json" "$T/dual.json"
+	eq 3 "$(jq -s 'map(select(.type == "overlap_row")) | length' "$T/dual.json")" "overlap rows"
+}
+check "mapping/formal side by side: the report of the sequential pipelines" t_side_by_side_report
+
 done_testing

@@ -469,7 +469,7 @@ add_cpu_op(side_t *sd, rec_reader *r)
  * A "<built-in ...>" frame without ".py(" or "): " in its name can be
  * neither a meaningful nor a fallback scope (§6.2), so it never enters a
  * chain.  Such frames are four in ten of a stack-traced trace; telling them
- * apart early saves reading them.
+ * from the raw line saves reading them.
  */
 static int
 has_sub(const char *s, size_t n, const char *pat, size_t pn)
@@ -484,19 +484,15 @@ has_sub(const char *s, size_t n, const char *pat, size_t pn)
 	return 0;
 }
 
-static int
-builtin_name(const char *s, size_t n)
-{
-	return n >= 9 && memcmp(s, "<built-in", 9) == 0 && !has_sub(s, n, ".py(", 4) &&
-	    !has_sub(s, n, "): ", 3);
-}
-
-/* The same test on a line the fast path could not read: on the whole line, to be safe. */
+/* On the whole line, before reading it: ".py(" elsewhere only means a closer look. */
 static int
 builtin_frame(const rec_reader *r)
 {
-	const char *p = memmem(r->line, r->len, "\"name\":\"", 8);
+	const char *p;
 
+	if (!has_sub(r->line, r->len, "<built-in", 9))
+		return 0;	/* most lines: '<' is rare, so memchr finds this fast */
+	p = memmem(r->line, r->len, "\"name\":\"", 8);
 	if (!p || (size_t)(r->line + r->len - p) < 17 || memcmp(p + 8, "<built-in", 9) != 0)
 		return 0;
 	return !has_sub(r->line, r->len, ".py(", 4) && !has_sub(r->line, r->len, "): ", 3);
@@ -518,11 +514,11 @@ add_frame(side_t *sd, rec_reader *r)
 	static size_t lastpn = (size_t)-1, lasttn = (size_t)-1;
 	static uint32_t lastthr;
 
+	if (builtin_frame(r))
+		return;
 	/* Frames are most of the mapping stream: read our own layout without tokenizing. */
 	if (rec_match(r, FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn, &f.ts, &f.dur) &&
 	    t >= 0 && t <= 1000000) {
-		if (builtin_name(ns, nn))
-			return;
 		tr = trace_of(sd, r, t);
 		if (!(f.dur > 0))
 			return;
@@ -537,8 +533,6 @@ add_frame(side_t *sd, rec_reader *r)
 		}
 		f.thr = lastthr;
 	} else {
-		if (builtin_frame(r))
-			return;
 		tr = trace_of(sd, r, get_t(r));
 		if (!read_cpu_event(r, &f.ts, &f.dur, &f.raw, &f.thr))
 			return;
@@ -689,16 +683,38 @@ emit_row(const char *stage, const orow_t *r)
 	rec_end();
 }
 
+/*
+ * The mapping side of each stage's source map (§6.3-6.6) depends on the
+ * mapping trace alone, so it is built as soon as the mapping is read: while
+ * the formal records are still being made upstream, and so that the mapping
+ * trace's CPU data can be freed before the formal side is read.
+ */
+static srcmap_t premap[NSTAGES];
+static int have_premap[NSTAGES];
+
+static void
+build_mapping_maps(const side_t *mapping)
+{
+	int st;
+
+	for (st = 0; st < NSTAGES; st++) {
+		const bundle_t *mb = pick_bundle(mapping, st);
+		if (!mb)
+			continue;
+		srcmap_build(&premap[st], mb->ev, mb->n, &mb->tr->raw, &kmap, stage_names[st]);
+		have_premap[st] = 1;
+	}
+}
+
 /* The per-stage loop of §1 step 5. */
 static void
-emit_tables(side_t *formal, side_t *mapping)
+emit_tables(side_t *formal)
 {
 	int st, others = formal->b[0].tr || formal->b[1].tr;
 
 	for (st = 0; st < NSTAGES; st++) {
 		bundle_t *fb = &formal->b[st];
-		const bundle_t *mb;
-		srcmap_t sm = { 0 };
+		srcmap_t *sm = &premap[st];
 		agg_t *agg;
 		orow_t *rows;
 		size_t nagg, nrows, i;
@@ -706,18 +722,16 @@ emit_tables(side_t *formal, side_t *mapping)
 
 		if (!fb->tr || (st == 2 && others))
 			continue;
-		if (!(mb = pick_bundle(mapping, st)))
+		if (!have_premap[st])
 			continue;
 		busy = ov_sweep(fb->ev, fb->n);
 		agg = ov_aggregate(fb->ev, fb->n, &nagg);
-		srcmap_build(&sm, mb->ev, mb->n, &mb->tr->raw, &kmap, stage_names[st]);
-		srcmap_merge_payload(&sm, pick_payload(stage_names[st]));
-		rows = ov_rows(fb->ev, fb->n, busy, agg, nagg, &sm, table_limit, &nrows);
+		srcmap_merge_payload(sm, pick_payload(stage_names[st]));
+		rows = ov_rows(fb->ev, fb->n, busy, agg, nagg, sm, table_limit, &nrows);
 		for (i = 0; i < nrows; i++)
 			emit_row(stage_names[st], &rows[i]);
 		free(rows);
 		free(agg);
-		srcmap_free(&sm);
 	}
 }
 
@@ -800,6 +814,8 @@ main(int argc, char **argv)
 		read_stream(&mapping, fp, mapfile, 0, 1, 1);
 		if (fp != stdin)
 			fclose(fp);
+		build_mapping_maps(&mapping);
+		side_free(&mapping);
 	}
 	if (argc == 0) {
 		read_stream(&formal, stdin, "<stdin>", 1, mapfile != NULL, 0);
@@ -814,10 +830,11 @@ main(int argc, char **argv)
 	}
 	/* single-trace mode never has overlap rows (§1 step 1) */
 	if (mapfile)
-		emit_tables(&formal, &mapping);
+		emit_tables(&formal);
 
 	side_free(&formal);
-	side_free(&mapping);
+	for (k = 0; k < NSTAGES; k++)
+		srcmap_free(&premap[k]);
 	for (k = 0; k < nfpay; k++) {
 		free(fpay[k].stage);
 		payload_free(&fpay[k].p);

@@ -41,6 +41,7 @@ static const struct option longopts[] = {
 	{ "framework-fallback", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "progress", no_argument, NULL, 'p' },
+	{ "no-progress", no_argument, NULL, 'N' },
 	{ "python-ids", no_argument, NULL, 'P' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "role", required_argument, NULL, 'r' },
@@ -67,6 +68,9 @@ main(int argc, char **argv)
 			usage(EXIT_OK);
 		case 'p':
 			progress_flag = 1;
+			break;
+		case 'N':
+			progress_flag = -1;
 			break;
 		case 'P':
 			python_ids = 1;
@@ -124,6 +128,7 @@ usage(int code)
 	    "  -f, --framework NAME   auto (default), sglang, vllm, trtllm or tokenspeed\n"
 	    "      --framework-fallback NAME  used when auto-detection finds no hint\n"
 	    "  -p, --progress         show progress on stderr even when it is not a terminal\n"
+	    "      --no-progress      no progress, even on a terminal\n"
 	    "      --python-ids       give frame records their python_id and parent_id\n"
 	    "  -q, --quiet            no warnings or progress\n"
 	    "  -r, --role ROLE        single (default), mapping or formal\n"
