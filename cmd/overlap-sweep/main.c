@@ -471,17 +471,23 @@ add_cpu_op(side_t *sd, rec_reader *r)
  * chain.  Such frames are four in ten of a stack-traced trace; telling them
  * from the raw line saves reading them.
  */
-static int
-has_sub(const char *s, size_t n, const char *pat, size_t pn)
+/*
+ * First occurrence of pat[0..pn) in s[0..n), found by memchr for its byte
+ * pat[k] (pick a rare one), or NULL.
+ */
+static const char *
+find_sub(const char *s, size_t n, const char *pat, size_t pn, size_t k)
 {
-	const char *p = s, *e = s + n;
+	const char *p = s + k, *e = s + n;
 
-	while ((size_t)(e - p) >= pn && (p = memchr(p, pat[0], (size_t)(e - p) - pn + 1))) {
-		if (memcmp(p, pat, pn) == 0)
-			return 1;
+	if (n < pn)
+		return NULL;
+	while ((size_t)(e - p) >= pn - k && (p = memchr(p, pat[k], (size_t)(e - p) - (pn - k) + 1))) {
+		if (memcmp(p - k, pat, pn) == 0)
+			return p - k;
 		p++;
 	}
-	return 0;
+	return NULL;
 }
 
 /* On the whole line, before reading it: ".py(" elsewhere only means a closer look. */
@@ -490,12 +496,12 @@ builtin_frame(const rec_reader *r)
 {
 	const char *p;
 
-	if (!has_sub(r->line, r->len, "<built-in", 9))
-		return 0;	/* most lines: '<' is rare, so memchr finds this fast */
-	p = memmem(r->line, r->len, "\"name\":\"", 8);
+	if (!find_sub(r->line, r->len, "<built-in", 9, 0))
+		return 0;	/* most lines: '<' is rare */
+	p = find_sub(r->line, r->len, "\"name\":\"", 8, 1);	/* the first 'n' is usually its own */
 	if (!p || (size_t)(r->line + r->len - p) < 17 || memcmp(p + 8, "<built-in", 9) != 0)
 		return 0;
-	return !has_sub(r->line, r->len, ".py(", 4) && !has_sub(r->line, r->len, "): ", 3);
+	return !find_sub(r->line, r->len, ".py(", 4, 3) && !find_sub(r->line, r->len, "): ", 3, 0);
 }
 
 /* trace-extract's frame layout (the fast path; man/man5/triage-records.5) */
@@ -704,6 +710,7 @@ build_mapping_maps(const side_t *mapping)
 		srcmap_build(&premap[st], mb->ev, mb->n, &mb->tr->raw, &kmap, stage_names[st]);
 		have_premap[st] = 1;
 	}
+	srcmap_cache_free();
 }
 
 /* The per-stage loop of §1 step 5. */

@@ -210,6 +210,13 @@ void srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *ra
     const kernel_map_t *km, const char *stage);
 
 /*
+ * srcmap_build keeps each thread's sorted scope timeline for the next map
+ * built from the same raw data (the other stages); this frees them.  Call it
+ * before that raw data is freed.
+ */
+void srcmap_cache_free(void);
+
+/*
  * merge_source_map_from_kernel_payload (§6.9): add the formal stage
  * payload's sites with their full launch counts; p may be NULL (no payload).
  * The payload is only read.

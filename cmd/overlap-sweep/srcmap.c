@@ -195,61 +195,136 @@ typedef struct {
 } ctxmap_t;
 
 typedef struct {
-	double t;
-	int kind;		/* 0 scope start, 1 CPU op, 2 scope end */
-	size_t i;
-} tpoint_t;
-
-static int
-cmp_tpoint(const void *pa, const void *pb)
-{
-	const tpoint_t *a = pa, *b = pb;
-
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind - b->kind;
-	return (a->i > b->i) - (a->i < b->i);
-}
-
-typedef struct {
 	uint32_t canon;
 	int flags;
 	double ts, end;
-	long prev, next;	/* active list links */
+	int32_t prev, next;	/* active list links; -2: not active */
 } tscope_t;
 
+/* Sort keys for index arrays: (time, index), the order of a stable sort by time. */
+static const tscope_t *sort_sc;
+static const cpuop_t *sort_ops;
+static const size_t *sort_opi;
+
+static int
+cmp_start(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (sort_sc[a].ts != sort_sc[b].ts)
+		return sort_sc[a].ts < sort_sc[b].ts ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+static int
+cmp_end(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (sort_sc[a].end != sort_sc[b].end)
+		return sort_sc[a].end < sort_sc[b].end ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+static int
+cmp_opts(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	double ta = sort_ops[sort_opi[a]].ts, tb = sort_ops[sort_opi[b]].ts;
+
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* idx[0..n) = 0..n-1 in the order of cmp; the sort is skipped when file order is already it. */
+static uint32_t *
+sorted_index(size_t n, int (*cmp)(const void *, const void *))
+{
+	uint32_t *idx = xmalloc((n ? n : 1) * sizeof *idx);
+	size_t i;
+	int sorted = 1;
+
+	for (i = 0; i < n; i++) {
+		idx[i] = (uint32_t)i;
+		if (i && sorted && cmp(&idx[i - 1], &idx[i]) > 0)
+			sorted = 0;
+	}
+	if (!sorted)
+		qsort(idx, n, sizeof *idx, cmp);
+	return idx;
+}
+
 /*
- * One thread's timeline: scopes open at the op's ts count (starts sort
- * before ops, ends after).  The active set is a doubly linked list in start
- * order, so the chain is read backwards from its tail.
+ * One thread's timeline: scopes open at the op's ts count.  Events are taken
+ * in (time, kind, index) order with kinds scope start < CPU op < scope end,
+ * merged from three sorted index arrays (starts, ops, ends) rather than
+ * sorted together: a stack-traced thread has a million scopes and few ops.
+ * The active set is a doubly linked list in start order, so the chain is
+ * read backwards from its tail.
  */
+/* A thread's scopes with their start and end orders, kept for every stage's map. */
+typedef struct {
+	const rawdata_t *raw;
+	uint32_t thr;
+	tscope_t *sc;
+	size_t nsc;
+	uint32_t *st, *en;
+} timeline_t;
+
+static timeline_t *tl;
+static size_t ntl, captl;
+
+void
+srcmap_cache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < ntl; i++) {
+		free(tl[i].sc);
+		free(tl[i].st);
+		free(tl[i].en);
+	}
+	free(tl);
+	tl = NULL;
+	ntl = captl = 0;
+}
+
 static void
 thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
-    tscope_t *sc, size_t nsc)
+    const timeline_t *t)
 {
-	tpoint_t *pt = xmalloc((2 * nsc + nop + 1) * sizeof *pt);
-	size_t np = 0, i;
+	tscope_t *sc = t->sc;
+	const uint32_t *st = t->st, *en = t->en;
+	size_t nsc = t->nsc;
+	uint32_t *oq;
+	size_t a = 0, b = 0, c = 0;
 	long tail = -1;
 
-	for (i = 0; i < nsc; i++) {
-		pt[np++] = (tpoint_t){ sc[i].ts, 0, i };
-		pt[np++] = (tpoint_t){ sc[i].end, 2, i };
-		sc[i].prev = sc[i].next = -2;	/* -2: not active */
-	}
-	for (i = 0; i < nop; i++)
-		pt[np++] = (tpoint_t){ ops[opi[i]].ts, 1, i };
-	qsort(pt, np, sizeof *pt, cmp_tpoint);
-
-	for (i = 0; i < np; i++) {
-		size_t k = pt[i].i;
-		if (pt[i].kind == 0) {
-			sc[k].prev = tail;
+	sort_ops = ops;
+	sort_opi = opi;
+	oq = sorted_index(nop, cmp_opts);
+	for (a = 0; a < nsc; a++)
+		sc[a].prev = sc[a].next = -2;
+	a = 0;
+	while (b < nop) {
+		/* the next event: the least (time, kind) of the three heads */
+		double ta = a < nsc ? sc[st[a]].ts : 0, tb = ops[opi[oq[b]]].ts,
+		    tc = c < nsc ? sc[en[c]].end : 0;
+		int kind = 1;
+		if (a < nsc && ta <= tb && (c >= nsc || ta <= tc))
+			kind = 0;
+		else if (c < nsc && tc < tb)
+			kind = 2;
+		if (kind == 0) {
+			size_t k = st[a++];
+			sc[k].prev = (int32_t)tail;
 			sc[k].next = -1;
 			if (tail >= 0)
-				sc[tail].next = (long)k;
+				sc[tail].next = (int32_t)k;
 			tail = (long)k;
-		} else if (pt[i].kind == 2) {
+		} else if (kind == 2) {
+			size_t k = en[c++];
 			if (sc[k].prev == -2 && sc[k].next == -2)
 				continue;
 			if (sc[k].prev >= 0)
@@ -260,11 +335,11 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 				tail = sc[k].prev;
 			sc[k].prev = sc[k].next = -2;
 		} else {
-			const cpuop_t *op = &ops[opi[k]];
+			const cpuop_t *op = &ops[opi[oq[b++]]];
 			uint32_t rev[CHAIN_MAX];
 			int nrev = 0, want, j, isnew;
 			long s;
-			ctx_t c;
+			ctx_t cx;
 			ctxlist_t *l;
 			uint32_t *v;
 
@@ -273,12 +348,12 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 				for (s = tail; s >= 0 && nrev < CHAIN_MAX; s = sc[s].prev)
 					if (sc[s].flags & want)
 						rev[nrev++] = sc[s].canon;
-			c.op = op->name;
-			c.ts = op->ts;
-			c.dur = op->dur;
-			c.nchain = nrev;
+			cx.op = op->name;
+			cx.ts = op->ts;
+			cx.dur = op->dur;
+			cx.nchain = nrev;
 			for (j = 0; j < nrev; j++)
-				c.chain[j] = rev[nrev - 1 - j];
+				cx.chain[j] = rev[nrev - 1 - j];
 			v = imap_put(&cm->byeid, (uint64_t)op->eid, (uint32_t)cm->n, &isnew);
 			if (isnew) {
 				xgrow(&cm->l, &cm->cap, cm->n + 1, sizeof *cm->l);
@@ -287,10 +362,10 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			}
 			l = &cm->l[*v];
 			xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);
-			l->v[l->n++] = c;
+			l->v[l->n++] = cx;
 		}
 	}
-	free(pt);
+	free(oq);
 }
 
 /*
@@ -305,7 +380,7 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 	size_t nthr = 0, i, t;
 	size_t **topi = NULL, *tn = NULL, *tcap = NULL, capt = 0;
 	tscope_t **tsc = NULL;
-	size_t *tscn = NULL, *tsccap = NULL;
+	size_t *tscn = NULL, *tsccap = NULL, *tli, missing = 0;
 
 	for (i = 0; i < raw->nops; i++) {
 		const cpuop_t *op = &raw->ops[i];
@@ -335,25 +410,56 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 		xgrow(&topi[t], &tcap[t], tn[t] + 1, sizeof *topi[t]);
 		topi[t][tn[t]++] = i;
 	}
-	for (i = 0; i < raw->nfr; i++) {
-		const frame_t *f = &raw->fr[i];
-		uint32_t *v;
-		int flags;
-		uint32_t canon;
-		if (!(f->dur > 0) || !(v = imap_get(&thr, f->thr)))
-			continue;
-		canon = scope_of_raw(f->raw, &flags);
-		if (!flags)
-			continue;
-		t = *v;
-		xgrow(&tsc[t], &tsccap[t], tscn[t] + 1, sizeof *tsc[t]);
-		tsc[t][tscn[t]++] = (tscope_t){ canon, flags, f->ts, f->ts + f->dur, -2, -2 };
+	/* each thread's timeline, made by the first map that needs it */
+	tli = xmalloc((nthr ? nthr : 1) * sizeof *tli);
+	for (t = 0; t < nthr; t++) {
+		size_t k;
+		uint32_t key = raw->ops[topi[t][0]].thr;	/* the thread of topi[t]'s ops */
+
+		for (k = 0; k < ntl && !(tl[k].raw == raw && tl[k].thr == key); k++)
+			;
+		tli[t] = k < ntl ? k : (size_t)-1;
+		if (k == ntl)
+			missing++;
+	}
+	if (missing) {
+		for (i = 0; i < raw->nfr; i++) {
+			const frame_t *f = &raw->fr[i];
+			uint32_t *v;
+			int flags;
+			uint32_t canon;
+			if (!(f->dur > 0) || !(v = imap_get(&thr, f->thr)) || tli[*v] != (size_t)-1)
+				continue;
+			canon = scope_of_raw(f->raw, &flags);
+			if (!flags)
+				continue;
+			t = *v;
+			xgrow(&tsc[t], &tsccap[t], tscn[t] + 1, sizeof *tsc[t]);
+			tsc[t][tscn[t]++] = (tscope_t){ canon, flags, f->ts, f->ts + f->dur, -2, -2 };
+		}
+		for (t = 0; t < nthr; t++) {
+			timeline_t *x;
+			if (tli[t] != (size_t)-1)
+				continue;
+			xgrow(&tl, &captl, ntl + 1, sizeof *tl);
+			x = &tl[ntl];
+			x->raw = raw;
+			x->thr = raw->ops[topi[t][0]].thr;
+			x->sc = tsc[t];
+			x->nsc = tscn[t];
+			sort_sc = x->sc;
+			x->st = sorted_index(x->nsc, cmp_start);
+			x->en = sorted_index(x->nsc, cmp_end);
+			tsc[t] = NULL;
+			tli[t] = ntl++;
+		}
 	}
 	for (t = 0; t < nthr; t++) {
-		thread_contexts(cm, raw->ops, topi[t], tn[t], tsc[t], tscn[t]);
+		thread_contexts(cm, raw->ops, topi[t], tn[t], &tl[tli[t]]);
 		free(topi[t]);
 		free(tsc[t]);
 	}
+	free(tli);
 	free(topi);
 	free(tn);
 	free(tcap);
