@@ -61,8 +61,8 @@ num_fast_decimal(const char *p, size_t n, double *out)
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 		1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 	unsigned long long m = 0;
-	size_t i = 0, digits = 0, frac = 0;
-	int neg = 0, point = 0;
+	size_t i = 0, digits, frac = 0, f0;
+	int neg = 0;
 
 	if (n && p[0] == '-') {
 		neg = 1;
@@ -70,20 +70,18 @@ num_fast_decimal(const char *p, size_t n, double *out)
 	}
 	if (i >= n)
 		return 0;
-	for (; i < n; i++) {
-		char c = p[i];
-		if (c >= '0' && c <= '9') {
-			if (++digits > 19)
-				return 0;
-			m = m * 10 + (unsigned long long)(c - '0');
-			if (point)
-				frac++;
-		} else if (c == '.' && !point) {
-			point = 1;
-		} else
-			return 0;
+	/* integer part, then an optional fraction; every digit counts toward 19 */
+	for (f0 = i; i < n && (unsigned)(p[i] - '0') < 10; i++)
+		m = m * 10 + (unsigned long long)(p[i] - '0');
+	digits = i - f0;
+	if (i < n && p[i] == '.') {
+		for (f0 = ++i; i < n && (unsigned)(p[i] - '0') < 10; i++)
+			m = m * 10 + (unsigned long long)(p[i] - '0');
+		frac = i - f0;
+		digits += frac;
 	}
-	if (digits == 0 || m > (1ULL << 53) || frac > 22)
+	/* (m may have wrapped when digits > 19; it is not used then) */
+	if (i != n || digits == 0 || digits > 19 || m > (1ULL << 53) || frac > 22)
 		return 0;
 	*out = (double)m / p10[frac];
 	if (neg)

@@ -396,6 +396,44 @@ number_len(const char *p, size_t n, int *isint)
 	return k;
 }
 
+/*
+ * The lengths of a layout's literal segments, worked out once per layout
+ * (layouts are string literals, so their address identifies them).  NULL
+ * when the layout has too many conversions to cache; 255 marks a segment
+ * too long to store.  Either way rec_match measures the segment itself.
+ */
+static const unsigned char *
+layout_segments(const char *layout)
+{
+	static struct {
+		const char *layout;
+		unsigned char seg[32];
+	} cache[8];
+	static size_t ncache;
+	unsigned char seg[sizeof cache[0].seg];
+	size_t i, n = 0;
+	const char *l = layout, *pct;
+
+	for (i = 0; i < ncache; i++)
+		if (cache[i].layout == layout)
+			return cache[i].seg;
+	for (;;) {
+		size_t len;
+		if (n == sizeof seg)
+			return NULL;
+		pct = strchr(l, '%');
+		len = pct ? (size_t)(pct - l) : strlen(l);
+		seg[n++] = len < 255 ? (unsigned char)len : 255;
+		if (!pct)
+			break;
+		l = pct + 2;
+	}
+	i = ncache < 8 ? ncache++ : 7;	/* more layouts than slots: the last slot is reused */
+	cache[i].layout = layout;
+	memcpy(cache[i].seg, seg, n);
+	return cache[i].seg;
+}
+
 int
 rec_match(rec_reader *r, const char *layout, ...)
 {
@@ -403,16 +441,23 @@ rec_match(rec_reader *r, const char *layout, ...)
 	va_list ap;
 	int ok = 0;
 
+	const unsigned char *seg = layout_segments(layout);
+
 	va_start(ap, layout);
-	for (;;) {
-		/* literal text up to the next conversion */
-		const char *pct = strchr(l, '%');
-		size_t n = pct ? (size_t)(pct - l) : strlen(l);
+	for (;; seg = seg ? seg + 1 : NULL) {
+		/* literal text up to the next conversion or the end */
+		size_t n;
+		if (seg && *seg != 255) {
+			n = *seg;
+		} else {
+			const char *pct = strchr(l, '%');
+			n = pct ? (size_t)(pct - l) : strlen(l);
+		}
 		if ((size_t)(e - p) < n || memcmp(p, l, n) != 0)
 			goto out;
 		p += n;
 		l += n;
-		if (!pct) {
+		if (!*l) {
 			ok = p == e;
 			break;
 		}
@@ -441,7 +486,14 @@ rec_match(rec_reader *r, const char *layout, ...)
 					goto out;
 			} else {
 				long long *ip = va_arg(ap, long long *);
-				if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
+				if (isint && k <= 18 && p[0] != '-') {
+					/* what num_py_int gives for a short JSON integer */
+					long long v = 0;
+					size_t j;
+					for (j = 0; j < k; j++)
+						v = v * 10 + (p[j] - '0');
+					*ip = v;
+				} else if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
 					goto out;
 			}
 			p += k;
