@@ -68,4 +68,29 @@ t_zero_dur_frame() {
 }
 check 'a zero-length frame is active only up to 0.001 after its end' t_zero_dur_frame
 
+# The frame sort: file order is usually nearly sorted, but any order of the
+# frame records must give the same attribution.  Two CPU threads, their
+# frames interleaved, then the same frames in reverse and in a shuffled order.
+t_frame_order() {
+	"$TESTDIR/gen-trace" -s both -n 6 -l 3 -o "$T/ord.json"
+	"$BIN/trace-extract" -q "$T/ord.json" | "$BIN/trace-stage" -q |
+	    awk '/"type":"(frame|cpu_op|launch)"/ && (++n % 2) { sub(/"tid":"4242"/, "\"tid\":\"4343\"") } { print }' \
+	    >"$T/two.jsonl"
+	# frames held back and replayed before the stats record: reversed, then every 7th first
+	awk '/"type":"frame"/ { f[n++] = $0; next }
+	    /"type":"stats"/ { for (i = n - 1; i >= 0; i--) print f[i] } { print }' "$T/two.jsonl" >"$T/rev.jsonl"
+	awk '/"type":"frame"/ { f[n++] = $0; next }
+	    /"type":"stats"/ { for (k = 0; k < 7; k++) for (i = k; i < n; i += 7) print f[i] } { print }' \
+	    "$T/two.jsonl" >"$T/shuf.jsonl"
+	eq "$(grep -c '"type":"frame"' "$T/two.jsonl")" "$(grep -c '"type":"frame"' "$T/shuf.jsonl")" "frames"
+	km <"$T/two.jsonl" >"$T/two.out"
+	km <"$T/rev.jsonl" >"$T/rev.out"
+	km <"$T/shuf.jsonl" >"$T/shuf.out"
+	same "$T/two.out" "$T/rev.out"
+	same "$T/two.out" "$T/shuf.out"
+	# both threads' frames were used
+	[ "$(jq -r 'select(.type == "kernel_row") | .location' "$T/two.out" | sort -u | wc -l)" -ge 2 ]
+}
+check 'frames in any file order, threads interleaved: the same attribution' t_frame_order
+
 done_testing

@@ -307,20 +307,110 @@ cmp_query(const void *pa, const void *pb)
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
-/* Active-set order: thread, ts ascending, end descending, then file order. */
+/* Active-set order within a thread: ts ascending, end descending, then file order. */
 static int
-cmp_frame(const void *pa, const void *pb)
+frame_before(const frame_t *a, const frame_t *b)
 {
-	const frame_t *a = pa, *b = pb;
-	int c;
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	if (a->end != b->end)
+		return a->end > b->end;
+	return a->seq < b->seq;
+}
 
-	if (a->thread != b->thread)
-		return a->thread < b->thread ? -1 : 1;
-	if ((c = cmp_dbl(a->ts, b->ts)) != 0)
-		return c;
-	if ((c = cmp_dbl(b->end, a->end)) != 0)
-		return c;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+/*
+ * Sort a trace's frames into (thread, active-set order), as a comparison
+ * sort on that key would.  File order is nearly that order already (the
+ * tracer writes each thread's frames by start, with threads interleaved),
+ * so: a stable counting pass groups the frames by thread, each thread's
+ * ascending runs are merged pairwise until one is left (a natural merge
+ * sort: one pass over sorted input), all on 4-byte indexes, and the frames
+ * are then moved into place along the permutation's cycles.  Extra memory:
+ * three index arrays, not a second frame array.
+ */
+static void
+sort_frames(frame_t *fr, size_t n)
+{
+	uint32_t *idx, *tmp, *cnt, maxt = 0, *run;
+	size_t i, t, nt, nrun, caprun = 0;
+	unsigned char *done;
+
+	if (n < 2)
+		return;
+	for (i = 0; i < n; i++)
+		if (fr[i].thread > maxt)
+			maxt = fr[i].thread;
+	nt = (size_t)maxt + 1;
+	cnt = xcalloc(nt + 1, sizeof *cnt);
+	for (i = 0; i < n; i++)
+		cnt[fr[i].thread + 1]++;
+	for (t = 0; t < nt; t++)
+		cnt[t + 1] += cnt[t];
+	idx = xmalloc(n * sizeof *idx);
+	tmp = xmalloc(n * sizeof *tmp);
+	for (i = 0; i < n; i++)
+		idx[cnt[fr[i].thread]++] = (uint32_t)i;	/* cnt[t] ends as thread t's end */
+	run = NULL;
+	for (t = 0; t < nt; t++) {
+		size_t lo = t ? cnt[t - 1] : 0, hi = cnt[t], r;
+		uint32_t *src = idx, *dst = tmp;
+
+		/* run starts, then the end */
+		nrun = 0;
+		for (i = lo; i < hi; i++)
+			if (i == lo || frame_before(&fr[idx[i]], &fr[idx[i - 1]])) {
+				xgrow(&run, &caprun, nrun + 2, sizeof *run);
+				run[nrun++] = (uint32_t)i;
+			}
+		if (nrun <= 1)
+			continue;
+		run[nrun] = (uint32_t)hi;
+		while (nrun > 1) {
+			size_t out = 0;
+			/* run r is [run[r], run[r + 1]); merge runs r and r + 1 (an odd last one is copied) */
+			for (r = 0; r < nrun; r += 2) {
+				size_t a = run[r], am = run[r + 1], b = am,
+				    bm = r + 1 < nrun ? run[r + 2] : am, k = a;
+				while (a < am && b < bm)
+					dst[k++] = frame_before(&fr[src[b]], &fr[src[a]]) ? src[b++] : src[a++];
+				while (a < am)
+					dst[k++] = src[a++];
+				while (b < bm)
+					dst[k++] = src[b++];
+				run[out++] = run[r];
+			}
+			run[out] = (uint32_t)hi;
+			nrun = out;
+			{
+				uint32_t *x = src;
+				src = dst;
+				dst = x;
+			}
+		}
+		if (src != idx)
+			memcpy(idx + lo, src + lo, (hi - lo) * sizeof *idx);
+	}
+	/* position k takes frame idx[k]: follow each cycle once */
+	done = xcalloc(n, 1);
+	for (i = 0; i < n; i++) {
+		size_t k = i;
+		frame_t f;
+		if (done[i] || idx[i] == i)
+			continue;
+		f = fr[i];
+		while (idx[k] != i) {
+			fr[k] = fr[idx[k]];
+			done[k] = 1;
+			k = idx[k];
+		}
+		fr[k] = f;
+		done[k] = 1;
+	}
+	free(done);
+	free(run);
+	free(tmp);
+	free(idx);
+	free(cnt);
 }
 
 /* choose_mapping_frame and build_stack_display on a non-empty active set. */
@@ -375,8 +465,7 @@ resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *r
 	uint32_t lastloc = NONE, laststack = NONE;
 	int have_last = 0;
 
-	if (tr->nfr)
-		qsort(tr->fr, tr->nfr, sizeof tr->fr[0], cmp_frame);
+	sort_frames(tr->fr, tr->nfr);
 	qsort(qs, nq, sizeof qs[0], cmp_query);
 	for (qi = 0; qi < nq; qi++) {
 		const query_t *q = &qs[qi];
