@@ -55,11 +55,48 @@ num_py_int(const char *s, size_t n, long long *out)
 	return 1;
 }
 
+static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+size_t
+num_fast_json(const char *p, size_t n, double *out)
+{
+	unsigned long long m = 0;
+	size_t i = 0, digits, frac = 0, f0;
+	int neg = 0;
+
+	if (i < n && p[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	f0 = i;
+	if (i < n && p[i] == '0')
+		i++;
+	else
+		for (; i < n && (unsigned)(p[i] - '0') < 10; i++)
+			m = m * 10 + (unsigned long long)(p[i] - '0');
+	digits = i - f0;
+	if (digits == 0 || (i < n && (unsigned)(p[i] - '0') < 10))
+		return 0;		/* no digits, or a leading zero */
+	if (i < n && p[i] == '.') {
+		for (f0 = ++i; i < n && (unsigned)(p[i] - '0') < 10; i++)
+			m = m * 10 + (unsigned long long)(p[i] - '0');
+		frac = i - f0;
+		if (frac == 0)
+			return 0;
+		digits += frac;
+	}
+	if ((i < n && (p[i] | 0x20) == 'e') || digits > 19 || m > (1ULL << 53) || frac > 22)
+		return 0;
+	*out = (double)m / p10[frac];
+	if (neg)
+		*out = -*out;
+	return i;
+}
+
 int
 num_fast_decimal(const char *p, size_t n, double *out)
 {
-	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
-		1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 	unsigned long long m = 0;
 	size_t i = 0, digits, frac = 0, f0;
 	int neg = 0;

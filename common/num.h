@@ -30,6 +30,15 @@ int num_py_float(const char *s, size_t n, double *out);
 int num_fast_decimal(const char *p, size_t n, double *out);
 
 /*
+ * The same conversion on the JSON number that starts p[0..n), in one pass:
+ * returns its length when it is -?(0|[1-9][0-9]*)(.[0-9]+)? within
+ * num_fast_decimal's limits (then *out is what num_fast_decimal gives for
+ * that span), else 0 and the caller takes the general path.  What follows
+ * the number is not looked at beyond its end.
+ */
+size_t num_fast_json(const char *p, size_t n, double *out);
+
+/*
  * Python repr() of a double (shortest round-trip digits; "1.0", "1e+16",
  * "1.5e-05", "inf", "nan").  buf must hold 32 bytes.  Returns buf.
  */

@@ -474,28 +474,33 @@ rec_match(rec_reader *r, const char *layout, ...)
 			*sp = p;
 			*np = (size_t)(q - p);
 			p = q + 1;
-		} else if (*l == 'f' || *l == 'i') {
+		} else if (*l == 'f') {
+			double *dp = va_arg(ap, double *);
+			int isint;
+			size_t k = num_fast_json(p, (size_t)(e - p), dp);	/* the common case */
+			if (k == 0) {
+				/* what rec_get_num does with the span (json.c) */
+				if ((k = number_len(p, (size_t)(e - p), &isint)) == 0 ||
+				    (!num_fast_decimal(p, k, dp) && !span_number(r, p, k, 'f', dp)))
+					goto out;
+			}
+			p += k;
+		} else if (*l == 'i') {
+			long long *ip = va_arg(ap, long long *);
 			int isint;
 			size_t k = number_len(p, (size_t)(e - p), &isint);
 			if (k == 0)
 				goto out;
-			/* what rec_get_num / rec_get_int do with the span (json.c) */
-			if (*l == 'f') {
-				double *dp = va_arg(ap, double *);
-				if (!num_fast_decimal(p, k, dp) && !span_number(r, p, k, 'f', dp))
-					goto out;
-			} else {
-				long long *ip = va_arg(ap, long long *);
-				if (isint && k <= 18 && p[0] != '-') {
-					/* what num_py_int gives for a short JSON integer */
-					long long v = 0;
-					size_t j;
-					for (j = 0; j < k; j++)
-						v = v * 10 + (p[j] - '0');
-					*ip = v;
-				} else if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
-					goto out;
-			}
+			/* what rec_get_int does with the span (json.c) */
+			if (isint && k <= 18 && p[0] != '-') {
+				/* num_py_int's value for a short JSON integer */
+				long long v = 0;
+				size_t j;
+				for (j = 0; j < k; j++)
+					v = v * 10 + (p[j] - '0');
+				*ip = v;
+			} else if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
+				goto out;
 			p += k;
 		} else
 			goto out;	/* not a conversion this matcher knows */
