@@ -159,6 +159,7 @@ detect_framework(const struct opts *o, const char *outdir_abs)
 		/* Nothing answered at all: say so instead of guessing SGLang. */
 		char *url = url_of(o, "/v1/models");
 		http_describe("GET", url, &r, &err);
+		free(url);	/* the message holds the URL now */
 		die(EXIT_CAPTURE, "cannot reach the server to detect its framework: %s",
 		    err.s);
 	}
