@@ -2,11 +2,14 @@
  * libFuzzer harness for the record reader: the input is a record stream
  * (JSON lines) read with rec_reader from a memfd; each line's type is read,
  * the line tokenized and its common members fetched with the typed getters,
- * as the filters do.  die() (malformed line) returns here through longjmp.
+ * as the filters do.  Frame-like lines also go through rec_match(), whose
+ * values must equal the getters' (abort otherwise).  die() (malformed line)
+ * returns here through longjmp.
  */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -35,7 +38,22 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	fuzz_die_armed = 1;
 	if (setjmp(fuzz_die_jmp) == 0) {
 		while (rec_next(&r)) {
+			long long t;
+			const char *ns, *ps, *ts;
+			size_t nn, pn, tn;
+			double vts, vdur;
+
 			rec_type(&r, &n);
+			if (rec_match(&r, "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s,"
+			    "\"tid\":%s,\"ts\":%f,\"dur\":%f}", &t, &ns, &nn, &ps, &pn, &ts, &tn,
+			    &vts, &vdur)) {
+				/* a matched line is valid JSON: the getters must agree */
+				if (!rec_get_int(&r, "t", &v) || v != t ||
+				    !rec_get_str(&r, "name", &s) || s.len != nn || memcmp(s.s, ns, nn) ||
+				    !rec_get_num(&r, "ts", &d) || memcmp(&d, &vts, sizeof d) ||
+				    !rec_get_num(&r, "dur", &d) || memcmp(&d, &vdur, sizeof d))
+					abort();
+			}
 			if (rec_is(&r, "kernel") || rec_is(&r, "stats") || (r.len & 1)) {
 				rec_parse(&r);
 				for (k = 0; keys[k]; k++) {
