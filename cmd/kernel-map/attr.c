@@ -313,8 +313,8 @@ frame_before(const frame_t *a, const frame_t *b)
 {
 	if (a->ts != b->ts)
 		return a->ts < b->ts;
-	if (a->end != b->end)
-		return a->end > b->end;
+	if (a->ts + a->dur != b->ts + b->dur)
+		return a->ts + a->dur > b->ts + b->dur;
 	return a->seq < b->seq;
 }
 
@@ -486,7 +486,7 @@ resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *r
 			act[nact++] = (uint32_t)fi++;
 		}
 		for (j = m = 0; j < nact; j++)
-			if (tr->fr[act[j]].end >= q->q - 1e-3)
+			if (tr->fr[act[j]].ts + tr->fr[act[j]].dur >= q->q - 1e-3)
 				act[m++] = act[j];
 		nact = m;
 		if (nact == 0) {

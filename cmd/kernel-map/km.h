@@ -52,10 +52,11 @@ typedef struct {
 	int has_id;
 } timed_t;
 
+/* 32 bytes: a trace's frames are most of kernel-map's memory.  The end is ts + dur. */
 typedef struct {
+	double ts, dur;
 	uint32_t thread, norm;
 	int prio;
-	double ts, dur, end;
 	uint32_t seq;		/* file order */
 } frame_t;
 

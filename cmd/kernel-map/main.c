@@ -242,7 +242,6 @@ read_frame(void)
 	f->thread = thread_of(pid, tid);
 	f->norm = km_frame_norm(raw);
 	f->prio = km_frame_prio(raw);
-	f->end = f->ts + f->dur;
 	f->seq = (uint32_t)cur.nfr++;
 }
 
