@@ -11,6 +11,7 @@
 #include "xalloc.h"
 
 static sbuf line;
+static FILE *also;		/* rec_also() */
 
 void
 rec_begin(const char *type)
@@ -105,6 +106,8 @@ rec_end(void)
 {
 	sb_add(&line, "}\n", 2);
 	fwrite_unlocked(line.s, 1, line.len, stdout);
+	if (also)
+		fwrite(line.s, 1, line.len, also);
 }
 
 void
@@ -112,6 +115,16 @@ rec_line(const char *s, size_t n)
 {
 	fwrite_unlocked(s, 1, n, stdout);
 	putc_unlocked('\n', stdout);
+	if (also) {
+		fwrite(s, 1, n, also);
+		putc('\n', also);
+	}
+}
+
+void
+rec_also(FILE *fp)
+{
+	also = fp;
 }
 
 void

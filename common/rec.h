@@ -36,6 +36,12 @@ void rec_raw(const char *key, const char *json, size_t n);	/* pre-built JSON */
 void rec_end(void);
 /* Write a whole line (without its '\n'), adding the newline. */
 void rec_line(const char *line, size_t n);
+/*
+ * While fp is not NULL, every line written also goes to fp (a copy for a
+ * later reader that needs only some records).  Write errors on fp are the
+ * caller's to check (ferror) before closing it.
+ */
+void rec_also(FILE *fp);
 
 typedef struct {
 	FILE *fp;

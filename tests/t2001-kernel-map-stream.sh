@@ -32,6 +32,24 @@ t_sites_only() {
 }
 check '--sites-only passes everything and adds only mapping sites' t_sites_only
 
+t_sites_file() {
+	km --sites-only --sites-file "$T/sites.jsonl" <"$KF/attribution.jsonl" >"$T/full.jsonl"
+	# exactly the full output's input and site records, in order
+	grep -E '^\{"type":"(input|site)"' "$T/full.jsonl" >"$T/want.jsonl"
+	same "$T/want.jsonl" "$T/sites.jsonl"
+	[ "$(grep -c '"type":"site"' "$T/sites.jsonl")" -gt 0 ]
+	# and a formal run reads the same mapping from either
+	km --mapping "$T/full.jsonl" <"$KF/attribution.jsonl" >"$T/f1"
+	km --mapping "$T/sites.jsonl" <"$KF/attribution.jsonl" >"$T/f2"
+	same "$T/f1" "$T/f2"
+	status 2 km --sites-file "$T/x.jsonl" <"$KF/attribution.jsonl" 2>"$T/e" >/dev/null
+	has "$T/e" 'goes with --sites-only'
+	status 1 km --sites-only --sites-file "$T/no/such/dir/s.jsonl" <"$KF/attribution.jsonl" \
+	    2>"$T/e2" >/dev/null
+	has "$T/e2" "cannot create"
+}
+check '--sites-file: the input and site records alone, enough for --mapping' t_sites_file
+
 t_site_order() {
 	km --sites-only <"$KF/attribution.jsonl" >"$T/out" &&
 	jq -r 'select(.type=="site" and .scope=="mapping_global")|.kernel' "$T/out" >"$T/names" &&

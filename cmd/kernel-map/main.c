@@ -7,6 +7,7 @@
  * compact per-stage aggregates.  Writes "site" records (the payloads) and
  * "kernel_row" records, and passes every record it does not consume.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@
 
 static const char *mapping_file;
 static int sites_only;
+static const char *sites_path;		/* --sites-file */
+static FILE *sites_fp;
 
 static rec_reader rd;
 static trace_t cur;
@@ -43,14 +46,15 @@ static const struct option longopts[] = {
 	{ "kernel-table-limit", required_argument, NULL, 'n' },
 	{ "mapping", required_argument, NULL, 'm' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "sites-file", required_argument, NULL, 'S' },
 	{ "sites-only", no_argument, NULL, 's' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
 static const char usage_text[] =
-    "usage: kernel-map [-hq] [--kernel-table-limit n] [--mapping file | --sites-only]\n"
-    "                  [file]\n";
+    "usage: kernel-map [-hq] [--kernel-table-limit n]\n"
+    "                  [--mapping file | --sites-only [--sites-file file]] [file]\n";
 
 static void __attribute__((noreturn))
 usage(int code)
@@ -449,6 +453,9 @@ main(int argc, char **argv)
 		case 's':
 			sites_only = 1;
 			break;
+		case 'S':
+			sites_path = optarg;
+			break;
 		case 'V':
 			print_version();
 		default:
@@ -465,6 +472,12 @@ main(int argc, char **argv)
 		warnx("--mapping and --sites-only cannot be combined");
 		usage(EXIT_USAGE);
 	}
+	if (sites_path && !sites_only) {
+		warnx("--sites-file goes with --sites-only");
+		usage(EXIT_USAGE);
+	}
+	if (sites_path && !(sites_fp = fopen(sites_path, "w")))
+		die(EXIT_DATA, "cannot create '%s': %s", sites_path, strerror(errno));
 	if (mapping_file && strcmp(mapping_file, "-") == 0 && strcmp(in, "-") == 0) {
 		warnx("cannot read both the mapping file and the records from stdin");
 		usage(EXIT_USAGE);
@@ -513,6 +526,9 @@ main(int argc, char **argv)
 			}
 			pass = 0;
 		}
+		/* what a later kernel-map --mapping reads: inputs and sites */
+		if (pass && sites_fp && (IS("input") || IS("site")))
+			fprintf(sites_fp, "%.*s\n", (int)rd.len, rd.line);
 #undef IS
 		if (pass)
 			rec_line(rd.line, rd.len);
@@ -525,8 +541,12 @@ main(int argc, char **argv)
 
 	if (!mapping_file) {
 		finish_mapping();
+		rec_also(sites_fp);
 		write_mapping_sites();
+		rec_also(NULL);
 	}
+	if (sites_fp && (ferror(sites_fp) | fclose(sites_fp)))
+		die(EXIT_DATA, "cannot write '%s': %s", sites_path, strerror(errno));
 	if (!sites_only)
 		flush_pending();
 	if (!sites_only && nkernel_traces == 0)
