@@ -195,4 +195,28 @@ t_symlink() {
 }
 check "symlinks are reported by their target" t_symlink
 
+t_fifo() {
+	# a named pipe, as <(cmd) gives one: read once, one trace, no discovery
+	"$TESTDIR/gen-trace" -s both -n 2 -o "$T/piped.json"
+	mkfifo "$T/pipe"
+	cat "$T/piped.json" >"$T/pipe" &
+	"$EX" -q "$T/pipe" >"$T/fifo.jsonl"
+	wait
+	eq "\"$T/pipe\"" "$(jq -c 'select(.type == "input") | .path' "$T/fifo.jsonl")"
+	eq "[\"$T/pipe\"]" "$(jq -c 'select(.type == "input") | .traces' "$T/fifo.jsonl")"
+	# the same events as from the file
+	"$EX" -q "$T/piped.json" >"$T/file.jsonl"
+	grep -v '"type":"\(input\|trace\)"' "$T/fifo.jsonl" >"$T/a"
+	grep -v '"type":"\(input\|trace\)"' "$T/file.jsonl" >"$T/b"
+	same "$T/b" "$T/a"
+	[ "$(grep -c '"type":"kernel"' "$T/a")" -gt 0 ]
+	# and triage reads it too
+	cat "$T/piped.json" >"$T/pipe" &
+	"$TRIAGE" --input "$T/pipe" >"$T/report.md"
+	wait
+	has "$T/report.md" "Input traces: $T/pipe"
+	has "$T/report.md" 'Kernel Table'
+}
+check "a named pipe operand (<(cmd)) is one trace, read once" t_fifo
+
 done_testing

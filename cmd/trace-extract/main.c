@@ -884,11 +884,18 @@ extract_operand(const char *arg, int *tindex)
 	size_t i;
 	const char *fw;
 
-	if (strcmp(arg, "-") == 0) {
+	/*
+	 * Standard input, a pipe (<(cmd) gives /dev/fd/N) or a character device
+	 * is one stream: readable once, so no discovery and no content sniffing.
+	 */
+	if (strcmp(arg, "-") == 0 ||
+	    (stat(arg, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
+		char one[PATH_MAX + 8];
+		sbuf q = SBUF_INIT;
 		rec_begin("input");
 		rec_int("v", REC_VERSION);
 		rec_cstr("role", role);
-		rec_cstr("path", "-");
+		rec_cstr("path", arg);
 		fw = framework_canonical(framework);
 		if (!strcmp(fw, "auto"))
 			fw = fallback && strcmp(framework_canonical(fallback), "auto") ?
@@ -896,9 +903,12 @@ extract_operand(const char *arg, int *tindex)
 		rec_cstr("framework", fw);
 		rec_null("server_args");
 		rec_int("tp_size", 1);
-		rec_raw("traces", "[\"-\"]", 5);
+		json_quote(&q, arg, strlen(arg));
+		snprintf(one, sizeof one, "[%s]", q.s);
+		sb_free(&q);
+		rec_raw("traces", one, strlen(one));
 		rec_end();
-		return extract_trace("-", (*tindex)++);
+		return extract_trace(arg, (*tindex)++);
 	}
 	if (!realpath(arg, real)) {
 		warnx("cannot open '%s': %s", arg, strerror(errno));
