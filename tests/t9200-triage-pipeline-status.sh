@@ -75,4 +75,35 @@ t_side_by_side_report() {
 }
 check "mapping/formal side by side: the report of the sequential pipelines" t_side_by_side_report
 
+t_dual_stdin() {
+	# the two sides run as background jobs, which must still see stdin
+	"$TRIAGE" --mapping-input - --formal-input "$T/big.json" <"$T/big.json" >"$T/m-stdin.md"
+	"$TRIAGE" --mapping-input "$T/big.json" --formal-input - <"$T/big.json" >"$T/f-stdin.md"
+	"$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" >"$T/files.md"
+	has "$T/m-stdin.md" 'Overlap'
+	# the same tables; only the input lines name "-"
+	grep -v '^Input\|^Mapping\|^Formal\|^Trace' "$T/files.md" >"$T/a"
+	grep -v '^Input\|^Mapping\|^Formal\|^Trace' "$T/m-stdin.md" >"$T/b"
+	grep -v '^Input\|^Mapping\|^Formal\|^Trace' "$T/f-stdin.md" >"$T/c"
+	same "$T/a" "$T/b"
+	same "$T/a" "$T/c"
+}
+check "mapping/formal: either trace may come on stdin" t_dual_stdin
+
+t_mapping_fails_first() {
+	# A broken mapping trace: no report can come, so the formal extraction is
+	# stopped, not waited for; here it would wait forever on a silent pipe.
+	mkfifo "$T/silent"
+	status 1 timeout 30 "$TRIAGE" --mapping-input "$T/cut-m.json" \
+	    --formal-input "$T/silent" >"$T/out6" 2>"$T/err6"
+	has "$T/err6" "cut-m.json': truncated JSON"
+	eq 0 "$(wc -c <"$T/out6" | tr -d ' ')" "stdout bytes"
+	if grep -q 'Terminated' "$T/err6"; then
+		echo "the shell reported the stopped job:"
+		cat "$T/err6"
+		return 1
+	fi
+}
+check "mapping/formal: a failed mapping stops the formal extraction at once" t_mapping_fails_first
+
 done_testing
