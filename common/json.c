@@ -155,8 +155,11 @@ json_doc_free(json_doc *d)
 int
 json_skip(const json_doc *d, int i)
 {
-	int pending = d->tok[i].size;
+	int pending;
 
+	if (i < 0 || i >= d->ntok)
+		return d->ntok;		/* past the end: nothing to skip */
+	pending = d->tok[i].size;
 	i++;
 	while (pending > 0 && i < d->ntok) {
 		pending += d->tok[i].size - 1;

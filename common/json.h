@@ -72,7 +72,7 @@ void json_doc_free(json_doc *d);
  */
 size_t json_parse_object(json_doc *d, const char *js, size_t len);
 
-/* Index of the token after the whole subtree at i. */
+/* Index of the token after the whole subtree at i (ntok when i is out of range). */
 int json_skip(const json_doc *d, int i);
 
 /* Value index for `key` in the object at obj (last duplicate wins), or -1. */

@@ -280,6 +280,10 @@ rec_parse(rec_reader *r)
 		r->mval = xrealloc(r->mval, r->mcap * sizeof *r->mval);
 	}
 	for (m = 0, i = 1; m < n; m++) {
+		/* jsmn's lenient mode lets a key without a value, or an unquoted one, through */
+		if (i + 1 >= r->doc.ntok || r->doc.tok[i].type != JSMN_STRING || r->doc.tok[i].size != 1)
+			die(EXIT_DATA, "%s:%zu: record is not a JSON object (a member without a "
+			    "quoted key or a value)", r->name, r->lineno);
 		r->mval[m] = i + 1;
 		i = json_skip(&r->doc, i + 1);
 	}

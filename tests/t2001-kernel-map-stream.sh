@@ -110,6 +110,17 @@ t_not_json() {
 }
 check 'a line that is not JSON exits 1 with its position' t_not_json
 
+t_lenient_not_json() {
+	# jsmn alone would take these: a key without a value, an unquoted key
+	for bad in '{"type":"kernel","t":0,"name":"k","b"}' '{"type":"kernel","t":0,name:"k"}' \
+	    '{"type":"kernel","t":0,"a":1,2}'; do
+		{ head -n 3 "$KF/rows.jsonl"; echo "$bad"; } >"$T/in"
+		status 1 km <"$T/in" >/dev/null 2>"$T/err"
+		has "$T/err" '<stdin>:4: record is not a JSON object'
+	done
+}
+check 'a member without a value or a quoted key: exit 1, not a guess' t_lenient_not_json
+
 t_no_ts() {
 	{ head -n 2 "$KF/rows.jsonl"; echo '{"type":"kernel","t":0,"name":"k","dur":1,"sel":true}'; } >"$T/in" &&
 	status 1 km <"$T/in" >/dev/null 2>"$T/err" &&
