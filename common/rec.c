@@ -133,6 +133,7 @@ rec_reader_init(rec_reader *r, FILE *fp, const char *name)
 	memset(r, 0, sizeof *r);
 	r->fp = fp;
 	r->name = name;
+	r->lastpid_len = r->lasttid_len = (size_t)-1;
 }
 
 void
@@ -526,4 +527,23 @@ rec_match(rec_reader *r, const char *layout, ...)
 out:
 	va_end(ap);
 	return ok;
+}
+
+int
+rec_frame(rec_reader *r, struct rec_frame *f)
+{
+	if (!rec_match(r, REC_FRAME_LAYOUT, &f->t, &f->name, &f->name_len, &f->pid, &f->pid_len,
+	    &f->tid, &f->tid_len, &f->ts, &f->dur))
+		return 0;
+	f->same_thread = f->pid_len == r->lastpid_len && f->tid_len == r->lasttid_len &&
+	    memcmp(f->pid, r->lastpid, f->pid_len) == 0 &&
+	    memcmp(f->tid, r->lasttid, f->tid_len) == 0;
+	if (!f->same_thread) {
+		int fits = f->pid_len < sizeof r->lastpid && f->tid_len < sizeof r->lasttid;
+		memcpy(r->lastpid, f->pid, fits ? f->pid_len : 0);
+		memcpy(r->lasttid, f->tid, fits ? f->tid_len : 0);
+		r->lastpid_len = fits ? f->pid_len : (size_t)-1;
+		r->lasttid_len = fits ? f->tid_len : (size_t)-1;
+	}
+	return 1;
 }

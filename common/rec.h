@@ -59,6 +59,8 @@ typedef struct {
 	size_t typelen;
 	int *mval;		/* value token of each top-level member */
 	size_t nm, mcap;
+	char lastpid[32], lasttid[32];	/* rec_frame's previous thread, when short */
+	size_t lastpid_len, lasttid_len;	/* (size_t)-1: none */
 } rec_reader;
 
 void rec_reader_init(rec_reader *r, FILE *fp, const char *name);
@@ -100,6 +102,30 @@ int rec_get_bool(rec_reader *r, const char *key, int *out);
  * values for a matching line; outputs may be partly written then.
  */
 int rec_match(rec_reader *r, const char *layout, ...);
+
+/*
+ * A "frame" record in the layout trace-extract writes (REC_FRAME_LAYOUT),
+ * read with rec_match: frames are nine records in ten of a stack-traced
+ * stream.  Spans point into the line buffer (valid until rec_next).
+ */
+#define REC_FRAME_LAYOUT "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s," \
+	"\"tid\":%s,\"ts\":%f,\"dur\":%f}"
+
+struct rec_frame {
+	long long t;
+	const char *name, *pid, *tid;
+	size_t name_len, pid_len, tid_len;
+	double ts, dur;			/* microseconds */
+	int same_thread;	/* pid and tid as in the reader's previous matched frame */
+};
+
+/*
+ * Read the current line as a frame in REC_FRAME_LAYOUT.  Returns 1, or 0
+ * when the line is anything else (the caller takes the general getters).
+ * same_thread lets a tool skip interning the thread again: consecutive
+ * frames mostly share it.
+ */
+int rec_frame(rec_reader *r, struct rec_frame *f);
 
 /* Open a record file for reading ("-" is stdin); dies with exit 1 on failure. */
 FILE *rec_open(const char *path);

@@ -199,42 +199,26 @@ read_timed(timed_t **arr, size_t *n, size_t *cap, const char *idkey)
 	(*n)++;
 }
 
-/* trace-extract's frame layout (the fast path; man/man5/triage-records.5) */
-#define FRAME_LAYOUT "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s,\"tid\":%s," \
-	"\"ts\":%f,\"dur\":%f}"
-
 static void
 read_frame(void)
 {
 	frame_t *f;
 	uint32_t raw, pid, tid;
-	long long t;
-	const char *ns, *ps, *ts;
-	size_t nn, pn, tn;
-	double vts, vdur;
-	static char lastp[32], lastt[32];
-	static size_t lastpn = (size_t)-1, lasttn = (size_t)-1;
+	struct rec_frame fr;
 	static uint32_t lastpid, lasttid;
 
 	xgrow(&cur.fr, &cur.capfr, cur.nfr + 1, sizeof cur.fr[0]);
 	f = &cur.fr[cur.nfr];
-	/* Frames are nine records in ten: read our own layout without tokenizing. */
-	if (open_trace && rec_match(&rd, FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn, &vts,
-	    &vdur) && t == cur.t) {
-		raw = km_intern(ns, nn);
-		/* consecutive frames mostly share their thread */
-		if (pn != lastpn || tn != lasttn || memcmp(ps, lastp, pn) || memcmp(ts, lastt, tn)) {
-			lastpid = km_intern(ps, pn);
-			lasttid = km_intern(ts, tn);
-			memcpy(lastp, ps, pn < sizeof lastp ? pn : 0);
-			memcpy(lastt, ts, tn < sizeof lastt ? tn : 0);
-			lastpn = pn < sizeof lastp ? pn : (size_t)-1;
-			lasttn = tn < sizeof lastt ? tn : (size_t)-1;
+	if (open_trace && rec_frame(&rd, &fr) && fr.t == cur.t) {
+		raw = km_intern(fr.name, fr.name_len);
+		if (!fr.same_thread) {
+			lastpid = km_intern(fr.pid, fr.pid_len);
+			lasttid = km_intern(fr.tid, fr.tid_len);
 		}
 		pid = lastpid;
 		tid = lasttid;
-		f->ts = vts;
-		f->dur = vdur;
+		f->ts = fr.ts;
+		f->dur = fr.dur;
 	} else {
 		need_trace();
 		raw = get_text("name", 1);

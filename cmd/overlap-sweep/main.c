@@ -504,39 +504,26 @@ builtin_frame(const rec_reader *r)
 	return !find_sub(r->line, r->len, ".py(", 4, 3) && !find_sub(r->line, r->len, "): ", 3, 0);
 }
 
-/* trace-extract's frame layout (the fast path; man/man5/triage-records.5) */
-#define FRAME_LAYOUT "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s,\"tid\":%s," \
-	"\"ts\":%f,\"dur\":%f}"
-
 static void
 add_frame(side_t *sd, rec_reader *r)
 {
 	trace_t *tr;
 	frame_t f;
-	long long t;
-	const char *ns, *ps, *ts;
-	size_t nn, pn, tn;
-	static char lastp[32], lastt[32];
-	static size_t lastpn = (size_t)-1, lasttn = (size_t)-1;
+	struct rec_frame fr;
 	static uint32_t lastthr;
 
 	if (builtin_frame(r))
 		return;
-	/* Frames are most of the mapping stream: read our own layout without tokenizing. */
-	if (rec_match(r, FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn, &f.ts, &f.dur) &&
-	    t >= 0 && t <= 1000000) {
-		tr = trace_of(sd, r, t);
-		if (!(f.dur > 0))
+	if (rec_frame(r, &fr)) {
+		/* the thread first: the reader's same_thread refers to its last match */
+		if (!fr.same_thread)
+			lastthr = thread_key(intern(fr.pid, fr.pid_len), intern(fr.tid, fr.tid_len));
+		tr = trace_of(sd, r, fr.t >= 0 && fr.t <= 1000000 ? fr.t : get_t(r));
+		if (!(fr.dur > 0))
 			return;
-		f.raw = intern(ns, nn);
-		/* consecutive frames mostly share their thread */
-		if (pn != lastpn || tn != lasttn || memcmp(ps, lastp, pn) || memcmp(ts, lastt, tn)) {
-			lastthr = thread_key(intern(ps, pn), intern(ts, tn));
-			memcpy(lastp, ps, pn < sizeof lastp ? pn : 0);
-			memcpy(lastt, ts, tn < sizeof lastt ? tn : 0);
-			lastpn = pn < sizeof lastp ? pn : (size_t)-1;
-			lasttn = tn < sizeof lastt ? tn : (size_t)-1;
-		}
+		f.ts = fr.ts;
+		f.dur = fr.dur;
+		f.raw = intern(fr.name, fr.name_len);
 		f.thr = lastthr;
 	} else {
 		tr = trace_of(sd, r, get_t(r));

@@ -44,8 +44,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			double vts, vdur;
 
 			rec_type(&r, &n);
-			if (rec_match(&r, "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s,"
-			    "\"tid\":%s,\"ts\":%f,\"dur\":%f}", &t, &ns, &nn, &ps, &pn, &ts, &tn,
+			if (rec_match(&r, REC_FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn,
 			    &vts, &vdur)) {
 				/* a matched line is valid JSON: the getters must agree */
 				if (!rec_get_int(&r, "t", &v) || v != t ||
