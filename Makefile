@@ -111,7 +111,7 @@ uninstall:
 # libFuzzer harnesses under tests/fuzz/, built with clang into build-fuzz/:
 #   fuzz-scan     the event scanner: scan_run over zio (plain or gzip bytes)
 #   fuzz-extract  trace-extract's per-event extraction (on_event)
-#   fuzz-records  the record reader: rec_reader, rec_parse and the json getters
+#   fuzz-records  the record reader: rec_reader, rec_read and JSON members
 # Each starts from seeds written by tests/gen-trace (build-fuzz/seeds-*) and
 # keeps what it learns in build-fuzz/corpus-*.  FUZZ_TIME is the run length of
 # each harness in seconds; FUZZ_ARGS passes more libFuzzer options.  A crash

@@ -153,18 +153,12 @@ add_str_or_null(sbuf *out, const char *s)
 }
 
 void
-entry_to_json(const entry_t *e, sbuf *out)
+entry_sites_to_json(const entry_t *e, sbuf *out)
 {
 	char num[40];
 	size_t i;
 
-	sb_adds(out, "{\"kernel\":");
-	add_str_or_null(out, e->kernel ? e->kernel : "");
-	sb_adds(out, ",\"category\":");
-	add_str_or_null(out, e->category);
-	sb_adds(out, ",\"best_location\":");
-	add_str_or_null(out, e->best_location);
-	sb_adds(out, ",\"sites\":[");
+	sb_addc(out, '[');
 	for (i = 0; i < e->nsites; i++) {
 		const site_t *s = &e->sites[i];
 		if (i)
@@ -184,7 +178,21 @@ entry_to_json(const entry_t *e, sbuf *out)
 		add_str_or_null(out, s->stack);
 		sb_addc(out, '}');
 	}
-	sb_adds(out, "]}");
+	sb_addc(out, ']');
+}
+
+void
+entry_to_json(const entry_t *e, sbuf *out)
+{
+	sb_adds(out, "{\"kernel\":");
+	add_str_or_null(out, e->kernel ? e->kernel : "");
+	sb_adds(out, ",\"category\":");
+	add_str_or_null(out, e->category);
+	sb_adds(out, ",\"best_location\":");
+	add_str_or_null(out, e->best_location);
+	sb_adds(out, ",\"sites\":");
+	entry_sites_to_json(e, out);
+	sb_addc(out, '}');
 }
 
 void

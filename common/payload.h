@@ -59,6 +59,8 @@ int entry_from_json(const json_doc *d, int obj, entry_t *e);
 
 /* Append the entry as a JSON object (the shape entry_from_json reads). */
 void entry_to_json(const entry_t *e, sbuf *out);
+/* Append only its "sites" array. */
+void entry_sites_to_json(const entry_t *e, sbuf *out);
 
 /*
  * site_display_location (kernel-table.md §4.7 display_location): the

@@ -1,6 +1,8 @@
-/* JSON-lines record writer and reader. */
+/* JSON-lines records: the table's derived data, the typed writer and reader. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,45 +12,120 @@
 #include "rec.h"
 #include "xalloc.h"
 
+/* ---- the table ---- */
+
+#define NEED_REQ 1
+#define NEED_OPT 0
+
+const struct rec_memberinfo rec_members[RM_COUNT] = {
+#define MEMBER_INFO(t, m, kind, need, dflt) [RM_##t##_##m] = { RT_##t, #m, ",\"" #m "\":", \
+	sizeof(",\"" #m "\":") - 1, RK_##kind, NEED_##need, offsetof(struct rec_##t, m), dflt },
+#define TYPE_INFO(t, MEMBERS, X) [RM_##t##__] = { RT_##t, NULL, NULL, 0, 0, 0, 0, NULL }, \
+	MEMBERS(MEMBER_INFO, t)
+	REC_TYPES(TYPE_INFO, 0)
+#undef TYPE_INFO
+#undef MEMBER_INFO
+};
+
+#define REQ_BIT(t, m, kind, need, dflt) | (NEED_##need ? REC_BIT(t, m) : 0)
+const struct rec_typeinfo rec_types[RT_COUNT] = {
+#define TYPE_ROW(t, MEMBERS, X) [RT_##t] = { #t, RM_##t##__ + 1, \
+	0 MEMBERS(COUNT_ONE, t), sizeof(struct rec_##t), 0 MEMBERS(REQ_BIT, t) },
+#define COUNT_ONE(t, m, kind, need, dflt) + 1
+	REC_TYPES(TYPE_ROW, 0)
+#undef COUNT_ONE
+#undef TYPE_ROW
+};
+#undef REQ_BIT
+
+enum rec_type
+rec_type_named(const char *s, size_t n)
+{
+	int t;
+
+	for (t = 0; t < RT_COUNT; t++)
+		if (strlen(rec_types[t].name) == n && memcmp(rec_types[t].name, s, n) == 0)
+			return (enum rec_type)t;
+	return RT_UNKNOWN;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bug(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: internal error: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+/* ---- writing ---- */
+
 static sbuf line;
-static FILE *also;		/* rec_also() */
+static int wtype = -1;		/* the record being written */
+static int wlast;		/* the last member written */
+static uint64_t whas;
 
 void
-rec_begin(const char *type)
+rec_begin(enum rec_type t)
 {
+	if (wtype >= 0)
+		bug("%s record begun inside a %s record", rec_types[t].name, rec_types[wtype].name);
+	wtype = (int)t;
+	wlast = RM_COUNT;
+	whas = 0;
 	sb_reset(&line);
 	sb_adds(&line, "{\"type\":\"");
-	sb_adds(&line, type);
+	sb_adds(&line, rec_types[t].name);
 	sb_addc(&line, '"');
 }
 
+/* The member's key, after checking it belongs to the open record, in order. */
 static void
-key(const char *k)
+key(enum rec_member m, int kind)
 {
-	sb_add(&line, ",\"", 2);
-	sb_adds(&line, k);
-	sb_add(&line, "\":", 2);
+	const struct rec_memberinfo *mi = &rec_members[m];
+
+	if (wtype < 0 || (int)mi->type != wtype || !mi->name)
+		bug("member %d written outside its record", (int)m);
+	if (wlast != RM_COUNT && (int)m <= wlast)
+		bug("%s.%s written out of table order", rec_types[wtype].name, mi->name);
+	if (kind >= 0 && mi->kind != kind && !(kind == RK_INT && mi->kind == RK_NUM))
+		bug("%s.%s written with the wrong kind", rec_types[wtype].name, mi->name);
+	wlast = (int)m;
+	whas |= 1ULL << (m - rec_types[wtype].first);
+	sb_add(&line, mi->lead, mi->leadlen);
 }
 
 void
-rec_str(const char *k, const char *s, size_t n)
+rec_str(enum rec_member m, const char *s, size_t n)
 {
-	key(k);
+	key(m, RK_STR);
 	json_quote(&line, s, n);
 }
 
 void
-rec_cstr(const char *k, const char *s)
+rec_cstr(enum rec_member m, const char *s)
 {
 	if (!s) {
-		rec_null(k);
+		rec_null(m);
 		return;
 	}
-	rec_str(k, s, strlen(s));
+	rec_str(m, s, strlen(s));
 }
 
 void
-rec_int(const char *k, long long v)
+rec_rstr(enum rec_member m, struct rstr s)
+{
+	rec_str(m, s.s ? s.s : "", s.n);
+}
+
+void
+rec_int(enum rec_member m, long long v)
 {
 	char buf[24], *p = buf + sizeof buf;
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -60,54 +137,105 @@ rec_int(const char *k, long long v)
 	} while (u);
 	if (v < 0)
 		*--p = '-';
-	key(k);
+	key(m, RK_INT);
 	sb_add(&line, p, (size_t)(buf + sizeof buf - p));
 }
 
 void
-rec_num(const char *k, double v)
+rec_num(enum rec_member m, double v)
 {
 	char buf[40];
 
-	key(k);
+	key(m, RK_NUM);
 	sb_adds(&line, num_json(v, buf));
 }
 
 void
-rec_numtext(const char *k, const char *txt, size_t n)
+rec_numtext(enum rec_member m, const char *txt, size_t n)
 {
-	key(k);
+	if (rec_members[m].kind != RK_NUM && rec_members[m].kind != RK_INT)
+		bug("%s written as a number", rec_members[m].name);
+	key(m, -1);
 	sb_add(&line, txt, n);
 }
 
 void
-rec_bool(const char *k, int v)
+rec_bool(enum rec_member m, int v)
 {
-	key(k);
+	key(m, RK_BOOL);
 	sb_adds(&line, v ? "true" : "false");
 }
 
 void
-rec_null(const char *k)
+rec_null(enum rec_member m)
 {
-	key(k);
+	key(m, -1);
+	/* null reads back as absent: a required member cannot take it */
+	whas &= ~(1ULL << (m - rec_types[wtype].first));
 	sb_adds(&line, "null");
 }
 
 void
-rec_raw(const char *k, const char *json, size_t n)
+rec_json(enum rec_member m, const char *json, size_t n)
 {
-	key(k);
+	key(m, RK_JSON);
 	sb_add(&line, json, n);
 }
 
 void
 rec_end(void)
 {
+	const struct rec_typeinfo *ti;
+
+	if (wtype < 0)
+		bug("rec_end without rec_begin");
+	ti = &rec_types[wtype];
+	if ((whas & ti->required) != ti->required) {
+		unsigned i;
+		for (i = 0; i < ti->n; i++)
+			if ((ti->required >> i & 1) && !(whas >> i & 1))
+				bug("%s record written without its member '%s'", ti->name,
+				    rec_members[ti->first + i].name);
+	}
+	wtype = -1;
 	sb_add(&line, "}\n", 2);
 	fwrite_unlocked(line.s, 1, line.len, stdout);
-	if (also)
-		fwrite(line.s, 1, line.len, also);
+}
+
+void
+rec_write(enum rec_type t, const void *rec)
+{
+	const struct rec_typeinfo *ti = &rec_types[t];
+	uint64_t has = *(const uint64_t *)rec;
+	unsigned i;
+
+	rec_begin(t);
+	for (i = 0; i < ti->n; i++) {
+		enum rec_member m = (enum rec_member)(ti->first + i);
+		const char *f = (const char *)rec + rec_members[m].offset;
+		if (!(has >> i & 1))
+			continue;
+		switch (rec_members[m].kind) {
+		case RK_INT:
+			rec_int(m, *(const long long *)(const void *)f);
+			break;
+		case RK_NUM:
+			rec_num(m, *(const double *)(const void *)f);
+			break;
+		case RK_BOOL:
+			rec_bool(m, *(const int *)(const void *)f);
+			break;
+		case RK_STR:
+			rec_rstr(m, *(const struct rstr *)(const void *)f);
+			break;
+		case RK_JSON: {
+			const struct rstr *j = (const struct rstr *)(const void *)f;
+			rec_json(m, j->s, j->n);
+			break;
+		}
+		}
+	}
+	rec_end();
 }
 
 void
@@ -115,17 +243,9 @@ rec_line(const char *s, size_t n)
 {
 	fwrite_unlocked(s, 1, n, stdout);
 	putc_unlocked('\n', stdout);
-	if (also) {
-		fwrite(s, 1, n, also);
-		putc('\n', also);
-	}
 }
 
-void
-rec_also(FILE *fp)
-{
-	also = fp;
-}
+/* ---- reading lines ---- */
 
 void
 rec_reader_init(rec_reader *r, FILE *fp, const char *name)
@@ -133,7 +253,7 @@ rec_reader_init(rec_reader *r, FILE *fp, const char *name)
 	memset(r, 0, sizeof *r);
 	r->fp = fp;
 	r->name = name;
-	r->lastpid_len = r->lasttid_len = (size_t)-1;
+	r->tid = -1;
 }
 
 void
@@ -141,10 +261,21 @@ rec_reader_free(rec_reader *r)
 {
 	free(r->buf);
 	free(r->mval);
-	r->mval = NULL;
 	json_doc_free(&r->doc);
-	r->buf = NULL;
-	r->line = NULL;
+	sb_free(&r->scratch);
+	memset(r, 0, sizeof *r);
+}
+
+void
+rec_die(const rec_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];		/* not the heap: a test's die() may return by longjmp */
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	die(EXIT_DATA, "%s:%zu: %s", r->name, r->lineno, msg);
 }
 
 /* Refill the buffer keeping the unread tail; returns bytes read (0 at EOF). */
@@ -193,14 +324,12 @@ rec_next(rec_reader *r)
 			if (r->bend == r->bstart)
 				return 0;
 			/* last line without its newline */
-			p = r->buf + r->bstart;
-			nl = r->buf + r->bend;
 			if (r->bend >= r->bcap) {
 				r->buf = xrealloc(r->buf, r->bcap + 1);
 				r->bcap++;
-				p = r->buf + r->bstart;
-				nl = r->buf + r->bend;
 			}
+			p = r->buf + r->bstart;
+			nl = r->buf + r->bend;
 		}
 		n = (size_t)(nl - p);
 		r->bstart += n + (nl < r->buf + r->bend ? 1 : 0);
@@ -215,12 +344,13 @@ rec_next(rec_reader *r)
 		/* A record cut short (an upstream tool killed mid-write) must not
 		 * pass through as if it were whole. */
 		if (p[n - 1] != '}')
-			die(EXIT_DATA, "%s:%zu: record is not a JSON object (the line does not end with '}'; "
-			    "was the upstream tool cut short?)", r->name, r->lineno);
+			rec_die(r, "record is not a JSON object (the line does not end with '}'; "
+			    "was the upstream tool cut short?)");
 		r->line = p;
 		r->len = n;
 		r->parsed = 0;
 		r->type = NULL;
+		r->tid = -1;
 		/* Our writers put "type" first: read it without tokenizing. */
 		if (n > sizeof TYPE_PREFIX && memcmp(p, TYPE_PREFIX, sizeof TYPE_PREFIX - 1) == 0) {
 			char *t = p + sizeof TYPE_PREFIX - 1;
@@ -234,22 +364,70 @@ rec_next(rec_reader *r)
 	}
 }
 
+void
+rec_parse(rec_reader *r)
+{
+	int i, m, n;
+
+	if (r->parsed)
+		return;
+	/* Our writers' lines take the strict fast path; anything else gets jsmn. */
+	if (json_parse_object(&r->doc, r->line, r->len) != r->len &&
+	    (json_parse(&r->doc, r->line, r->len) < 0 || r->doc.tok[0].type != JSMN_OBJECT ||
+	    json_skip(&r->doc, 0) != r->doc.ntok))
+		rec_die(r, "record is not a JSON object");
+	/* Index the top-level members once. */
+	n = r->doc.tok[0].size;
+	if ((size_t)n > r->mcap) {
+		r->mcap = (size_t)n + 16;
+		r->mval = xrealloc(r->mval, r->mcap * sizeof *r->mval);
+	}
+	for (m = 0, i = 1; m < n; m++) {
+		/* jsmn's lenient mode lets a key without a value, or an unquoted one, through */
+		if (i + 1 >= r->doc.ntok || r->doc.tok[i].type != JSMN_STRING || r->doc.tok[i].size != 1)
+			rec_die(r, "record is not a JSON object (a member without a quoted key or a "
+			    "value)");
+		r->mval[m] = i + 1;
+		i = json_skip(&r->doc, i + 1);
+	}
+	r->nm = (size_t)n;
+	r->parsed = 1;
+}
+
 const char *
 rec_type(rec_reader *r, size_t *n)
 {
-	int i;
+	size_t m;
+	int found = -1;
 
 	if (r->type) {
 		*n = r->typelen;
 		return r->type;
 	}
 	rec_parse(r);
-	i = rec_get(r, "type");
-	if (i < 0 || r->doc.tok[i].type != JSMN_STRING)
-		die(EXIT_DATA, "%s:%zu: record has no \"type\" string member", r->name, r->lineno);
-	r->type = json_span(&r->doc, i, &r->typelen);
+	for (m = 0; m < r->nm; m++) {
+		const jsmntok_t *t = &r->doc.tok[r->mval[m] - 1];
+		if (t->end - t->start == 4 && memcmp(r->line + t->start, "type", 4) == 0)
+			found = r->mval[m];
+	}
+	if (found < 0 || r->doc.tok[found].type != JSMN_STRING)
+		rec_die(r, "record has no \"type\" string member");
+	r->type = json_span(&r->doc, found, &r->typelen);
 	*n = r->typelen;
 	return r->type;
+}
+
+enum rec_type
+rec_type_of(rec_reader *r)
+{
+	size_t n;
+	const char *t;
+
+	if (r->tid < 0) {
+		t = rec_type(r, &n);
+		r->tid = (int)rec_type_named(t, n);
+	}
+	return (enum rec_type)r->tid;
 }
 
 int
@@ -262,121 +440,14 @@ rec_is(rec_reader *r, const char *type)
 	return n == strlen(type) && memcmp(t, type, n) == 0;
 }
 
-void
-rec_parse(rec_reader *r)
+/* ---- decoding ---- */
+
+static const char *
+kind_name(int k)
 {
-	if (r->parsed)
-		return;
-	int i, m, n;
-
-	/* Our writers' lines take the strict fast path; anything else gets jsmn. */
-	if (json_parse_object(&r->doc, r->line, r->len) != r->len &&
-	    (json_parse(&r->doc, r->line, r->len) < 0 || r->doc.tok[0].type != JSMN_OBJECT ||
-	    json_skip(&r->doc, 0) != r->doc.ntok))
-		die(EXIT_DATA, "%s:%zu: record is not a JSON object", r->name, r->lineno);
-	/* Index the top-level members once: tools look up several per record. */
-	n = r->doc.tok[0].size;
-	if ((size_t)n > r->mcap) {
-		r->mcap = (size_t)n + 16;
-		r->mval = xrealloc(r->mval, r->mcap * sizeof *r->mval);
-	}
-	for (m = 0, i = 1; m < n; m++) {
-		/* jsmn's lenient mode lets a key without a value, or an unquoted one, through */
-		if (i + 1 >= r->doc.ntok || r->doc.tok[i].type != JSMN_STRING || r->doc.tok[i].size != 1)
-			die(EXIT_DATA, "%s:%zu: record is not a JSON object (a member without a "
-			    "quoted key or a value)", r->name, r->lineno);
-		r->mval[m] = i + 1;
-		i = json_skip(&r->doc, i + 1);
-	}
-	r->nm = (size_t)n;
-	r->parsed = 1;
-}
-
-int
-rec_get(rec_reader *r, const char *k)
-{
-	size_t m, kl = strlen(k);
-	int found = -1;
-	const jsmntok_t *t;
-
-	rec_parse(r);
-	for (m = 0; m < r->nm; m++) {
-		t = &r->doc.tok[r->mval[m] - 1];
-		if ((size_t)(t->end - t->start) == kl && memcmp(r->line + t->start, k, kl) == 0)
-			found = r->mval[m];	/* the last duplicate wins */
-	}
-	return found;
-}
-
-int
-rec_get_str(rec_reader *r, const char *k, sbuf *out)
-{
-	int i = rec_get(r, k);
-
-	if (i < 0 || json_kind(&r->doc, i) != JK_STR)
-		return 0;
-	json_str(&r->doc, i, out, NULL);
-	return 1;
-}
-
-int
-rec_get_num(rec_reader *r, const char *k, double *out)
-{
-	int i = rec_get(r, k);
-	enum json_kind jk = json_kind(&r->doc, i);
-
-	if (jk != JK_INT && jk != JK_FLOAT)
-		return 0;
-	return json_todouble(&r->doc, i, out);
-}
-
-int
-rec_get_int(rec_reader *r, const char *k, long long *out)
-{
-	int i = rec_get(r, k);
-
-	if (json_kind(&r->doc, i) != JK_INT && json_kind(&r->doc, i) != JK_FLOAT)
-		return 0;
-	return json_coerce_int(&r->doc, i, out);
-}
-
-int
-rec_get_bool(rec_reader *r, const char *k, int *out)
-{
-	int i = rec_get(r, k);
-	enum json_kind jk = json_kind(&r->doc, i);
-
-	if (jk != JK_TRUE && jk != JK_FALSE)
-		return 0;
-	*out = jk == JK_TRUE;
-	return 1;
-}
-
-FILE *
-rec_open(const char *path)
-{
-	FILE *fp;
-
-	if (strcmp(path, "-") == 0)
-		return stdin;
-	fp = fopen(path, "r");
-	if (!fp)
-		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
-	return fp;
-}
-
-/* The general getters' conversion of the number at p[0..k), on a one-token doc. */
-static int
-span_number(rec_reader *r, const char *p, size_t k, int conv, void *out)
-{
-	jsmntok_t t = { JSMN_PRIMITIVE, (int)(p - r->line), (int)(p - r->line + k), 0, -1 };
-	json_doc d = { 0 };
-
-	d.js = r->line;
-	d.len = r->len;
-	d.tok = &t;
-	d.ntok = 1;
-	return conv == 'f' ? json_todouble(&d, 0, out) : json_coerce_int(&d, 0, out);
+	static const char *names[] = { "an integer", "a number", "true or false", "a string",
+		"a JSON value" };
+	return names[k];
 }
 
 /* Length of a strict JSON number at p[0..n), or 0; *isint: no fraction or exponent. */
@@ -414,136 +485,291 @@ number_len(const char *p, size_t n, int *isint)
 	return k;
 }
 
-/*
- * The lengths of a layout's literal segments, worked out once per layout
- * (layouts are string literals, so their address identifies them).  NULL
- * when the layout has too many conversions to cache; 255 marks a segment
- * too long to store.  Either way rec_match measures the segment itself.
- */
-static const unsigned char *
-layout_segments(const char *layout)
+/* The general path's conversion of the number at p[0..k) (json.c's rules). */
+static int
+span_number(const rec_reader *r, const char *p, size_t k, int kind, void *out)
 {
-	static struct {
-		const char *layout;
-		unsigned char seg[32];
-	} cache[8];
-	static size_t ncache;
-	unsigned char seg[sizeof cache[0].seg];
-	size_t i, n = 0;
-	const char *l = layout, *pct;
+	jsmntok_t t = { JSMN_PRIMITIVE, (int)(p - r->line), (int)(p - r->line + k), 0, -1 };
+	json_doc d = { 0 };
 
-	for (i = 0; i < ncache; i++)
-		if (cache[i].layout == layout)
-			return cache[i].seg;
-	for (;;) {
-		size_t len;
-		if (n == sizeof seg)
-			return NULL;
-		pct = strchr(l, '%');
-		len = pct ? (size_t)(pct - l) : strlen(l);
-		seg[n++] = len < 255 ? (unsigned char)len : 255;
-		if (!pct)
-			break;
-		l = pct + 2;
-	}
-	i = ncache < 8 ? ncache++ : 7;	/* more layouts than slots: the last slot is reused */
-	cache[i].layout = layout;
-	memcpy(cache[i].seg, seg, n);
-	return cache[i].seg;
+	d.js = r->line;
+	d.len = r->len;
+	d.tok = &t;
+	d.ntok = 1;
+	return kind == RK_NUM ? json_todouble(&d, 0, out) : json_coerce_int(&d, 0, out);
 }
 
-int
-rec_match(rec_reader *r, const char *layout, ...)
+/*
+ * The fast path: the line as our writers lay it out, members in table
+ * order, optional ones possibly missing, strings without escapes.  Returns
+ * 1 with *out filled, or 0 when the line is anything else (then the
+ * general path decodes it, to the same values).
+ */
+static int
+decode_fast(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 {
-	const char *p = r->line, *e = r->line + r->len, *l = layout, *q;
-	va_list ap;
-	int ok = 0;
+	const char *p = r->line + sizeof TYPE_PREFIX - 1 + r->typelen + 1, *e = r->line + r->len - 1;
+	uint64_t has = 0;
+	unsigned i;
 
-	const unsigned char *seg = layout_segments(layout);
+	if (!r->type || r->type != r->line + sizeof TYPE_PREFIX - 1)
+		return 0;
+	for (i = 0; i < ti->n && p < e; i++) {
+		const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+		char *f = (char *)out + mi->offset;
+		size_t k;
+		int isint;
 
-	va_start(ap, layout);
-	for (;; seg = seg ? seg + 1 : NULL) {
-		/* literal text up to the next conversion or the end */
-		size_t n;
-		if (seg && *seg != 255) {
-			n = *seg;
-		} else {
-			const char *pct = strchr(l, '%');
-			n = pct ? (size_t)(pct - l) : strlen(l);
-		}
-		if ((size_t)(e - p) < n || memcmp(p, l, n) != 0)
-			goto out;
-		p += n;
-		l += n;
-		if (!*l) {
-			ok = p == e;
+		if ((size_t)(e - p) <= mi->leadlen || memcmp(p, mi->lead, mi->leadlen) != 0)
+			continue;	/* absent here: an optional member, or another layout */
+		p += mi->leadlen;
+		switch (mi->kind) {
+		case RK_STR: {
+			const char *q;
+			struct rstr *s = (struct rstr *)(void *)f;
+			if (*p != '"')
+				return 0;
+			q = p + 1 + json_plain_len(p + 1, (size_t)(e - p - 1));
+			if (q >= e || *q != '"')
+				return 0;
+			s->s = p + 1;
+			s->n = (size_t)(q - p - 1);
+			p = q + 1;
 			break;
 		}
-		l++;
-		if (*l == 's') {
-			const char **sp = va_arg(ap, const char **);
-			size_t *np = va_arg(ap, size_t *);
-			if (p >= e || *p != '"')
-				goto out;
-			p++;
-			q = p + json_plain_len(p, (size_t)(e - p));
-			if (q >= e || *q != '"')
-				goto out;
-			*sp = p;
-			*np = (size_t)(q - p);
-			p = q + 1;
-		} else if (*l == 'f') {
-			double *dp = va_arg(ap, double *);
-			int isint;
-			size_t k = num_fast_json(p, (size_t)(e - p), dp);	/* the common case */
-			if (k == 0) {
-				/* what rec_get_num does with the span (json.c) */
+		case RK_NUM:
+			if ((k = num_fast_json(p, (size_t)(e - p), (double *)(void *)f)) == 0) {
 				if ((k = number_len(p, (size_t)(e - p), &isint)) == 0 ||
-				    (!num_fast_decimal(p, k, dp) && !span_number(r, p, k, 'f', dp)))
-					goto out;
+				    (!num_fast_decimal(p, k, (double *)(void *)f) &&
+				    !span_number(r, p, k, RK_NUM, f)))
+					return 0;
 			}
 			p += k;
-		} else if (*l == 'i') {
-			long long *ip = va_arg(ap, long long *);
-			int isint;
-			size_t k = number_len(p, (size_t)(e - p), &isint);
-			if (k == 0)
-				goto out;
-			/* what rec_get_int does with the span (json.c) */
+			break;
+		case RK_INT:
+			if ((k = number_len(p, (size_t)(e - p), &isint)) == 0)
+				return 0;
 			if (isint && k <= 18 && p[0] != '-') {
-				/* num_py_int's value for a short JSON integer */
 				long long v = 0;
 				size_t j;
 				for (j = 0; j < k; j++)
 					v = v * 10 + (p[j] - '0');
-				*ip = v;
-			} else if (isint ? !num_py_int(p, k, ip) : !span_number(r, p, k, 'i', ip))
-				goto out;
+				*(long long *)(void *)f = v;
+			} else if (isint ? !num_py_int(p, k, (long long *)(void *)f) :
+			    !span_number(r, p, k, RK_INT, f))
+				return 0;
 			p += k;
-		} else
-			goto out;	/* not a conversion this matcher knows */
-		l++;
+			break;
+		case RK_BOOL:
+			if ((size_t)(e - p) >= 4 && memcmp(p, "true", 4) == 0) {
+				*(int *)(void *)f = 1;
+				p += 4;
+			} else if ((size_t)(e - p) >= 5 && memcmp(p, "false", 5) == 0) {
+				*(int *)(void *)f = 0;
+				p += 5;
+			} else
+				return 0;
+			break;
+		default:
+			return 0;	/* JSON values: the general path walks them */
+		}
+		has |= 1ULL << i;
 	}
-out:
-	va_end(ap);
-	return ok;
+	if (p != e || (has & ti->required) != ti->required)
+		return 0;
+	*(uint64_t *)out = has;
+	return 1;
+}
+
+/* Decode the string token into the scratch buffer; its span is fixed up later. */
+static void
+decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
+{
+	json_doc *d = &r->doc;
+	uint64_t has = 0;
+	size_t m, soff[64];
+	unsigned i;
+	int vi[64];
+
+	rec_parse(r);
+	for (i = 0; i < ti->n; i++)
+		vi[i] = -1;
+	for (m = 0; m < r->nm; m++) {
+		const jsmntok_t *kt = &d->tok[r->mval[m] - 1];
+		size_t kl = (size_t)(kt->end - kt->start);
+		for (i = 0; i < ti->n; i++) {
+			const char *name = rec_members[ti->first + i].name;
+			if (strlen(name) == kl && memcmp(r->line + kt->start, name, kl) == 0)
+				vi[i] = r->mval[m];	/* the last duplicate wins */
+		}
+	}
+	sb_reset(&r->scratch);
+	for (i = 0; i < ti->n; i++) {
+		const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+		char *f = (char *)out + mi->offset;
+		enum json_kind k = json_kind(d, vi[i]);
+		int ok = 1;
+
+		if (k == JK_MISSING || k == JK_NULL) {
+			if (mi->required)
+				rec_die(r, "%s record: member '%s' is %s", ti->name, mi->name,
+				    k == JK_NULL ? "null" : "missing");
+			continue;
+		}
+		switch (mi->kind) {
+		case RK_INT:
+			ok = (k == JK_INT || k == JK_FLOAT) &&
+			    json_coerce_int(d, vi[i], (long long *)(void *)f);
+			break;
+		case RK_NUM:
+			ok = (k == JK_INT || k == JK_FLOAT) &&
+			    json_todouble(d, vi[i], (double *)(void *)f) &&
+			    isfinite(*(double *)(void *)f);
+			break;
+		case RK_BOOL:
+			ok = k == JK_TRUE || k == JK_FALSE;
+			*(int *)(void *)f = k == JK_TRUE;
+			break;
+		case RK_STR:
+			ok = k == JK_STR;
+			if (ok) {
+				soff[i] = r->scratch.len;
+				json_str_append(d, vi[i], &r->scratch, NULL);
+				((struct rstr *)(void *)f)->n = r->scratch.len - soff[i];
+			}
+			break;
+		case RK_JSON: {
+			struct rstr *s = (struct rstr *)(void *)f;
+			const jsmntok_t *t = &d->tok[vi[i]];
+			/* strings keep their quotes: the text is the JSON value */
+			int q = t->type == JSMN_STRING;
+			s->s = r->line + t->start - q;
+			s->n = (size_t)(t->end - t->start + 2 * q);
+			break;
+		}
+		}
+		if (!ok)
+			rec_die(r, "%s record: member '%s' is not %s", ti->name, mi->name,
+			    kind_name(mi->kind));
+		has |= 1ULL << i;
+	}
+	/* the scratch buffer is final now: point the decoded strings into it */
+	for (i = 0; i < ti->n; i++) {
+		const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+		if (mi->kind == RK_STR && (has >> i & 1))
+			((struct rstr *)(void *)((char *)out + mi->offset))->s =
+			    r->scratch.s ? r->scratch.s + soff[i] : "";
+	}
+	*(uint64_t *)out = has;
+}
+
+/* Absent optional members take the table's default. */
+static void
+apply_defaults(const struct rec_typeinfo *ti, void *out)
+{
+	uint64_t has = *(uint64_t *)out;
+	unsigned i;
+
+	for (i = 0; i < ti->n; i++) {
+		const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+		void *f = (char *)out + mi->offset;
+		if ((has >> i & 1) || !mi->dflt)
+			continue;
+		switch (mi->kind) {
+		case RK_INT:
+			*(long long *)f = strtoll(mi->dflt, NULL, 10);
+			break;
+		case RK_NUM:
+			*(double *)f = strtod(mi->dflt, NULL);
+			break;
+		case RK_BOOL:
+			*(int *)f = strcmp(mi->dflt, "true") == 0;
+			break;
+		default:
+			((struct rstr *)f)->s = mi->dflt;
+			((struct rstr *)f)->n = strlen(mi->dflt);
+			break;
+		}
+	}
+}
+
+void
+rec_read(rec_reader *r, enum rec_type t, void *out)
+{
+	const struct rec_typeinfo *ti = &rec_types[t];
+
+	memset(out, 0, ti->size);
+	if (decode_fast(r, ti, out)) {
+		r->nfast++;
+	} else {
+		memset(out, 0, ti->size);
+		decode_general(r, ti, out);
+	}
+	if (ti->n >= 64 || *(uint64_t *)out != (1ULL << ti->n) - 1)
+		apply_defaults(ti, out);
+}
+
+void
+rec_parse_json(rec_reader *r, json_doc *d, struct rstr text)
+{
+	if (json_parse(d, text.s, text.n) < 0 || d->ntok == 0 || json_skip(d, 0) != d->ntok)
+		rec_die(r, "a member holds malformed JSON");
+}
+
+FILE *
+rec_open(const char *path)
+{
+	FILE *fp;
+
+	if (strcmp(path, "-") == 0)
+		return stdin;
+	fp = fopen(path, "r");
+	if (!fp)
+		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	return fp;
+}
+
+char *
+rec_detach(enum rec_type t, void *rec)
+{
+	const struct rec_typeinfo *ti = &rec_types[t];
+	uint64_t has = *(uint64_t *)rec;
+	size_t total = 1, off = 0;
+	unsigned i, pass;
+	char *block = NULL;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < ti->n; i++) {
+			const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+			struct rstr *s = (struct rstr *)(void *)((char *)rec + mi->offset);
+			if (!(has >> i & 1) || (mi->kind != RK_STR && mi->kind != RK_JSON))
+				continue;
+			if (pass == 0) {
+				total += s->n + 1;
+				continue;
+			}
+			if (s->n)
+				memcpy(block + off, s->s, s->n);
+			block[off + s->n] = '\0';
+			s->s = block + off;
+			off += s->n + 1;
+		}
+		if (pass == 0)
+			block = xmalloc(total);
+	}
+	return block;
+}
+
+char *
+rstr_dup(struct rstr s)
+{
+	return xstrndup(s.s ? s.s : "", s.n);
 }
 
 int
-rec_frame(rec_reader *r, struct rec_frame *f)
+rstr_eq(struct rstr s, const char *c)
 {
-	if (!rec_match(r, REC_FRAME_LAYOUT, &f->t, &f->name, &f->name_len, &f->pid, &f->pid_len,
-	    &f->tid, &f->tid_len, &f->ts, &f->dur))
-		return 0;
-	f->same_thread = f->pid_len == r->lastpid_len && f->tid_len == r->lasttid_len &&
-	    memcmp(f->pid, r->lastpid, f->pid_len) == 0 &&
-	    memcmp(f->tid, r->lasttid, f->tid_len) == 0;
-	if (!f->same_thread) {
-		int fits = f->pid_len < sizeof r->lastpid && f->tid_len < sizeof r->lasttid;
-		memcpy(r->lastpid, f->pid, fits ? f->pid_len : 0);
-		memcpy(r->lasttid, f->tid, fits ? f->tid_len : 0);
-		r->lastpid_len = fits ? f->pid_len : (size_t)-1;
-		r->lasttid_len = fits ? f->tid_len : (size_t)-1;
-	}
-	return 1;
+	size_t n = strlen(c);
+
+	return s.n == n && memcmp(s.s, c, n) == 0;
 }

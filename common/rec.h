@@ -1,47 +1,142 @@
 /*
  * JSON-lines records (man/man5/triage-records.5): one object per line with
- * "type" as its first member.
+ * "type" as its first member, typed by the record table (rectab.h).
  *
- * Writing: rec_begin() .. rec_*() .. rec_end() build one line in an internal
- * buffer and write it to stdout.  Keys are C strings written verbatim; values
- * are escaped.  Numbers are printed as the shortest text that strtod() maps
- * back to the same double, so times survive any number of pipe stages
- * unchanged.
+ * Writing: rec_begin(type) .. rec_<kind>(member, ...) .. rec_end() build one
+ * line and write it to stdout.  Member ids come from the table, so the key
+ * text is the table's; members must be written in table order, and
+ * rec_end() checks that every required member was written (a violation is
+ * a bug in the tool: it aborts with a message).  Numbers are printed as the
+ * shortest text that strtod() maps back to the same double, so times
+ * survive any number of pipe stages unchanged.
  *
- * Reading: a rec_reader yields one line at a time; the type is read from the
- * line prefix without parsing, and rec_parse() tokenizes the line only when a
- * tool needs its fields.  Spans and strings returned point into the reader's
- * line buffer and are valid until the next rec_next().
+ * Reading: a rec_reader yields one line at a time; rec_type_of() names its
+ * type from the line prefix without parsing, and rec_read() decodes the
+ * line into the type's struct (struct rec_<type>).  The decoding policy is
+ * the same for every tool:
+ *   - a required member that is missing or null, or any member whose value
+ *     has the wrong JSON type, ends the run with exit 1 and
+ *     "file:line: <type> record: member '<m>' ...";
+ *   - an optional member that is missing or null leaves its bit in `has`
+ *     clear and its field at the table's default (zero when it has none);
+ *   - unknown members are ignored; the last of duplicate members wins.
+ * Lines our own writers produce (members in table order, plain strings)
+ * are decoded by matching the table's layout without tokenizing; any other
+ * line takes the general path, which gives the same values.
+ *
+ * Strings in a decoded struct are (pointer, length) spans, valid until the
+ * next rec_next() on that reader: into the line when the JSON text needed
+ * no decoding, else into the reader's scratch buffer.  JSON members are the
+ * value's raw text.
  */
 #ifndef REC_H
 #define REC_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "json.h"
+#include "rectab.h"
 #include "sbuf.h"
 
 /* The record format version written in "trace" and "input" records. */
 #define REC_VERSION 1
 
-void rec_begin(const char *type);
-void rec_str(const char *key, const char *s, size_t n);
-void rec_cstr(const char *key, const char *s);		/* NULL writes null */
-void rec_int(const char *key, long long v);
-void rec_num(const char *key, double v);		/* non-finite: null */
-void rec_numtext(const char *key, const char *txt, size_t n);	/* verbatim */
-void rec_bool(const char *key, int v);
-void rec_null(const char *key);
-void rec_raw(const char *key, const char *json, size_t n);	/* pre-built JSON */
+/* A string span: s[0..n), not NUL-terminated. */
+struct rstr {
+	const char *s;
+	size_t n;
+};
+
+/* ---- what the table generates ---- */
+
+enum rec_type {
+#define REC_TYPE_ENUM(t, MEMBERS, X) RT_##t,
+	REC_TYPES(REC_TYPE_ENUM, 0)
+#undef REC_TYPE_ENUM
+	RT_COUNT,
+	RT_UNKNOWN = RT_COUNT	/* a type the table does not know */
+};
+
+/* Member ids: RM_<type>_<member>, one range per type after RM_<type>__. */
+enum rec_member {
+#define REC_MEMBER_ENUM(t, m, kind, need, dflt) RM_##t##_##m,
+#define REC_TYPE_MEMBERS(t, MEMBERS, X) RM_##t##__, MEMBERS(REC_MEMBER_ENUM, t)
+	REC_TYPES(REC_TYPE_MEMBERS, 0)
+#undef REC_TYPE_MEMBERS
+#undef REC_MEMBER_ENUM
+	RM_COUNT
+};
+
+enum rec_kind { RK_INT, RK_NUM, RK_BOOL, RK_STR, RK_JSON };
+
+#define REC_CTYPE_INT long long
+#define REC_CTYPE_NUM double
+#define REC_CTYPE_BOOL int
+#define REC_CTYPE_STR struct rstr
+#define REC_CTYPE_JSON struct rstr
+
+/* struct rec_<type>: `has` bit REC_BIT(type, m) is set when member m was present. */
+#define REC_FIELD(t, m, kind, need, dflt) REC_CTYPE_##kind m;
+#define REC_STRUCT(t, MEMBERS, X) struct rec_##t { uint64_t has; MEMBERS(REC_FIELD, t) };
+REC_TYPES(REC_STRUCT, 0)
+#undef REC_STRUCT
+#undef REC_FIELD
+
+#define REC_BIT(t, m) (1ULL << (RM_##t##_##m - RM_##t##__ - 1))
+#define REC_HAS(p, t, m) (((p)->has & REC_BIT(t, m)) != 0)
+
+/* One member of the table. */
+struct rec_memberinfo {
+	enum rec_type type;
+	const char *name;	/* the JSON key */
+	const char *lead;	/* ,"<name>": as it appears on a line */
+	unsigned char leadlen;
+	unsigned char kind;	/* enum rec_kind */
+	unsigned char required;
+	unsigned short offset;	/* of the field in struct rec_<type> */
+	const char *dflt;	/* an absent optional member's value as text, or NULL */
+};
+
+/* One type of the table: its members are ids first .. first + n - 1. */
+struct rec_typeinfo {
+	const char *name;
+	enum rec_member first;
+	unsigned n;
+	size_t size;		/* sizeof(struct rec_<type>) */
+	uint64_t required;	/* mask of the required members' bits */
+};
+
+extern const struct rec_memberinfo rec_members[RM_COUNT];
+extern const struct rec_typeinfo rec_types[RT_COUNT];
+
+/* The type named s[0..n), or RT_UNKNOWN. */
+enum rec_type rec_type_named(const char *s, size_t n);
+
+/* ---- writing ---- */
+
+void rec_begin(enum rec_type t);
+void rec_str(enum rec_member m, const char *s, size_t n);
+void rec_cstr(enum rec_member m, const char *s);	/* NULL writes null */
+void rec_rstr(enum rec_member m, struct rstr s);
+void rec_int(enum rec_member m, long long v);
+void rec_num(enum rec_member m, double v);		/* non-finite: null */
+void rec_numtext(enum rec_member m, const char *txt, size_t n);	/* verbatim JSON number */
+void rec_bool(enum rec_member m, int v);
+void rec_null(enum rec_member m);			/* an optional member written as null */
+void rec_json(enum rec_member m, const char *json, size_t n);	/* pre-built JSON value */
 void rec_end(void);
-/* Write a whole line (without its '\n'), adding the newline. */
-void rec_line(const char *line, size_t n);
+
 /*
- * While fp is not NULL, every line written also goes to fp (a copy for a
- * later reader that needs only some records).  Write errors on fp are the
- * caller's to check (ferror) before closing it.
+ * Write a decoded record back: the members whose `has` bit is set, in table
+ * order.  rec points to the type's struct.
  */
-void rec_also(FILE *fp);
+void rec_write(enum rec_type t, const void *rec);
+
+/* Write a whole line (without its '\n') verbatim, adding the newline. */
+void rec_line(const char *line, size_t n);
+
+/* ---- reading ---- */
 
 typedef struct {
 	FILE *fp;
@@ -49,85 +144,70 @@ typedef struct {
 	size_t lineno;
 	char *line;		/* current line, NUL-terminated, no '\n' */
 	size_t len;
-	json_doc doc;
+	json_doc doc;		/* the tokenized line, once rec_parse() ran */
 	int parsed;
-	/* private: read(2) buffer and the current line's type span */
+	unsigned long nfast;	/* lines rec_read() decoded without tokenizing (tests) */
+	/* private */
 	char *buf;
 	size_t bcap, bstart, bend;
 	int eof;
-	const char *type;
+	const char *type;	/* the type span in the line, or NULL */
 	size_t typelen;
+	int tid;		/* enum rec_type of the line, -1 before lookup */
 	int *mval;		/* value token of each top-level member */
 	size_t nm, mcap;
-	char lastpid[32], lasttid[32];	/* rec_frame's previous thread, when short */
-	size_t lastpid_len, lasttid_len;	/* (size_t)-1: none */
+	sbuf scratch;		/* decoded strings of the current record */
 } rec_reader;
 
+/* name: used in messages.  The reader does not own fp. */
 void rec_reader_init(rec_reader *r, FILE *fp, const char *name);
 void rec_reader_free(rec_reader *r);
 
 /* Read the next non-empty line.  Returns 1, or 0 at end of input. */
 int rec_next(rec_reader *r);
 
-/* Does the current line have type `type`?  Parses only when the prefix is unusual. */
+/* The current line's type: from the line prefix, parsing only unusual lines. */
+enum rec_type rec_type_of(rec_reader *r);
+/* Its type text (points into the line; *n is its length). */
+const char *rec_type(rec_reader *r, size_t *n);
+/* Does the current line have the type named `type`? */
 int rec_is(rec_reader *r, const char *type);
 
-/* The current line's type (points into the line; *n is its length). */
-const char *rec_type(rec_reader *r, size_t *n);
+/*
+ * Decode the current line, whose type must be t, into *out (a struct
+ * rec_<t>), by the policy above.  Dies with exit 1 on a malformed record.
+ * REC_READ(r, type, p) checks that p points to the right struct.
+ */
+void rec_read(rec_reader *r, enum rec_type t, void *out);
+#define REC_READ(r, type, p) rec_read((r), RT_##type, (1 ? (p) : (struct rec_##type *)0))
 
-/* Tokenize the current line; dies with exit 1 and "name:line" when it is not a JSON object. */
+/*
+ * Tokenize the current line into r->doc (for members a tool walks itself,
+ * such as a JSON member's nested values).  Dies with exit 1 and
+ * "name:line" when it is not a JSON object.
+ */
 void rec_parse(rec_reader *r);
 
-/* Top-level member lookup on the parsed line: token index or -1. */
-int rec_get(rec_reader *r, const char *key);
+/* Parse a JSON member's text (from rec_read) into d; dies like rec_read. */
+void rec_parse_json(rec_reader *r, json_doc *d, struct rstr text);
 
-/* Typed getters (parse on demand).  Return 1 when present with that type. */
-int rec_get_str(rec_reader *r, const char *key, sbuf *out);
-int rec_get_num(rec_reader *r, const char *key, double *out);
-int rec_get_int(rec_reader *r, const char *key, long long *out);
-int rec_get_bool(rec_reader *r, const char *key, int *out);
-
-/*
- * The fast path for the records our own writers produce, whose members come
- * in a fixed order: match the whole current line against `layout`, which is
- * the line's exact text with conversions in place of values:
- *   %s  a string of printable ASCII without escapes; takes (const char **s,
- *       size_t *n), the span inside the quotes (in the line buffer)
- *   %f  a JSON number; takes double *, the value rec_get_num() would give
- *   %i  a JSON number; takes long long *, the value rec_get_int() would give
- * e.g. "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"ts\":%f}".
- * Returns 1 on an exact match.  Returns 0 on any difference (another member
- * order, an extra member, an escape, a non-ASCII byte, an integer out of
- * range), and the caller takes the general getters, which give the same
- * values for a matching line; outputs may be partly written then.
- */
-int rec_match(rec_reader *r, const char *layout, ...);
-
-/*
- * A "frame" record in the layout trace-extract writes (REC_FRAME_LAYOUT),
- * read with rec_match: frames are nine records in ten of a stack-traced
- * stream.  Spans point into the line buffer (valid until rec_next).
- */
-#define REC_FRAME_LAYOUT "{\"type\":\"frame\",\"t\":%i,\"name\":%s,\"pid\":%s," \
-	"\"tid\":%s,\"ts\":%f,\"dur\":%f}"
-
-struct rec_frame {
-	long long t;
-	const char *name, *pid, *tid;
-	size_t name_len, pid_len, tid_len;
-	double ts, dur;			/* microseconds */
-	int same_thread;	/* pid and tid as in the reader's previous matched frame */
-};
-
-/*
- * Read the current line as a frame in REC_FRAME_LAYOUT.  Returns 1, or 0
- * when the line is anything else (the caller takes the general getters).
- * same_thread lets a tool skip interning the thread again: consecutive
- * frames mostly share it.
- */
-int rec_frame(rec_reader *r, struct rec_frame *f);
+/* die with "name:line: <msg>" (exit 1): a record that breaks a tool's rule. */
+void rec_die(const rec_reader *r, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
 
 /* Open a record file for reading ("-" is stdin); dies with exit 1 on failure. */
 FILE *rec_open(const char *path);
+
+/*
+ * Make a decoded record outlive its line: copy every string and JSON span
+ * of rec (a struct rec_<t>) into one heap block, each NUL-terminated, and
+ * point the spans there.  Returns the block; the caller frees it.
+ */
+char *rec_detach(enum rec_type t, void *rec);
+
+/* Heap copy of a span as a NUL-terminated string. */
+char *rstr_dup(struct rstr s);
+/* Does the span equal the C string? */
+int rstr_eq(struct rstr s, const char *c);
 
 #endif

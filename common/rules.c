@@ -308,6 +308,23 @@ static const char *const ov_compute[] = {
 	NULL
 };
 
+int
+overlap_name_hint(const char *lower, size_t n)
+{
+	static const char *const *const lists[] = {
+		ov_comm_strong, kt_comm_weak, kt_mem_strong, kt_mem_weak, ov_compute
+	};
+	size_t i;
+
+	if ((n >= 5 && !memcmp(lower, "void ", 5)) || (n >= 7 && !memcmp(lower, "ampere_", 7)) ||
+	    (n >= 5 && (!memcmp(lower, "sm80_", 5) || !memcmp(lower, "sm90_", 5))))
+		return 1;
+	for (i = 0; i < NELEM(lists); i++)
+		if (has_any(lower, n, lists[i]))
+			return 1;
+	return 0;
+}
+
 const char *
 overlap_classify(const char *raw, size_t n)
 {

@@ -39,6 +39,13 @@ const char *annotation_stage(const char *name, size_t n);
 /* classify_kernel (kernel-table.md §2.2) on the RAW kernel name. */
 const char *classify_kernel(const char *raw, size_t n);
 
+/*
+ * The name test of the overlap kernel detector (overlap.md §2.5 step 7) on
+ * an already lowercased name: a void/ampere_/sm80_/sm90_ prefix or any
+ * keyword of the §2.7 lists.
+ */
+int overlap_name_hint(const char *lower, size_t n);
+
 /* classify_kernel of the overlap table (overlap.md §2.7); a different list. */
 const char *overlap_classify(const char *raw, size_t n);
 

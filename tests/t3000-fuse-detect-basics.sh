@@ -87,14 +87,14 @@ check 'malformed record: exit 1 naming <stdin>:LINE' t_malformed
 t_missing() {
 	echo '{"type":"kernel_row","t":0,"stage":"decode","kernel":"k"}' >"$T/in" &&
 	status 1 fd <"$T/in" >/dev/null 2>"$T/err" &&
-	has "$T/err" '<stdin>:1: kernel_row needs t, stage, kernel, total_us and stage_total_us'
+	has "$T/err" "<stdin>:1: kernel_row record: member 'total_us' is missing"
 }
 check 'kernel_row without its members: exit 1' t_missing
 
 t_badentry() {
 	row 0 decode k 1 1 loc - '[1]' >"$T/in" &&
 	status 1 fd <"$T/in" >/dev/null 2>"$T/err" &&
-	has "$T/err" '<stdin>:1: kernel_row entry is not an object or null'
+	has "$T/err" "<stdin>:1: kernel_row record: member 'entry' is not a site entry or null"
 }
 check 'kernel_row entry of the wrong type: exit 1' t_badentry
 

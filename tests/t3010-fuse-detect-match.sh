@@ -207,9 +207,14 @@ t_null_cell() {
 	row 0 decode act_a 500 1000 x - >"$T/r" &&
 	{ inp sglang "$SG"; jq -c '.location=null' "$T/r"; } >"$T/in" &&
 	run "$(pat '"pattern":"P","active_keywords":["act_a"]')" "$T/in" 2>"$T/err" &&
-	has "$T/err" "kernel_row has no 'location' text; matching it as empty" &&
-	eq 'P|-' "$(fuse_rows "$T/out" '"\(.pattern)|\(.current_locations)"')"
+	eq 'P' "$(fuse_rows "$T/out" .pattern)" &&
+	# an optional member given as null reads as its default (triage-records(5))
+	{ inp sglang "$SG"; jq -c '.location="unresolved"' "$T/r"; } >"$T/in2" &&
+	run "$(pat '"pattern":"P","active_keywords":["act_a"]')" "$T/in2" &&
+	fuse_rows "$T/out" '"\(.pattern)|\(.current_locations)"' >"$T/want" &&
+	run "$(pat '"pattern":"P","active_keywords":["act_a"]')" "$T/in" &&
+	fuse_rows "$T/out" '"\(.pattern)|\(.current_locations)"' | same "$T/want" -
 }
-check 'null location: warned and matched as empty instead of crashing (edge case 37)' t_null_cell
+check 'null location reads as its default, unresolved, instead of crashing (edge case 37)' t_null_cell
 
 done_testing

@@ -23,7 +23,7 @@ check "no rows: placeholder rows, no headings, no Model line" empty_tables
 
 only_all() {
 	printf '%s\n' '{"type":"input","role":"single","framework":"sglang","traces":["/x.json"]}' \
-	    '{"type":"kernel_row","t":0,"stage":"all","kernel":"k","category":"other","total_us":10,"launches":1,"share_pct":100,"location":"unresolved","cpu_op":"-","shown":true}' |
+	    '{"type":"kernel_row","t":0,"stage":"all","kernel":"k","category":"other","total_us":10,"launches":1,"share_pct":100,"stage_total_us":10,"location":"unresolved","cpu_op":"-","shown":true}' |
 	    "$R" >"$T/a.md"
 	hasnt "$T/a.md" '#####'
 	has "$T/a.md" '^| k | other | 0.01 ms | 100.0% | 1 | unresolved | - |$'

@@ -65,9 +65,10 @@ t_side_by_side_report() {
 	    --format json >"$T/dual.json"
 	# the same report as the tools give when run one after the other
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/kernel-map" -q --sites-only >"$T/m.jsonl"
+	    tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
+	cat "$T/sites.jsonl" >>"$T/m.jsonl"
 	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/kernel-map" -q --mapping "$T/m.jsonl" |
+	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
 	    "$BIN/triage-render" -q --format json >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"

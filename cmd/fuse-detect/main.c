@@ -3,7 +3,6 @@
  * the kernel rows of every (trace, stage) and emit the fuse-opportunity
  * table as fuse_row records (fuse-detect.md; fuse-detect(1)).
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "json.h"
 #include "match.h"
 #include "num.h"
+#include "opt.h"
 #include "payload.h"
 #include "rec.h"
 #include "sbuf.h"
@@ -68,22 +68,7 @@ static trace_t *traces;
 static size_t traces_cap;
 static group_t grp;
 static catalog_t cat;
-static int warned_no_input, warned_null_cell;
-
-static void usage(void) __attribute__((noreturn));
-
-static void
-print_usage(FILE *fp)
-{
-	fprintf(fp, "usage: fuse-detect [-q] [--explain[=stderr|records]] [-p patterns] [file ...]\n");
-}
-
-static void
-usage(void)
-{
-	print_usage(stderr);
-	exit(EXIT_USAGE);
-}
+static int warned_no_input;
 
 /*
  * tp_size of a server-args object (§8 step 3): falsy becomes 1, then
@@ -142,29 +127,30 @@ static void
 read_input(rec_reader *r)
 {
 	sbuf s = SBUF_INIT, where = SBUF_INIT;
+	struct rec_input x;
+	json_doc d = { 0 };
 	input_t *in;
-	json_doc *d = &r->doc;
-	int args, v;
+	int v;
 
-	rec_parse(r);
+	REC_READ(r, input, &x);
 	xgrow(&inputs, &inputs_cap, ninputs + 1, sizeof *inputs);
 	in = &inputs[ninputs];
 	memset(in, 0, sizeof *in);
 	in->tp_size = 1;
-	if (rec_get_str(r, "framework", &s))
-		in->framework = xstrdup(sbs(&s));
-	in->is_mapping = rec_get_str(r, "role", &s) && strcmp(sbs(&s), "mapping") == 0;
-	args = rec_get(r, "server_args");
-	in->args_truthy = json_truthy(d, args);
-	sb_reset(&s);
-	if (json_kind(d, args) == JK_OBJ) {
-		v = json_get(d, args, "model_path");
-		if (!json_truthy(d, v))
-			v = json_get(d, args, "model");
-		if (json_truthy(d, v))
-			json_pystr(d, v, &s, NULL);
-		sb_printf(&where, "%s:%zu", r->name, r->lineno);
-		in->tp_size = args_tp_size(d, args, sbs(&where));
+	in->framework = rstr_dup(x.framework);
+	in->is_mapping = rstr_eq(x.role, "mapping");
+	if (REC_HAS(&x, input, server_args)) {
+		rec_parse_json(r, &d, x.server_args);
+		in->args_truthy = json_truthy(&d, 0);
+		if (json_kind(&d, 0) == JK_OBJ) {
+			v = json_get(&d, 0, "model_path");
+			if (!json_truthy(&d, v))
+				v = json_get(&d, 0, "model");
+			if (json_truthy(&d, v))
+				json_pystr(&d, v, &s, NULL);
+			sb_printf(&where, "%s:%zu", r->name, r->lineno);
+			in->tp_size = args_tp_size(&d, 0, sbs(&where));
+		}
 	}
 	py_lower(sbs(&s), s.len, &where);
 	in->model = xstrdup(sbs(&where));
@@ -175,25 +161,24 @@ read_input(rec_reader *r)
 	ninputs++;
 	sb_free(&s);
 	sb_free(&where);
+	json_doc_free(&d);
 }
 
 static void
 read_trace(rec_reader *r)
 {
-	sbuf role = SBUF_INIT;
-	long long t;
+	struct rec_trace x;
 	size_t old = traces_cap;
 
-	if (!rec_get_int(r, "t", &t) || t < 0 || t > MAX_TRACE_INDEX)
+	REC_READ(r, trace, &x);
+	if (x.t < 0 || x.t > MAX_TRACE_INDEX)
 		return;
-	xgrow(&traces, &traces_cap, (size_t)t + 1, sizeof *traces);
+	xgrow(&traces, &traces_cap, (size_t)x.t + 1, sizeof *traces);
 	if (traces_cap > old)
 		memset(traces + old, 0, (traces_cap - old) * sizeof *traces);
-	traces[t].known = 1;
-	traces[t].is_mapping = rec_get_str(r, "role", &role) &&
-	    strcmp(sbs(&role), "mapping") == 0;
-	traces[t].formal = cur_formal;
-	sb_free(&role);
+	traces[x.t].known = 1;
+	traces[x.t].is_mapping = rstr_eq(x.role, "mapping");
+	traces[x.t].formal = cur_formal;
 }
 
 static void
@@ -203,12 +188,12 @@ explain_one(const fresult_t *res, const cand_t *c, const fctx_t *ctx)
 
 	fuse_explain(res, c, grp.rows, ctx, &detail);
 	if (explain == EXPLAIN_RECORDS) {
-		rec_begin("fuse_explain");
-		rec_int("t", grp.t);
-		rec_str("stage", grp.stage.s ? grp.stage.s : "", grp.stage.len);
-		rec_cstr("pattern", c->p->pattern);
-		rec_cstr("verdict", verdict_name(c->v));
-		rec_str("detail", sbs(&detail), detail.len);
+		rec_begin(RT_fuse_explain);
+		rec_int(RM_fuse_explain_t, grp.t);
+		rec_str(RM_fuse_explain_stage, sbs(&grp.stage), grp.stage.len);
+		rec_cstr(RM_fuse_explain_pattern, c->p->pattern);
+		rec_cstr(RM_fuse_explain_verdict, verdict_name(c->v));
+		rec_str(RM_fuse_explain_detail, sbs(&detail), detail.len);
 		rec_end();
 	} else {
 		fflush(stdout);
@@ -224,22 +209,22 @@ emit_row(const fresult_t *res, const cand_t *c)
 {
 	sbuf cell = SBUF_INIT;
 
-	rec_begin("fuse_row");
-	rec_int("t", grp.t);
-	rec_str("stage", sbs(&grp.stage), grp.stage.len);
-	rec_cstr("pattern", c->p->pattern);
-	rec_cstr("confidence", fuse_confidence(c));
-	rec_num("related_us", c->related_us);
-	rec_num("share_pct", c->share);
+	rec_begin(RT_fuse_row);
+	rec_int(RM_fuse_row_t, grp.t);
+	rec_str(RM_fuse_row_stage, sbs(&grp.stage), grp.stage.len);
+	rec_cstr(RM_fuse_row_pattern, c->p->pattern);
+	rec_cstr(RM_fuse_row_confidence, fuse_confidence(c));
+	rec_num(RM_fuse_row_related_us, c->related_us);
+	rec_num(RM_fuse_row_share_pct, c->share);
 	fuse_evidence(c, grp.rows, res->total_us, &cell);
-	rec_str("evidence", cell.s, cell.len);
+	rec_str(RM_fuse_row_evidence, sbs(&cell), cell.len);
 	fuse_locations(c, grp.rows, &cell);
-	rec_str("current_locations", cell.s, cell.len);
-	rec_cstr("candidate_path", c->p->candidate_path);
+	rec_str(RM_fuse_row_current_locations, sbs(&cell), cell.len);
+	rec_cstr(RM_fuse_row_candidate_path, c->p->candidate_path);
 	fuse_rationale(c, &cell);
-	rec_str("rationale", cell.s, cell.len);
-	rec_cstr("status", fuse_status(c));
-	rec_int("priority", c->p->priority);
+	rec_str(RM_fuse_row_rationale, sbs(&cell), cell.len);
+	rec_cstr(RM_fuse_row_status, fuse_status(c));
+	rec_int(RM_fuse_row_priority, c->p->priority);
 	rec_end();
 	sb_free(&cell);
 }
@@ -315,26 +300,6 @@ group_flush(void)
 	group_clear();
 }
 
-/* A rendered cell (location, cpu_op): a string, or null read as "" (edge case 37). */
-static char *
-row_cell(rec_reader *r, const char *key)
-{
-	sbuf s = SBUF_INIT;
-	int i = rec_get(r, key);
-
-	if (json_kind(&r->doc, i) == JK_STR) {
-		json_str(&r->doc, i, &s, NULL);
-		return s.s ? sb_detach(&s) : xstrdup("");
-	}
-	if (json_kind(&r->doc, i) != JK_NULL && i >= 0)
-		die(EXIT_DATA, "%s:%zu: kernel_row member '%s' is not a string",
-		    r->name, r->lineno, key);
-	if (!warned_null_cell++)
-		warn_msg("%s:%zu: kernel_row has no '%s' text; matching it as empty",
-		    r->name, r->lineno, key);
-	return xstrdup("");
-}
-
 /*
  * seen_group: has (t, stage) had a group already?  Records it if not.
  * Detection needs a stage's whole row list at once, so a second run of
@@ -358,51 +323,42 @@ seen_group(long long t, const char *stage)
 static void
 read_kernel_row(rec_reader *r)
 {
-	sbuf stage = SBUF_INIT, name = SBUF_INIT;
-	long long t;
-	double total, stage_total;
+	struct rec_kernel_row x;
+	char *stage;
 	frow_t *row;
-	int e;
 
-	rec_parse(r);
-	if (!rec_get_int(r, "t", &t) || !rec_get_str(r, "stage", &stage) ||
-	    !rec_get_str(r, "kernel", &name) || !rec_get_num(r, "total_us", &total) ||
-	    !rec_get_num(r, "stage_total_us", &stage_total))
-		die(EXIT_DATA, "%s:%zu: kernel_row needs t, stage, kernel, total_us "
-		    "and stage_total_us", r->name, r->lineno);
-	if (grp.open && (grp.t != t || strcmp(sbs(&grp.stage), sbs(&stage)) != 0))
+	REC_READ(r, kernel_row, &x);
+	stage = rstr_dup(x.stage);
+	if (grp.open && (grp.t != x.t || strcmp(sbs(&grp.stage), stage) != 0))
 		group_flush();
 	if (!grp.open) {
-		if (seen_group(t, sbs(&stage)))
-			die(EXIT_DATA, "%s:%zu: kernel rows of trace %lld stage '%s' are "
-			    "not contiguous", r->name, r->lineno, t, sbs(&stage));
+		if (seen_group(x.t, stage))
+			rec_die(r, "kernel rows of trace %lld stage '%s' are not contiguous", x.t,
+			    stage);
 		grp.open = 1;
-		grp.t = t;
+		grp.t = x.t;
 		sb_reset(&grp.stage);
-		sb_adds(&grp.stage, sbs(&stage));
-		grp.total_us = stage_total;
+		sb_adds(&grp.stage, stage);
+		grp.total_us = x.stage_total_us;
 	}
+	free(stage);
 	xgrow(&grp.rows, &grp.cap, grp.n + 1, sizeof *grp.rows);
 	row = &grp.rows[grp.n];
 	memset(row, 0, sizeof *row);
-	row->name = name.s ? sb_detach(&name) : xstrdup("");
-	row->location = row_cell(r, "location");
-	row->cpu_op = row_cell(r, "cpu_op");
-	row->total_us = total;
-	e = rec_get(r, "entry");
-	if (json_kind(&r->doc, e) == JK_OBJ) {
+	row->name = rstr_dup(x.kernel);
+	row->location = rstr_dup(x.location);
+	row->cpu_op = rstr_dup(x.cpu_op);
+	row->total_us = x.total_us;
+	if (REC_HAS(&x, kernel_row, entry)) {
+		json_doc d = { 0 };
+		rec_parse_json(r, &d, x.entry);
 		row->entry = xcalloc(1, sizeof *row->entry);
-		if (entry_from_json(&r->doc, e, row->entry) < 0)
-			die(EXIT_DATA, "%s:%zu: kernel_row entry is not a site entry",
-			    r->name, r->lineno);
-	} else if (e >= 0 && json_kind(&r->doc, e) != JK_NULL) {
-		die(EXIT_DATA, "%s:%zu: kernel_row entry is not an object or null",
-		    r->name, r->lineno);
+		if (json_kind(&d, 0) != JK_OBJ || entry_from_json(&d, 0, row->entry) < 0)
+			rec_die(r, "kernel_row record: member 'entry' is not a site entry or null");
+		json_doc_free(&d);
 	}
 	haystack_build(&row->hs, row->name, row->location, row->cpu_op);
 	grp.n++;
-	sb_free(&stage);
-	sb_free(&name);
 }
 
 static void
@@ -412,33 +368,42 @@ filter(FILE *fp, const char *name)
 
 	rec_reader_init(&r, fp, name);
 	while (rec_next(&r)) {
-		if (rec_is(&r, "kernel_row")) {
+		enum rec_type t = rec_type_of(&r);
+		if (t == RT_kernel_row) {
 			read_kernel_row(&r);
 			rec_line(r.line, r.len);
 			continue;
 		}
 		/* A group's rows are contiguous, so any other record ends it. */
 		group_flush();
-		if (rec_is(&r, "input"))
+		if (t == RT_input)
 			read_input(&r);
-		else if (rec_is(&r, "trace"))
+		else if (t == RT_trace)
 			read_trace(&r);
 		rec_line(r.line, r.len);
 	}
 	rec_reader_free(&r);
 }
 
+static const struct opt opts[] = {
+	{ "explain", 'x', "[=WHERE]",
+	    "why each pattern did or did not match: stderr (default) or records" },
+	{ "patterns", 'p', "FILE", "replace the built-in catalog (may be repeated)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct tool tool = {
+	"[-q] [--explain[=stderr|records]] [-p FILE] [file ...]",
+	"Match the serving framework's fusion patterns (fuse-patterns(5)) against the\n"
+	"kernel_row records of every trace and stage, and write the fuse-opportunity\n"
+	"table as fuse_row records after each stage's rows.  Every record passes\n"
+	"through.  The catalog is built in; --patterns FILE replaces it.",
+	opts
+};
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "explain", optional_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "patterns", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char **pfiles;
 	size_t npfiles = 0, i;
 	int ch;
@@ -446,42 +411,29 @@ main(int argc, char **argv)
 
 	tool_init(argc, argv);
 	pfiles = xcalloc((size_t)argc + 1, sizeof *pfiles);
-	while ((ch = getopt_long(argc, argv, "hp:q", longopts, NULL)) != -1) {
+	while ((ch = opt_next(&tool, argc, argv)) != -1) {
 		switch (ch) {
-		case 'h':
-			print_usage(stdout);
-			free(pfiles);
-			return tool_finish(EXIT_OK);
 		case 'p':
 			pfiles[npfiles++] = optarg;
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'V':
-			print_version();
 		case 'x':
-			if (!optarg || strcmp(optarg, "stderr") == 0) {
+			if (!optarg || strcmp(optarg, "stderr") == 0)
 				explain = EXPLAIN_STDERR;
-			} else if (strcmp(optarg, "records") == 0) {
+			else if (strcmp(optarg, "records") == 0)
 				explain = EXPLAIN_RECORDS;
-			} else {
-				fprintf(stderr, "%s: bad --explain value, not stderr or records: %s\n",
-				    progname, optarg);
-				usage();
-			}
+			else
+				opt_bad(&tool, "explain", "not stderr or records", optarg);
 			break;
 		default:
-			usage();
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	for (i = 0; i < npfiles; i++) {
 		if (strcmp(pfiles[i], "-") == 0 && (argc == 0 || strcmp(argv[0], "-") == 0)) {
-			fprintf(stderr, "%s: cannot read both patterns and records from stdin\n",
-			    progname);
-			usage();
+			warnx("cannot read both patterns and records from stdin");
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 

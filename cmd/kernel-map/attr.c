@@ -1,7 +1,7 @@
 /*
  * Kernel -> launch -> CPU op -> Python frame attribution of one trace
- * (kernel-table.md §4), plus the string caches and the small hash map the
- * rest of kernel-map uses.
+ * (kernel-table.md §4), plus the per-string caches the rest of kernel-map
+ * uses.
  */
 #include <limits.h>
 #include <math.h>
@@ -9,77 +9,12 @@
 #include <string.h>
 
 #include "km.h"
+#include "num.h"
 #include "rules.h"
 #include "text.h"
 #include "xalloc.h"
 
 strtab *km_str;
-
-/* ---- u64map ---- */
-
-static void
-u64map_grow(u64map *m)
-{
-	u64map nm;
-	size_t i;
-
-	nm.cap = m->cap ? m->cap * 2 : 64;
-	nm.n = 0;
-	nm.key = xmalloc(nm.cap * sizeof nm.key[0]);
-	nm.val = xmalloc(nm.cap * sizeof nm.val[0]);
-	for (i = 0; i < nm.cap; i++)
-		nm.val[i] = NONE;
-	for (i = 0; i < m->cap; i++)
-		if (m->val[i] != NONE)
-			u64map_put(&nm, m->key[i], m->val[i]);
-	free(m->key);
-	free(m->val);
-	*m = nm;
-}
-
-uint32_t
-u64map_get(const u64map *m, uint64_t key)
-{
-	size_t i;
-
-	if (m->cap == 0)
-		return NONE;
-	for (i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->val[i] == NONE)
-			return NONE;
-		if (m->key[i] == key)
-			return m->val[i];
-	}
-}
-
-void
-u64map_put(u64map *m, uint64_t key, uint32_t val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap)
-		u64map_grow(m);
-	for (i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->val[i] == NONE) {
-			m->key[i] = key;
-			m->val[i] = val;
-			m->n++;
-			return;
-		}
-		if (m->key[i] == key) {
-			m->val[i] = val;
-			return;
-		}
-	}
-}
-
-void
-u64map_free(u64map *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof *m);
-}
 
 /* ---- per-string caches ---- */
 
@@ -105,8 +40,8 @@ cache_fit(uint32_t id)
 	cache.cat = xrealloc(cache.cat, cache.cap * sizeof cache.cat[0]);
 	cache.prio = xrealloc(cache.prio, cache.cap * sizeof cache.prio[0]);
 	for (i = old; i < cache.cap; i++) {
-		cache.canon[i] = NONE;
-		cache.norm[i] = NONE;
+		cache.canon[i] = NOSTR;
+		cache.norm[i] = NOSTR;
 		cache.cat[i] = NULL;
 		cache.prio[i] = INT_MIN;
 	}
@@ -121,7 +56,7 @@ km_intern(const char *s, size_t n)
 const char *
 km_s(uint32_t id)
 {
-	return id == NONE ? NULL : strtab_str(km_str, id);
+	return id == NOSTR ? NULL : strtab_str(km_str, id);
 }
 
 uint32_t
@@ -130,7 +65,7 @@ km_canon(uint32_t raw)
 	sbuf b = SBUF_INIT;
 
 	cache_fit(raw);
-	if (cache.canon[raw] == NONE) {
+	if (cache.canon[raw] == NOSTR) {
 		canonicalize_name(strtab_str(km_str, raw), strtab_len(km_str, raw), &b);
 		cache.canon[raw] = km_intern(sb_str(&b), b.len);
 		sb_free(&b);
@@ -153,7 +88,7 @@ km_frame_norm(uint32_t raw)
 	sbuf b = SBUF_INIT;
 
 	cache_fit(raw);
-	if (cache.norm[raw] == NONE) {
+	if (cache.norm[raw] == NOSTR) {
 		normalize_source_location(strtab_str(km_str, raw), strtab_len(km_str, raw), &b);
 		cache.norm[raw] = km_intern(sb_str(&b), b.len);
 		sb_free(&b);
@@ -171,15 +106,13 @@ km_frame_prio(uint32_t raw)
 }
 
 void
-trace_reset(trace_t *tr)
+km_cache_free(void)
 {
-	free(tr->k);
-	free(tr->op);
-	free(tr->ln);
-	free(tr->fr);
-	free(tr->corr_ext);
-	u64map_free(&tr->corr);
-	memset(tr, 0, sizeof *tr);
+	free(cache.canon);
+	free(cache.norm);
+	free(cache.cat);
+	free(cache.prio);
+	memset(&cache, 0, sizeof cache);
 }
 
 /* ---- timed matching (§4.2) ---- */
@@ -187,7 +120,7 @@ trace_reset(trace_t *tr)
 typedef struct {
 	long long id;
 	double ts;
-	uint32_t i;		/* index into the timed array: file order */
+	uint32_t i;		/* index into the call array: file order */
 } tkey;
 
 static int
@@ -209,17 +142,21 @@ cmp_tkey(const void *pa, const void *pb)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* Group the events by id, each group by ts (stable); ids without a value are left out. */
+/*
+ * Group the calls by id (a CPU op's External id, own or through the corr
+ * map; a launch's correlation), each group by ts, stable; calls without an
+ * id are left out.
+ */
 static tkey *
-build_index(const timed_t *ev, size_t n, size_t *out_n)
+build_index(const struct tcall *ev, size_t n, int by_corr, size_t *out_n)
 {
 	tkey *k = xmalloc((n ? n : 1) * sizeof *k);
 	size_t i, m = 0;
 
 	for (i = 0; i < n; i++) {
-		if (!ev[i].has_id)
+		if (by_corr ? !ev[i].has_corr : ev[i].ext_src == EXT_NONE)
 			continue;
-		k[m].id = ev[i].id;
+		k[m].id = by_corr ? ev[i].corr : ev[i].ext;
 		k[m].ts = ev[i].ts;
 		k[m].i = (uint32_t)i;
 		m++;
@@ -229,9 +166,9 @@ build_index(const timed_t *ev, size_t n, size_t *out_n)
 	return k;
 }
 
-/* match_timed_event: the member of group `id` nearest the probe p, or NONE. */
+/* match_timed_event: the member of group `id` nearest the probe p, or NOSTR. */
 static uint32_t
-match_timed(const tkey *k, size_t n, const timed_t *ev, long long id, double p)
+match_timed(const tkey *k, size_t n, const struct tcall *ev, long long id, double p)
 {
 	size_t lo = 0, hi = n, g0, g1, r, i, best;
 	double lim = p + 1e-3, d, bd;
@@ -254,7 +191,7 @@ match_timed(const tkey *k, size_t n, const timed_t *ev, long long id, double p)
 	}
 	g1 = lo;
 	if (g0 == g1)
-		return NONE;
+		return NOSTR;
 	/* r: members starting no later than p + 1e-3 */
 	lo = g0;
 	hi = g1;
@@ -307,29 +244,30 @@ cmp_query(const void *pa, const void *pb)
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
-/* Active-set order within a thread: ts ascending, end descending, then file order. */
+/*
+ * Active-set order within a thread: ts ascending, end descending; equal
+ * frames keep file order (the sort below is stable).
+ */
 static int
-frame_before(const frame_t *a, const frame_t *b)
+frame_before(const struct tframe *a, const struct tframe *b)
 {
 	if (a->ts != b->ts)
 		return a->ts < b->ts;
-	if (a->ts + a->dur != b->ts + b->dur)
-		return a->ts + a->dur > b->ts + b->dur;
-	return a->seq < b->seq;
+	return a->ts + a->dur > b->ts + b->dur;
 }
 
 /*
- * Sort a trace's frames into (thread, active-set order), as a comparison
- * sort on that key would.  File order is nearly that order already (the
- * tracer writes each thread's frames by start, with threads interleaved),
- * so: a stable counting pass groups the frames by thread, each thread's
- * ascending runs are merged pairwise until one is left (a natural merge
- * sort: one pass over sorted input), all on 4-byte indexes, and the frames
- * are then moved into place along the permutation's cycles.  Extra memory:
- * three index arrays, not a second frame array.
+ * Sort a trace's frames into (thread, active-set order), stably.  File
+ * order is nearly that order already (the tracer writes each thread's
+ * frames by start, with threads interleaved), so: a stable counting pass
+ * groups the frames by thread, each thread's ascending runs are merged
+ * pairwise until one is left (a natural merge sort: one pass over sorted
+ * input), all on 4-byte indexes, and the frames are then moved into place
+ * along the permutation's cycles.  Extra memory: three index arrays, not a
+ * second frame array.
  */
 static void
-sort_frames(frame_t *fr, size_t n)
+sort_frames(struct tframe *fr, size_t n)
 {
 	uint32_t *idx, *tmp, *cnt, maxt = 0, *run;
 	size_t i, t, nt, nrun, caprun = 0;
@@ -394,7 +332,7 @@ sort_frames(frame_t *fr, size_t n)
 	done = xcalloc(n, 1);
 	for (i = 0; i < n; i++) {
 		size_t k = i;
-		frame_t f;
+		struct tframe f;
 		if (done[i] || idx[i] == i)
 			continue;
 		f = fr[i];
@@ -415,38 +353,42 @@ sort_frames(frame_t *fr, size_t n)
 
 /* choose_mapping_frame and build_stack_display on a non-empty active set. */
 static void
-resolve_active(const frame_t *fr, const uint32_t *act, size_t n, uint32_t *loc,
+resolve_active(const struct tframe *fr, const uint32_t *act, size_t n, uint32_t *loc,
     uint32_t *stack, sbuf *b)
 {
 	size_t i, best = 0, npos = 0, first, k;
+	int bprio = km_frame_prio(fr[act[0]].name);
 
 	for (i = 1; i < n; i++) {
-		const frame_t *f = &fr[act[i]], *c = &fr[act[best]];
-		if (f->prio > c->prio || (f->prio == c->prio &&
-		    (f->ts > c->ts || (f->ts == c->ts && -f->dur > -c->dur))))
+		const struct tframe *f = &fr[act[i]], *c = &fr[act[best]];
+		int prio = km_frame_prio(f->name);
+		if (prio > bprio || (prio == bprio &&
+		    (f->ts > c->ts || (f->ts == c->ts && -f->dur > -c->dur)))) {
 			best = i;
+			bprio = prio;
+		}
 	}
-	*loc = fr[act[best]].norm;
+	*loc = km_frame_norm(fr[act[best]].name);
 
 	sb_reset(b);
 	for (i = 0; i < n; i++)
-		if (fr[act[i]].prio > 0)
+		if (km_frame_prio(fr[act[i]].name) > 0)
 			npos++;
 	if (npos == 0) {
-		sb_adds(b, strtab_str(km_str, fr[act[n - 1]].norm));
+		sb_adds(b, strtab_str(km_str, km_frame_norm(fr[act[n - 1]].name)));
 	} else {
 		first = npos > 4 ? npos - 4 : 0;
 		for (i = 0, k = 0; i < n; i++) {
-			if (fr[act[i]].prio <= 0)
+			if (km_frame_prio(fr[act[i]].name) <= 0)
 				continue;
 			if (k++ < first)
 				continue;
 			if (k - 1 > first)
 				sb_adds(b, " -> ");
-			sb_adds(b, strtab_str(km_str, fr[act[i]].norm));
+			sb_adds(b, strtab_str(km_str, km_frame_norm(fr[act[i]].name)));
 		}
 	}
-	*stack = b->len ? km_intern(b->s, b->len) : NONE;
+	*stack = b->len ? km_intern(b->s, b->len) : NOSTR;
 }
 
 /*
@@ -455,14 +397,14 @@ resolve_active(const frame_t *fr, const uint32_t *act, size_t n, uint32_t *loc,
  * 1e-3 before the query (queries only grow, so they never come back).
  */
 static void
-resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *rstack)
+resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *rstack)
 {
 	uint32_t *act = NULL;
 	size_t nact = 0, capact = 0, fi = 0, qi, j, m;
 	sbuf b = SBUF_INIT;
-	uint32_t cur = NONE;
+	uint32_t cur = NOSTR;
 	double lastq = 0;
-	uint32_t lastloc = NONE, laststack = NONE;
+	uint32_t lastloc = NOSTR, laststack = NOSTR;
 	int have_last = 0;
 
 	sort_frames(tr->fr, tr->nfr);
@@ -490,7 +432,7 @@ resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *r
 				act[m++] = act[j];
 		nact = m;
 		if (nact == 0) {
-			lastloc = laststack = NONE;
+			lastloc = laststack = NOSTR;
 		} else
 			resolve_active(tr->fr, act, nact, &lastloc, &laststack, &b);
 		lastq = q->q;
@@ -503,37 +445,38 @@ resolve_queries(trace_t *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *r
 }
 
 void
-attribute_kernels(trace_t *tr)
+attribute_kernels(kmtrace_t *kt)
 {
+	struct trace *tr = kt->tr;
 	tkey *opk, *lnk;
 	size_t nopk, nlnk, i, nq = 0;
 	uint32_t *opm, *lnm, *rloc, *rstack;
 	query_t *qs;
 	uint32_t unresolved = km_intern("unresolved", 10);
 
-	opk = build_index(tr->op, tr->nop, &nopk);
-	lnk = build_index(tr->ln, tr->nln, &nlnk);
+	opk = build_index(tr->op, tr->nop, 0, &nopk);
+	lnk = build_index(tr->ln, tr->nln, 1, &nlnk);
 	opm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *opm);
 	lnm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lnm);
 	qs = xmalloc((2 * tr->nk + 1) * sizeof *qs);
 	for (i = 0; i < tr->nk; i++) {
-		kernel_t *k = &tr->k[i];
-		opm[i] = lnm[i] = NONE;
-		if (!k->need)
+		const struct tkernel *k = &tr->k[i];
+		opm[i] = lnm[i] = NOSTR;
+		if (!kt->ka[i].need)
 			continue;
-		if (k->has_ext)
+		if (k->ext_src != EXT_NONE)
 			opm[i] = match_timed(opk, nopk, tr->op, k->ext, k->ts);
 		if (k->has_corr)
 			lnm[i] = match_timed(lnk, nlnk, tr->ln, k->corr, k->ts);
-		if (opm[i] != NONE) {
-			const timed_t *op = &tr->op[opm[i]];
+		if (opm[i] != NOSTR) {
+			const struct tcall *op = &tr->op[opm[i]];
 			double half = op->dur * 0.5;
 			qs[nq].thread = op->thread;
 			qs[nq].q = op->ts + (1.0 < half ? 1.0 : half);
 			qs[nq].slot = (uint32_t)(2 * i);
 			nq++;
 		}
-		if (lnm[i] != NONE) {
+		if (lnm[i] != NOSTR) {
 			qs[nq].thread = tr->ln[lnm[i]].thread;
 			qs[nq].q = tr->ln[lnm[i]].ts;
 			qs[nq].slot = (uint32_t)(2 * i + 1);
@@ -546,29 +489,29 @@ attribute_kernels(trace_t *tr)
 
 	/* The ladder of §4.6, including its launch-name quirk. */
 	for (i = 0; i < tr->nk; i++) {
-		kernel_t *k = &tr->k[i];
+		kattr_t *a = &kt->ka[i];
 		uint32_t op = opm[i], ln = lnm[i];
-		if (!k->need)
+		if (!a->need)
 			continue;
-		if (op != NONE && rloc[2 * i] != NONE) {
-			k->loc = rloc[2 * i];
-			k->stack = rstack[2 * i];
-			k->op = tr->op[op].name;
-		} else if (ln != NONE && rloc[2 * i + 1] != NONE) {
-			k->loc = rloc[2 * i + 1];
-			k->stack = rstack[2 * i + 1];
-			k->op = op != NONE ? tr->op[op].name : tr->ln[ln].name;
-		} else if (ln != NONE) {
-			k->loc = unresolved;
-			k->stack = NONE;
-			k->op = tr->ln[ln].name;
+		if (op != NOSTR && rloc[2 * i] != NOSTR) {
+			a->loc = rloc[2 * i];
+			a->stack = rstack[2 * i];
+			a->op = tr->op[op].name;
+		} else if (ln != NOSTR && rloc[2 * i + 1] != NOSTR) {
+			a->loc = rloc[2 * i + 1];
+			a->stack = rstack[2 * i + 1];
+			a->op = op != NOSTR ? tr->op[op].name : tr->ln[ln].name;
+		} else if (ln != NOSTR) {
+			a->loc = unresolved;
+			a->stack = NOSTR;
+			a->op = tr->ln[ln].name;
 		} else {
-			k->loc = unresolved;
-			k->stack = NONE;
-			k->op = op != NONE ? tr->op[op].name : NONE;
+			a->loc = unresolved;
+			a->stack = NOSTR;
+			a->op = op != NOSTR ? tr->op[op].name : NOSTR;
 		}
-		if (k->op != NONE && strtab_len(km_str, k->op) == 0)
-			k->op = NONE;
+		if (a->op != NOSTR && strtab_len(km_str, a->op) == 0)
+			a->op = NOSTR;
 	}
 	free(opk);
 	free(lnk);

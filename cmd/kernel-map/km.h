@@ -1,8 +1,8 @@
 /*
- * kernel-map internals: one trace's events, the attribution of its
- * kernels to Python sites (kernel-table.md §4), and site statistics and
- * payloads (§5.2-§5.5).  All strings are ids in the tool's one string
- * table; times are microseconds as in the trace.
+ * kernel-map internals: the attribution of one trace's kernels to Python
+ * sites (kernel-table.md §4), and site statistics and payloads (§5.2-§5.5).
+ * All strings are ids in the tool's one string table; times are
+ * microseconds as in the trace.
  */
 #ifndef KM_H
 #define KM_H
@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imap.h"
 #include "payload.h"
 #include "strtab.h"
-
-#define NONE UINT32_MAX
+#include "trace.h"
 
 extern strtab *km_str;		/* every interned string */
 
@@ -23,63 +23,26 @@ const char *km_category(uint32_t raw);		/* classify_kernel */
 uint32_t km_frame_norm(uint32_t raw);		/* normalize_source_location */
 int km_frame_prio(uint32_t raw);		/* frame_priority */
 uint32_t km_intern(const char *s, size_t n);
-const char *km_s(uint32_t id);			/* NONE gives NULL */
+const char *km_s(uint32_t id);			/* NOSTR gives NULL */
+void km_cache_free(void);
 
-/* Open-addressing map from 64-bit keys to 32-bit values. */
+/* What kernel-map derives for one kernel of a trace. */
 typedef struct {
-	uint64_t *key;
-	uint32_t *val;		/* NONE marks an empty slot */
-	size_t cap, n;
-} u64map;
-
-uint32_t u64map_get(const u64map *m, uint64_t key);	/* NONE if absent */
-void u64map_put(u64map *m, uint64_t key, uint32_t val);
-void u64map_free(u64map *m);
-
-typedef struct {
-	uint32_t name, canon, stage;
+	uint32_t canon, stage;
 	const char *category;
-	double ts, dur;
-	long long ext, corr;
-	unsigned has_ext : 1, has_corr : 1, need : 1;
 	uint32_t loc, stack, op;	/* attribution result (§4.6) */
-} kernel_t;
+	unsigned need : 1;		/* attribute it */
+} kattr_t;
 
+/* One complete trace: the reader's arrays (kernels of the selected process) and ours. */
 typedef struct {
-	uint32_t name, thread;
-	double ts, dur;
-	long long id;		/* external id (cpu op) or correlation (launch) */
-	int has_id;
-} timed_t;
-
-/* 32 bytes: a trace's frames are most of kernel-map's memory.  The end is ts + dur. */
-typedef struct {
-	double ts, dur;
-	uint32_t thread, norm;
-	int prio;
-	uint32_t seq;		/* file order */
-} frame_t;
-
-/* One trace between its "trace" and "stats" records. */
-typedef struct {
-	long long t;
-	uint32_t path, stage;		/* stage: the path-derived default D */
+	struct trace *tr;
+	kattr_t *ka;			/* one per tr->k */
 	int sglang;			/* mapping framework is exactly sglang */
-	kernel_t *k;
-	size_t nk, capk;
-	timed_t *op, *ln;
-	size_t nop, capop, nln, capln;
-	frame_t *fr;
-	size_t nfr, capfr;
-	u64map corr;			/* correlation -> index into corr_ext */
-	long long *corr_ext;
-	size_t ncorr, capcorr;
-} trace_t;
-
-void trace_reset(trace_t *tr);
+} kmtrace_t;
 
 /* Resolve (loc, stack, op) of every kernel with `need` set (§4.1-§4.6). */
-void attribute_kernels(trace_t *tr);
+void attribute_kernels(kmtrace_t *kt);
 
 /* Insertion-ordered counter of string ids. */
 typedef struct {
@@ -107,18 +70,18 @@ typedef struct {
 	size_t nk, capk;
 	site_acc *s;
 	size_t ns, caps;
-	u64map kmap, smap;
+	imap kmap, smap;
 } sitestats;
 
 void sitestats_free(sitestats *st);
-/* Add kernels idx[0..n) of tr (their attribution must be resolved). */
-void sitestats_add(sitestats *st, const trace_t *tr, const size_t *idx, size_t n);
+/* Add kernels idx[0..n) of kt (their attribution must be resolved). */
+void sitestats_add(sitestats *st, const kmtrace_t *kt, const size_t *idx, size_t n);
 /* merge_site_stats (§5.3): add src into dst. */
 void sitestats_merge(sitestats *dst, const sitestats *src);
 
 /* canonical id -> category, last write wins (§2.2). */
 typedef struct {
-	u64map m;
+	imap m;
 	const char **cat;
 	size_t n, cap;
 } catmap;
@@ -131,11 +94,11 @@ void catmap_free(catmap *c);
 void build_payload(const sitestats *st, const catmap *cats, payload_t *out);
 
 /*
- * sample_kernels_for_mapping (§5.5.2) of kernels idx[0..n) of tr: at most
+ * sample_kernels_for_mapping (§5.5.2) of kernels idx[0..n) of kt: at most
  * 16 per canonical name, sorted by (ts, raw name).  Returns the count
  * written to out (room for n).
  */
-size_t sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out);
+size_t sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out);
 
 /* ---- table.c: the passes over a trace and the records they write ---- */
 
@@ -147,7 +110,7 @@ extern kernel_map_t km_map;	/* the mapping map (§5.5), final before rows */
  * kernels, merge the mapping statistics when `build_map`, and when
  * `formal` write its formal_stage site records and queue its rows.
  */
-void process_trace(trace_t *tr, int build_map, int formal);
+void process_trace(kmtrace_t *kt, int build_map, int formal);
 /* Build km_map from the merged mapping statistics. */
 void finish_mapping(void);
 /* The mapping_stage and mapping_global site records of km_map. */

@@ -37,7 +37,7 @@ counter_top(const counter_t *c)
 	size_t i, best = 0;
 
 	if (c->n == 0)
-		return NONE;
+		return NOSTR;
 	for (i = 1; i < c->n; i++)
 		if (c->cnt[i] > c->cnt[best])
 			best = i;
@@ -64,52 +64,54 @@ sitestats_free(sitestats *st)
 	}
 	free(st->k);
 	free(st->s);
-	u64map_free(&st->kmap);
-	u64map_free(&st->smap);
+	imap_free(&st->kmap);
+	imap_free(&st->smap);
 	memset(st, 0, sizeof *st);
 }
 
 static site_acc *
 site_get(sitestats *st, uint32_t canon, uint32_t loc)
 {
-	uint32_t ki = u64map_get(&st->kmap, canon), si;
+	int isnew;
+	uint64_t *v = imap_put(&st->kmap, canon, &isnew);
+	size_t ki, si;
 	kern_acc *k;
 
-	if (ki == NONE) {
+	if (isnew) {
 		xgrow(&st->k, &st->capk, st->nk + 1, sizeof st->k[0]);
-		ki = (uint32_t)st->nk++;
-		memset(&st->k[ki], 0, sizeof st->k[ki]);
-		st->k[ki].canon = canon;
-		u64map_put(&st->kmap, canon, ki);
+		*v = st->nk++;
+		memset(&st->k[*v], 0, sizeof st->k[*v]);
+		st->k[*v].canon = canon;
 	}
+	ki = (size_t)*v;
 	k = &st->k[ki];
-	si = u64map_get(&st->smap, (uint64_t)ki << 32 | loc);
-	if (si == NONE) {
+	v = imap_put(&st->smap, (uint64_t)ki << 32 | loc, &isnew);
+	if (isnew) {
 		xgrow(&st->s, &st->caps, st->ns + 1, sizeof st->s[0]);
-		si = (uint32_t)st->ns++;
-		memset(&st->s[si], 0, sizeof st->s[si]);
-		st->s[si].loc = loc;
-		u64map_put(&st->smap, (uint64_t)ki << 32 | loc, si);
+		*v = st->ns++;
+		memset(&st->s[*v], 0, sizeof st->s[*v]);
+		st->s[*v].loc = loc;
 		xgrow(&k->site, &k->cap, k->n + 1, sizeof k->site[0]);
-		k->site[k->n++] = si;
+		k->site[k->n++] = (uint32_t)*v;
 	}
+	si = (size_t)*v;
 	return &st->s[si];
 }
 
 void
-sitestats_add(sitestats *st, const trace_t *tr, const size_t *idx, size_t n)
+sitestats_add(sitestats *st, const kmtrace_t *kt, const size_t *idx, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const kernel_t *k = &tr->k[idx[i]];
-		site_acc *s = site_get(st, k->canon, k->loc);
-		s->total += k->dur;
+		const kattr_t *a = &kt->ka[idx[i]];
+		site_acc *s = site_get(st, a->canon, a->loc);
+		s->total += kt->tr->k[idx[i]].dur;
 		s->count++;
-		if (k->op != NONE)
-			counter_add(&s->ops, k->op, 1);
-		if (k->stack != NONE)
-			counter_add(&s->stacks, k->stack, 1);
+		if (a->op != NOSTR)
+			counter_add(&s->ops, a->op, 1);
+		if (a->stack != NOSTR)
+			counter_add(&s->stacks, a->stack, 1);
 	}
 }
 
@@ -136,28 +138,28 @@ sitestats_merge(sitestats *dst, const sitestats *src)
 void
 catmap_set(catmap *c, uint32_t canon, const char *cat)
 {
-	uint32_t i = u64map_get(&c->m, canon);
+	int isnew;
+	uint64_t *v = imap_put(&c->m, canon, &isnew);
 
-	if (i == NONE) {
+	if (isnew) {
 		xgrow(&c->cat, &c->cap, c->n + 1, sizeof c->cat[0]);
-		i = (uint32_t)c->n++;
-		u64map_put(&c->m, canon, i);
+		*v = c->n++;
 	}
-	c->cat[i] = cat;
+	c->cat[*v] = cat;
 }
 
 const char *
 catmap_get(const catmap *c, uint32_t canon)
 {
-	uint32_t i = u64map_get(&c->m, canon);
+	const uint64_t *v = imap_get(&c->m, canon);
 
-	return i == NONE ? NULL : c->cat[i];
+	return v ? c->cat[*v] : NULL;
 }
 
 void
 catmap_free(catmap *c)
 {
-	u64map_free(&c->m);
+	imap_free(&c->m);
 	free(c->cat);
 	memset(c, 0, sizeof *c);
 }
@@ -206,7 +208,7 @@ cmp_entry(const void *pa, const void *pb)
 static char *
 dup_id(uint32_t id)
 {
-	return id == NONE ? NULL : xstrdup(km_s(id));
+	return id == NOSTR ? NULL : xstrdup(km_s(id));
 }
 
 static void
@@ -289,9 +291,10 @@ cmp_group(const void *pa, const void *pb)
 	return strcmp(km_s(a->canon), km_s(b->canon));
 }
 
-static const trace_t *sort_tr;
-
+/* A sampled kernel with its sort key (ts, raw name, then sample order). */
 typedef struct {
+	double ts;
+	uint32_t name;
 	size_t k, pos;
 } pick_t;
 
@@ -299,59 +302,55 @@ static int
 cmp_pick(const void *pa, const void *pb)
 {
 	const pick_t *a = pa, *b = pb;
-	const kernel_t *x = &sort_tr->k[a->k], *y = &sort_tr->k[b->k];
 	int c;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->name != y->name && (c = strcmp(km_s(x->name), km_s(y->name))) != 0)
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->name != b->name && (c = strcmp(km_s(a->name), km_s(b->name))) != 0)
 		return c;
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
 size_t
-sample_kernels(const trace_t *tr, const size_t *idx, size_t n, size_t *out)
+sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out)
 {
-	u64map gm = { 0 };
+	imap gm = { 0 };
 	group_t *g = NULL;
 	size_t ng = 0, capg = 0, i, j, m = 0;
 	pick_t *pk;
 
 	for (i = 0; i < n; i++) {
-		uint32_t c = tr->k[idx[i]].canon, gi = u64map_get(&gm, c);
-		if (gi == NONE) {
+		int isnew;
+		uint64_t *v = imap_put(&gm, kt->ka[idx[i]].canon, &isnew);
+		group_t *gi;
+		if (isnew) {
 			xgrow(&g, &capg, ng + 1, sizeof g[0]);
-			gi = (uint32_t)ng++;
-			memset(&g[gi], 0, sizeof g[gi]);
-			g[gi].canon = c;
-			u64map_put(&gm, c, gi);
+			*v = ng++;
+			memset(&g[*v], 0, sizeof g[*v]);
+			g[*v].canon = kt->ka[idx[i]].canon;
 		}
-		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
-		g[gi].idx[g[gi].n++] = idx[i];
+		gi = &g[*v];
+		xgrow(&gi->idx, &gi->cap, gi->n + 1, sizeof gi->idx[0]);
+		gi->idx[gi->n++] = idx[i];
 	}
 	if (ng)
 		qsort(g, ng, sizeof g[0], cmp_group);
 	pk = xmalloc((n ? n : 1) * sizeof *pk);
 	for (i = 0; i < ng; i++) {
-		if (g[i].n <= 16) {
-			for (j = 0; j < g[i].n; j++, m++) {
-				pk[m].k = g[i].idx[j];
-				pk[m].pos = m;
-			}
-		} else {
-			for (j = 0; j < 16; j++, m++) {
-				pk[m].k = g[i].idx[sample_position(j, g[i].n)];
-				pk[m].pos = m;
-			}
+		size_t take = g[i].n <= 16 ? g[i].n : 16;
+		for (j = 0; j < take; j++, m++) {
+			pk[m].k = g[i].idx[g[i].n <= 16 ? j : sample_position(j, g[i].n)];
+			pk[m].pos = m;
+			pk[m].ts = kt->tr->k[pk[m].k].ts;
+			pk[m].name = kt->tr->k[pk[m].k].name;
 		}
 		free(g[i].idx);
 	}
-	sort_tr = tr;
 	qsort(pk, m, sizeof *pk, cmp_pick);
 	for (i = 0; i < m; i++)
 		out[i] = pk[i].k;
 	free(pk);
 	free(g);
-	u64map_free(&gm);
+	imap_free(&gm);
 	return m;
 }

@@ -55,22 +55,20 @@ static size_t npend, cappend;
 static void
 write_site(const char *scope, const long long *t, const char *stage, const entry_t *e)
 {
-	sbuf line = SBUF_INIT, js = SBUF_INIT;
+	sbuf js = SBUF_INIT;
 
-	sb_adds(&line, "{\"type\":\"site\",\"scope\":\"");
-	sb_adds(&line, scope);
-	sb_addc(&line, '"');
+	rec_begin(RT_site);
+	rec_cstr(RM_site_scope, scope);
 	if (t)
-		sb_printf(&line, ",\"t\":%lld", *t);
-	if (stage) {
-		sb_adds(&line, ",\"stage\":");
-		json_quote(&line, stage, strlen(stage));
-	}
-	entry_to_json(e, &js);
-	sb_addc(&line, ',');
-	sb_add(&line, js.s + 1, js.len - 1);	/* the entry's members */
-	rec_line(line.s, line.len);
-	sb_free(&line);
+		rec_int(RM_site_t, *t);
+	if (stage)
+		rec_cstr(RM_site_stage, stage);
+	rec_cstr(RM_site_kernel, e->kernel ? e->kernel : "");
+	rec_cstr(RM_site_category, e->category);
+	rec_cstr(RM_site_best_location, e->best_location);
+	entry_sites_to_json(e, &js);
+	rec_json(RM_site_sites, js.s, js.len);
+	rec_end();
 	sb_free(&js);
 }
 
@@ -111,24 +109,25 @@ write_rows(const pending_t *p)
 			e = relaxed_lookup(&p->local, name);
 		best_site_summary(e, &loc, &op);
 		share = pct(a->total, p->stage_total);
-		rec_begin("kernel_row");
-		rec_int("t", p->t);
-		rec_cstr("stage", stage);
-		rec_cstr("kernel", name);
-		rec_cstr("category", a->category);
-		rec_num("total_us", a->total);
-		rec_int("launches", a->count);
-		rec_num("share_pct", share);
-		rec_num("stage_total_us", p->stage_total);
-		rec_str("location", sb_str(&loc), loc.len);
-		rec_str("cpu_op", sb_str(&op), op.len);
-		rec_bool("shown", (km_limit <= 0 || (long long)i < km_limit) && share >= 1.0);
+		rec_begin(RT_kernel_row);
+		rec_int(RM_kernel_row_t, p->t);
+		rec_cstr(RM_kernel_row_stage, stage);
+		rec_cstr(RM_kernel_row_kernel, name);
+		rec_cstr(RM_kernel_row_category, a->category);
+		rec_num(RM_kernel_row_total_us, a->total);
+		rec_int(RM_kernel_row_launches, a->count);
+		rec_num(RM_kernel_row_share_pct, share);
+		rec_num(RM_kernel_row_stage_total_us, p->stage_total);
+		rec_str(RM_kernel_row_location, sb_str(&loc), loc.len);
+		rec_str(RM_kernel_row_cpu_op, sb_str(&op), op.len);
+		rec_bool(RM_kernel_row_shown, (km_limit <= 0 || (long long)i < km_limit) &&
+		    share >= 1.0);
 		if (e) {
 			sb_reset(&js);
 			entry_to_json(e, &js);
-			rec_raw("entry", js.s, js.len);
+			rec_json(RM_kernel_row_entry, js.s, js.len);
 		} else
-			rec_null("entry");
+			rec_null(RM_kernel_row_entry);
 		rec_end();
 	}
 	sb_free(&loc);
@@ -206,30 +205,34 @@ stage_before(const sgroup_t *a, const sgroup_t *b)
 
 /* Row aggregates of one stage group (§5.1): by canonical name, first-seen order. */
 static void
-aggregate(const trace_t *tr, const sgroup_t *g, pending_t *p)
+aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
 {
-	u64map idx = { 0 };
+	imap idx = { 0 };
 	nsum sum = NSUM_INIT;
 	size_t j;
 
 	p->rows = xmalloc((g->n ? g->n : 1) * sizeof p->rows[0]);
 	for (j = 0; j < g->n; j++) {
-		const kernel_t *k = &tr->k[g->idx[j]];
-		uint32_t r = u64map_get(&idx, k->canon);
-		nsum_add(&sum, k->dur);
-		if (r == NONE) {
-			r = (uint32_t)p->nrows++;
-			u64map_put(&idx, k->canon, r);
-			p->rows[r].canon = k->canon;
-			p->rows[r].total = 0.0;
-			p->rows[r].count = 0;
+		const kattr_t *a = &kt->ka[g->idx[j]];
+		double dur = kt->tr->k[g->idx[j]].dur;
+		int isnew;
+		uint64_t *v = imap_put(&idx, a->canon, &isnew);
+		agg_t *r;
+		nsum_add(&sum, dur);
+		if (isnew) {
+			*v = p->nrows++;
+			r = &p->rows[*v];
+			r->canon = a->canon;
+			r->total = 0.0;
+			r->count = 0;
 		}
-		p->rows[r].total += k->dur;
-		p->rows[r].count++;
-		p->rows[r].category = k->category;	/* the last kernel's (§2.2) */
+		r = &p->rows[*v];
+		r->total += dur;
+		r->count++;
+		r->category = a->category;	/* the last kernel's (§2.2) */
 	}
 	p->stage_total = nsum_value(&sum);
-	u64map_free(&idx);
+	imap_free(&idx);
 	sort_aggs(p->rows, p->nrows);
 }
 
@@ -239,7 +242,7 @@ aggregate(const trace_t *tr, const sgroup_t *g, pending_t *p)
  * the leftover 'all' stage dropped when under 1% of the trace.
  */
 static void
-formal_trace(const trace_t *tr, const sgroup_t *g, size_t ng)
+formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 {
 	payload_t *local = xcalloc(ng, sizeof *local);
 	size_t *ord = xmalloc(ng * sizeof *ord), a, b, i;
@@ -251,16 +254,16 @@ formal_trace(const trace_t *tr, const sgroup_t *g, size_t ng)
 		sitestats st = { 0 };
 		catmap cats = { 0 };
 		size_t j;
-		sitestats_add(&st, tr, g[i].idx, g[i].n);
+		sitestats_add(&st, kt, g[i].idx, g[i].n);
 		for (j = 0; j < g[i].n; j++)
-			catmap_set(&cats, tr->k[g[i].idx[j]].canon, tr->k[g[i].idx[j]].category);
+			catmap_set(&cats, kt->ka[g[i].idx[j]].canon, kt->ka[g[i].idx[j]].category);
 		build_payload(&st, &cats, &local[i]);
-		write_payload("formal_stage", &tr->t, km_s(g[i].stage), &local[i]);
+		write_payload("formal_stage", &kt->tr->t, km_s(g[i].stage), &local[i]);
 		sitestats_free(&st);
 		catmap_free(&cats);
 	}
-	for (i = 0; i < tr->nk; i++)
-		nsum_add(&tsum, tr->k[i].dur);
+	for (i = 0; i < kt->tr->nk; i++)
+		nsum_add(&tsum, kt->tr->k[i].dur);
 	trace_total = nsum_value(&tsum);
 
 	/* stable insertion sort of the (at most three) groups by stage order */
@@ -275,10 +278,10 @@ formal_trace(const trace_t *tr, const sgroup_t *g, size_t ng)
 		xgrow(&pend, &cappend, npend + 1, sizeof pend[0]);
 		p = &pend[npend];
 		memset(p, 0, sizeof *p);
-		p->t = tr->t;
+		p->t = kt->tr->t;
 		p->stage = sg->stage;
-		aggregate(tr, sg, p);
-		if (sg->stage == all && tr->stage == all &&
+		aggregate(kt, sg, p);
+		if (sg->stage == all && kt->tr->stage == all &&
 		    pct(p->stage_total, trace_total) < 1.0) {
 			free(p->rows);
 			payload_free(&local[ord[a]]);
@@ -292,67 +295,70 @@ formal_trace(const trace_t *tr, const sgroup_t *g, size_t ng)
 }
 
 void
-process_trace(trace_t *tr, int build_map, int formal)
+process_trace(kmtrace_t *kt, int build_map, int formal)
 {
+	const struct trace *tr = kt->tr;
 	sgroup_t *g = NULL;
 	size_t ng = 0, capg = 0, i, j;
-	u64map gidx = { 0 };
+	imap gidx = { 0 };
 
 	/* group_kernels_by_stage (§3.3): stages by first appearance, file order */
 	for (i = 0; i < tr->nk; i++) {
-		uint32_t s = tr->k[i].stage, gi = u64map_get(&gidx, s);
-		if (gi == NONE) {
+		int isnew;
+		uint64_t *v = imap_put(&gidx, kt->ka[i].stage, &isnew);
+		sgroup_t *gi;
+		if (isnew) {
 			xgrow(&g, &capg, ng + 1, sizeof g[0]);
-			gi = (uint32_t)ng++;
-			memset(&g[gi], 0, sizeof g[gi]);
-			g[gi].stage = s;
-			u64map_put(&gidx, s, gi);
+			*v = ng++;
+			memset(&g[*v], 0, sizeof g[*v]);
+			g[*v].stage = kt->ka[i].stage;
 		}
-		xgrow(&g[gi].idx, &g[gi].cap, g[gi].n + 1, sizeof g[gi].idx[0]);
-		g[gi].idx[g[gi].n++] = i;
+		gi = &g[*v];
+		xgrow(&gi->idx, &gi->cap, gi->n + 1, sizeof gi->idx[0]);
+		gi->idx[gi->n++] = i;
 	}
 
 	/* attribute only what the passes read: the sample, or every kernel */
 	for (i = 0; i < ng; i++) {
-		if (build_map && !tr->sglang) {
+		if (build_map && !kt->sglang) {
 			g[i].sample = xmalloc(g[i].n * sizeof g[i].sample[0]);
-			g[i].nsample = sample_kernels(tr, g[i].idx, g[i].n, g[i].sample);
+			g[i].nsample = sample_kernels(kt, g[i].idx, g[i].n, g[i].sample);
 			for (j = 0; j < g[i].nsample; j++)
-				tr->k[g[i].sample[j]].need = 1;
+				kt->ka[g[i].sample[j]].need = 1;
 		}
-		if (formal || !build_map || tr->sglang)
+		if (formal || !build_map || kt->sglang)
 			for (j = 0; j < g[i].n; j++)
-				tr->k[g[i].idx[j]].need = 1;
+				kt->ka[g[i].idx[j]].need = 1;
 	}
-	attribute_kernels(tr);
+	attribute_kernels(kt);
 
 	if (build_map) {
 		/* mapping pass (§5.5): merge per stage and globally, in group order */
 		for (i = 0; i < ng; i++) {
 			mapstage_t *ms = mapstage(g[i].stage);
 			sitestats st = { 0 };
-			if (tr->sglang)
-				sitestats_add(&st, tr, g[i].idx, g[i].n);
+			if (kt->sglang)
+				sitestats_add(&st, kt, g[i].idx, g[i].n);
 			else
-				sitestats_add(&st, tr, g[i].sample, g[i].nsample);
+				sitestats_add(&st, kt, g[i].sample, g[i].nsample);
 			sitestats_merge(&ms->sites, &st);
 			sitestats_merge(&mglobal, &st);
 			sitestats_free(&st);
 			for (j = 0; j < g[i].n; j++) {
-				const kernel_t *k = &tr->k[g[i].idx[j]];
-				catmap_set(&ms->cats, k->canon, k->category);
-				catmap_set(&mglobal_cats, k->canon, k->category);
+				const kattr_t *a = &kt->ka[g[i].idx[j]];
+				catmap_set(&ms->cats, a->canon, a->category);
+				catmap_set(&mglobal_cats, a->canon, a->category);
 			}
 		}
 	}
 	if (formal)
-		formal_trace(tr, g, ng);
+		formal_trace(kt, g, ng);
 	for (i = 0; i < ng; i++) {
 		free(g[i].idx);
 		free(g[i].sample);
 	}
 	free(g);
-	u64map_free(&gidx);
+	imap_free(&gidx);
 }
 
 void

@@ -13,13 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imap.h"
 #include "payload.h"
 #include "sbuf.h"
 #include "strtab.h"
+#include "trace.h"
 
 /* The run's string table (created in main). */
 extern strtab *ov_str;
-#define NOSTR UINT32_MAX
 
 static inline const char *
 S(uint32_t id)
@@ -44,21 +45,6 @@ uint32_t intern_c(const char *s);
 enum ocat { OC_OTHER, OC_ELEMENTWISE, OC_MEMORY, OC_COMMUNICATION, OC_COMPUTE };
 const char *ocat_name(int cat);
 
-/*
- * imap: open-addressing hash map from a 64-bit key to a 32-bit value.  A
- * zeroed imap is empty and valid.  imap_put returns the value slot for key,
- * inserting `v` first when the key is new (*isnew says which).
- */
-typedef struct {
-	uint64_t *k;
-	uint32_t *v;
-	unsigned char *used;
-	size_t n, cap;
-} imap;
-
-uint32_t *imap_get(const imap *m, uint64_t key);
-uint32_t *imap_put(imap *m, uint64_t key, uint32_t v, int *isnew);
-void imap_free(imap *m);
 
 /*
  * One overlap kernel event of a trace (§2.6 step 5) on the chosen process.
@@ -105,17 +91,13 @@ agg_t *ov_aggregate(const oev_t *ev, size_t n, size_t *nagg);
 double agg_hidden_ratio(const agg_t *a);
 double agg_exclusive_ratio(const agg_t *a);
 
-/* Raw CPU-side events of a mapping trace (§6.3, §6.5). */
-typedef struct {
-	uint32_t name, thr;	/* op name; thread key "pid\0tid" */
-	long long eid;		/* coerced External id (ops without one are not kept) */
-	double ts, dur;
-} cpuop_t;
-
-typedef struct {
-	uint32_t raw, thr;	/* raw python_function name; thread key */
-	double ts, dur;
-} frame_t;
+/*
+ * Raw CPU-side events of a mapping trace (§6.3, §6.5), as the trace reader
+ * collected them: CPU ops with their own External id (ext), Python frames
+ * with their raw name; both with positive durations.
+ */
+typedef struct tcall cpuop_t;
+typedef struct tframe frame_t;
 
 typedef struct {
 	cpuop_t *ops;

@@ -282,13 +282,13 @@ ov_rows(const oev_t *ev, size_t n, double busy, const agg_t *agg, size_t nagg,
 		/* a pruned headroom row leaves its name free for a low-ROI row */
 		if (strcmp(rows[nr].priority, "P5") == 0)
 			continue;
-		imap_put(&seen, hc[i]->name, 0, NULL);
+		imap_insert(&seen, hc[i]->name, 0, NULL);
 		nr++;
 	}
 	for (i = 0; i < nl; i++) {
 		int isnew;
 		/* `seen` holds names only: a same-named aggregate of another category counts */
-		imap_put(&seen, lc[i]->name, 0, &isnew);
+		imap_insert(&seen, lc[i]->name, 0, &isnew);
 		if (!isnew)
 			continue;
 		build_row(&rows[nr++], ev, &nb, lc[i], busy, sm, 0);

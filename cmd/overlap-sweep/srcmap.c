@@ -30,7 +30,7 @@ counter_add(srcmap_t *sm, size_t si, int which, uint32_t key, long long by)
 	counter_t *c = which == 0 ? &st->scope : which == 1 ? &st->chain : &st->launch;
 	uint64_t cid = (uint64_t)si * 3 + (uint64_t)which;
 	int isnew;
-	uint32_t *v = imap_put(&sm->cidx, (cid << 32) | key, (uint32_t)c->n, &isnew);
+	uint64_t *v = imap_insert(&sm->cidx, (cid << 32) | key, (uint32_t)c->n, &isnew);
 
 	if (isnew) {
 		xgrow(&c->c, &c->cap, c->n + 1, sizeof *c->c);
@@ -63,7 +63,7 @@ static size_t
 stats_for(srcmap_t *sm, uint32_t name)
 {
 	int isnew;
-	uint32_t *v = imap_put(&sm->byname, name, (uint32_t)sm->n, &isnew);
+	uint64_t *v = imap_insert(&sm->byname, name, (uint32_t)sm->n, &isnew);
 
 	if (isnew) {
 		xgrow(&sm->s, &sm->cap, sm->n + 1, sizeof *sm->s);
@@ -140,7 +140,7 @@ sample_events(const oev_t *mev, size_t nm, size_t *ns)
 	last = xmalloc((nm ? nm : 1) * sizeof *last);
 	for (i = 0; i < nm; i++) {
 		int isnew;
-		uint32_t *v = imap_put(&grp, mev[i].canon, (uint32_t)ng, &isnew);
+		uint64_t *v = imap_insert(&grp, mev[i].canon, (uint32_t)ng, &isnew);
 		if (isnew) {
 			xgrow(&gn, &gcap, ng + 1, sizeof *gn);
 			gn[ng] = 0;
@@ -201,36 +201,43 @@ typedef struct {
 	int32_t prev, next;	/* active list links; -2: not active */
 } tscope_t;
 
-/* Sort keys for index arrays: (time, index), the order of a stable sort by time. */
-static const tscope_t *sort_sc;
-static const cpuop_t *sort_ops;
-static const size_t *sort_opi;
+/*
+ * Sort keys for index arrays: (time, index), the order of a stable sort by
+ * time.  The context is the scope array (starts, ends) or the op order.
+ */
+struct opsort {
+	const cpuop_t *ops;
+	const size_t *opi;
+};
 
 static int
-cmp_start(const void *pa, const void *pb)
+cmp_start(const void *pa, const void *pb, void *ctx)
 {
+	const tscope_t *sc = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 
-	if (sort_sc[a].ts != sort_sc[b].ts)
-		return sort_sc[a].ts < sort_sc[b].ts ? -1 : 1;
+	if (sc[a].ts != sc[b].ts)
+		return sc[a].ts < sc[b].ts ? -1 : 1;
 	return (a > b) - (a < b);
 }
 
 static int
-cmp_end(const void *pa, const void *pb)
+cmp_end(const void *pa, const void *pb, void *ctx)
 {
+	const tscope_t *sc = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 
-	if (sort_sc[a].end != sort_sc[b].end)
-		return sort_sc[a].end < sort_sc[b].end ? -1 : 1;
+	if (sc[a].end != sc[b].end)
+		return sc[a].end < sc[b].end ? -1 : 1;
 	return (a > b) - (a < b);
 }
 
 static int
-cmp_opts(const void *pa, const void *pb)
+cmp_opts(const void *pa, const void *pb, void *ctx)
 {
+	const struct opsort *o = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	double ta = sort_ops[sort_opi[a]].ts, tb = sort_ops[sort_opi[b]].ts;
+	double ta = o->ops[o->opi[a]].ts, tb = o->ops[o->opi[b]].ts;
 
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
@@ -239,7 +246,7 @@ cmp_opts(const void *pa, const void *pb)
 
 /* idx[0..n) = 0..n-1 in the order of cmp; the sort is skipped when file order is already it. */
 static uint32_t *
-sorted_index(size_t n, int (*cmp)(const void *, const void *))
+sorted_index(size_t n, int (*cmp)(const void *, const void *, void *), void *ctx)
 {
 	uint32_t *idx = xmalloc((n ? n : 1) * sizeof *idx);
 	size_t i;
@@ -247,11 +254,11 @@ sorted_index(size_t n, int (*cmp)(const void *, const void *))
 
 	for (i = 0; i < n; i++) {
 		idx[i] = (uint32_t)i;
-		if (i && sorted && cmp(&idx[i - 1], &idx[i]) > 0)
+		if (i && sorted && cmp(&idx[i - 1], &idx[i], ctx) > 0)
 			sorted = 0;
 	}
 	if (!sorted)
-		qsort(idx, n, sizeof *idx, cmp);
+		qsort_r(idx, n, sizeof *idx, cmp, ctx);
 	return idx;
 }
 
@@ -300,10 +307,9 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 	uint32_t *oq;
 	size_t a = 0, b = 0, c = 0;
 	long tail = -1;
+	struct opsort os = { ops, opi };
 
-	sort_ops = ops;
-	sort_opi = opi;
-	oq = sorted_index(nop, cmp_opts);
+	oq = sorted_index(nop, cmp_opts, &os);
 	for (a = 0; a < nsc; a++)
 		sc[a].prev = sc[a].next = -2;
 	a = 0;
@@ -341,7 +347,7 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			long s;
 			ctx_t cx;
 			ctxlist_t *l;
-			uint32_t *v;
+			uint64_t *v;
 
 			for (want = SCOPE_MEANINGFUL; want && nrev == 0;
 			    want = want == SCOPE_MEANINGFUL ? SCOPE_FALLBACK : 0)
@@ -354,7 +360,7 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			cx.nchain = nrev;
 			for (j = 0; j < nrev; j++)
 				cx.chain[j] = rev[nrev - 1 - j];
-			v = imap_put(&cm->byeid, (uint64_t)op->eid, (uint32_t)cm->n, &isnew);
+			v = imap_insert(&cm->byeid, (uint64_t)op->ext, (uint32_t)cm->n, &isnew);
 			if (isnew) {
 				xgrow(&cm->l, &cm->cap, cm->n + 1, sizeof *cm->l);
 				memset(&cm->l[cm->n], 0, sizeof cm->l[cm->n]);
@@ -385,10 +391,10 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 	for (i = 0; i < raw->nops; i++) {
 		const cpuop_t *op = &raw->ops[i];
 		int isnew;
-		uint32_t *v;
-		if (!(op->dur > 0) || !imap_get(targets, (uint64_t)op->eid))
+		uint64_t *v;
+		if (!(op->dur > 0) || !imap_get(targets, (uint64_t)op->ext))
 			continue;
-		v = imap_put(&thr, op->thr, (uint32_t)nthr, &isnew);
+		v = imap_insert(&thr, op->thread, (uint32_t)nthr, &isnew);
 		if (isnew) {
 			if (nthr + 1 > capt) {
 				size_t c2 = capt;
@@ -414,7 +420,7 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 	tli = xmalloc((nthr ? nthr : 1) * sizeof *tli);
 	for (t = 0; t < nthr; t++) {
 		size_t k;
-		uint32_t key = raw->ops[topi[t][0]].thr;	/* the thread of topi[t]'s ops */
+		uint32_t key = raw->ops[topi[t][0]].thread;	/* the thread of topi[t]'s ops */
 
 		for (k = 0; k < ntl && !(tl[k].raw == raw && tl[k].thr == key); k++)
 			;
@@ -425,12 +431,12 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 	if (missing) {
 		for (i = 0; i < raw->nfr; i++) {
 			const frame_t *f = &raw->fr[i];
-			uint32_t *v;
+			uint64_t *v;
 			int flags;
 			uint32_t canon;
-			if (!(f->dur > 0) || !(v = imap_get(&thr, f->thr)) || tli[*v] != (size_t)-1)
+			if (!(f->dur > 0) || !(v = imap_get(&thr, f->thread)) || tli[*v] != (size_t)-1)
 				continue;
-			canon = scope_of_raw(f->raw, &flags);
+			canon = scope_of_raw(f->name, &flags);
 			if (!flags)
 				continue;
 			t = *v;
@@ -444,12 +450,11 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 			xgrow(&tl, &captl, ntl + 1, sizeof *tl);
 			x = &tl[ntl];
 			x->raw = raw;
-			x->thr = raw->ops[topi[t][0]].thr;
+			x->thr = raw->ops[topi[t][0]].thread;
 			x->sc = tsc[t];
 			x->nsc = tscn[t];
-			sort_sc = x->sc;
-			x->st = sorted_index(x->nsc, cmp_start);
-			x->en = sorted_index(x->nsc, cmp_end);
+			x->st = sorted_index(x->nsc, cmp_start, x->sc);
+			x->en = sorted_index(x->nsc, cmp_end, x->sc);
 			tsc[t] = NULL;
 			tli[t] = ntl++;
 		}
@@ -473,7 +478,7 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 static const ctx_t *
 choose_cpu_context(const ctxmap_t *cm, long long eid, double kts)
 {
-	const uint32_t *v = imap_get(&cm->byeid, (uint64_t)eid);
+	const uint64_t *v = imap_get(&cm->byeid, (uint64_t)eid);
 	const ctxlist_t *l;
 	const ctx_t *best = NULL;
 	double bd = 0, bdur = 0;
@@ -556,7 +561,7 @@ time_window(const rawdata_t *raw, const double *qts, size_t nq, uint32_t *chains
 			continue;
 		if (end < qmin || f->ts > qmax)
 			continue;
-		canon = scope_of_raw(f->raw, &flags);
+		canon = scope_of_raw(f->name, &flags);
 		if (!(flags & SCOPE_MEANINGFUL))
 			continue;
 		lo_t = f->ts - TOL;
@@ -598,7 +603,7 @@ time_window(const rawdata_t *raw, const double *qts, size_t nq, uint32_t *chains
 		keep = xmalloc(w[q].n * sizeof *keep);
 		for (j = 0; j < w[q].n; j++) {
 			int isnew;
-			imap_put(&seen, w[q].v[j].canon, 0, &isnew);
+			imap_insert(&seen, w[q].v[j].canon, 0, &isnew);
 			if (isnew)
 				keep[nk++] = w[q].v[j].canon;
 		}
@@ -684,7 +689,7 @@ srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
 
 	for (i = 0; i < ns; i++)
 		if (smp[i]->has_eid)
-			imap_put(&targets, (uint64_t)smp[i]->eid, 0, NULL);
+			imap_insert(&targets, (uint64_t)smp[i]->eid, 0, NULL);
 	if (targets.n)
 		cpu_contexts(&cm, raw, &targets);
 	/* Queries: events without an id or without contexts, in (ts, idx) order. */
@@ -842,7 +847,7 @@ const srcstat_t *
 srcmap_lookup(srcmap_t *sm, const char *name, size_t n)
 {
 	uint32_t id = strtab_find(ov_str, name, n);
-	const uint32_t *v;
+	const uint64_t *v;
 	char *low;
 	size_t lowcp, i, ngroups = 0;
 	long best_score = -1;

@@ -51,7 +51,7 @@ ov_sweep(oev_t *ev, size_t n)
 	nstreams = 0;
 	for (i = 0; i < n; i++) {
 		int isnew;
-		uint32_t *v = imap_put(&streams, ev[i].stream, (uint32_t)nstreams, &isnew);
+		uint64_t *v = imap_insert(&streams, ev[i].stream, (uint32_t)nstreams, &isnew);
 		if (isnew)
 			nstreams++;
 		sidx[i] = *v;
@@ -144,7 +144,7 @@ ov_aggregate(const oev_t *ev, size_t n, size_t *nagg)
 		const oev_t *e = &ev[i];
 		uint64_t key = ((uint64_t)e->canon << 8) | (uint64_t)e->cat;
 		int isnew;
-		uint32_t *v = imap_put(&idx, key, (uint32_t)na, &isnew);
+		uint64_t *v = imap_insert(&idx, key, (uint32_t)na, &isnew);
 		agg_t *g;
 		double score;
 

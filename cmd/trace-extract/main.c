@@ -15,6 +15,7 @@
 
 #include "err.h"
 #include "extract.h"
+#include "imap.h"
 #include "json.h"
 #include "num.h"
 #include "progress.h"
@@ -165,22 +166,11 @@ struct cache {
 	size_t cap;
 };
 
-static const char *hint_words[] = {
-	/* overlap.md §2.7 lists: communication, memory, compute */
-	"allreduce", "all_reduce", "reduce_scatter", "allgather", "all_gather", "nccl",
-	"cross_device_reduce", "deepep", "a2a", "alltoall", "allreduce_fusion", "mooncake",
-	"broadcast", "dispatch", "combine", "memcpy", "memset", "dma", "prefetch", "fill",
-	"copy", "cublas", "cudnn", "cutlass", "triton", "gemm", "gemv", "matmul",
-	"grouped_mm", "flash", "attention", "fmha", "marlin", "fused_moe", "moe_kernel",
-	"groupgemm", "mma", "wgmma", "conv", "bmm", "mm_kernel", NULL
-};
-
 static unsigned
 name_flags(const char *raw, size_t n)
 {
 	sbuf nn = SBUF_INIT;
 	unsigned f = 0;
-	size_t i;
 	const char *s;
 
 	text_normalize(raw, n, &nn);
@@ -194,12 +184,8 @@ name_flags(const char *raw, size_t n)
 		f |= NF_CALL;
 	if (strstr(s, ".py(") || !strncmp(s, "python/", 7) || !strncmp(s, "nn.module:", 10))
 		f |= NF_PYSCOPE;
-	if (!strncmp(s, "void ", 5) || !strncmp(s, "ampere_", 7) || !strncmp(s, "sm80_", 5) ||
-	    !strncmp(s, "sm90_", 5))
+	if (overlap_name_hint(s, nn.len))
 		f |= NF_HINT;
-	for (i = 0; hint_words[i] && !(f & NF_HINT); i++)
-		if (strstr(s, hint_words[i]))
-			f |= NF_HINT;
 	if (strstr(s, "launch"))
 		f |= NF_LAUNCH;
 	sb_free(&nn);
@@ -253,71 +239,6 @@ lookup(struct cache *c, const char *s, size_t n, int is_cat, uint32_t *idp)
 	return c->flags[id];
 }
 
-/* Open-addressing map correlation -> External id (last writer wins). */
-struct i64map {
-	long long *key, *val;
-	unsigned char *used;
-	size_t cap, n;
-};
-
-static void
-map_put(struct i64map *m, long long k, long long v)
-{
-	size_t i;
-
-	if (m->n * 2 >= m->cap) {
-		struct i64map o = *m;
-		size_t j;
-		m->cap = o.cap ? o.cap * 2 : 1024;
-		m->key = xcalloc(m->cap, sizeof *m->key);
-		m->val = xcalloc(m->cap, sizeof *m->val);
-		m->used = xcalloc(m->cap, 1);
-		m->n = 0;
-		for (j = 0; j < o.cap; j++)
-			if (o.used[j])
-				map_put(m, o.key[j], o.val[j]);
-		free(o.key);
-		free(o.val);
-		free(o.used);
-	}
-	i = hash_u64((uint64_t)k) & (m->cap - 1);
-	while (m->used[i] && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->used[i]) {
-		m->used[i] = 1;
-		m->key[i] = k;
-		m->n++;
-	}
-	m->val[i] = v;
-}
-
-static int
-map_get(const struct i64map *m, long long k, long long *v)
-{
-	size_t i;
-
-	if (!m->cap)
-		return 0;
-	i = hash_u64((uint64_t)k) & (m->cap - 1);
-	while (m->used[i]) {
-		if (m->key[i] == k) {
-			*v = m->val[i];
-			return 1;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
-	return 0;
-}
-
-static void
-map_free(struct i64map *m)
-{
-	free(m->key);
-	free(m->val);
-	free(m->used);
-	memset(m, 0, sizeof *m);
-}
-
 enum skip_reason {
 	SK_TS_BAD, SK_DUR_BAD, SK_TS_NONFINITE, SK_DUR_NONFINITE, SK_ARGS, SK_DUR_ABSURD,
 	SK_NREASON
@@ -338,7 +259,7 @@ struct trace_state {
 	const char *path;
 	const json_doc *d;	/* the event being read (owned by the scanner) */
 	struct cache names, cats;
-	struct i64map corr;
+	imap corr;		/* correlation -> External id, the last writer wins */
 	long long *need;		/* correlations needing the map */
 	size_t nneed, needcap;
 	unsigned long long events, by_ph_x, by_ph_m, by_ph_other;
@@ -361,9 +282,43 @@ need_corr(struct trace_state *s, long long c)
 	s->need[s->nneed++] = c;
 }
 
+/* The members every event record starts with, per record type (rectab.h). */
+struct evmembers {
+	enum rec_member t, name, cat, pid, tid, ts, dur;
+};
+
+static const struct evmembers evm[RT_COUNT] = {
+	[RT_kernel] = { RM_kernel_t, RM_kernel_name, RM_kernel_cat, RM_kernel_pid,
+	    RM_kernel_tid, RM_kernel_ts, RM_kernel_dur },
+	[RT_cpu_op] = { RM_cpu_op_t, RM_cpu_op_name, RM_COUNT, RM_cpu_op_pid, RM_cpu_op_tid,
+	    RM_cpu_op_ts, RM_cpu_op_dur },
+	[RT_launch] = { RM_launch_t, RM_launch_name, RM_COUNT, RM_launch_pid, RM_launch_tid,
+	    RM_launch_ts, RM_launch_dur },
+	[RT_frame] = { RM_frame_t, RM_frame_name, RM_COUNT, RM_frame_pid, RM_frame_tid,
+	    RM_frame_ts, RM_frame_dur },
+	[RT_annotation] = { RM_annotation_t, RM_annotation_name, RM_annotation_cat,
+	    RM_annotation_pid, RM_annotation_tid, RM_annotation_ts, RM_annotation_dur },
+};
+
+/* Where an event's members are: token indexes into the event's doc, -1 when absent. */
+struct event_ix {
+	int ph, name, cat, ts, dur, pid, tid, args;
+	int a_ext, a_corr, a_pyid, a_pypid, a_stream, a_cstream, a_name;
+};
+
+/* What one event is, once read. */
+struct event {
+	struct event_ix ix;
+	long long ext, corr;
+	int has_ext, has_corr;
+	int ts_ok, dur_ok;		/* get_time's results */
+	double ts, dur;
+	unsigned cf, nf;		/* category and name flags */
+};
+
 /* Write a time value: the trace's own number text when it is a plain JSON number. */
 static void
-put_time(struct trace_state *s, const char *key, int i, double v)
+put_time(struct trace_state *s, enum rec_member m, int i, double v)
 {
 	size_t n;
 	const char *p;
@@ -373,12 +328,12 @@ put_time(struct trace_state *s, const char *key, int i, double v)
 	if (k == JK_INT || k == JK_FLOAT) {
 		p = json_span(s->d, i, &n);
 		if (k == JK_INT || !json_nonfinite_literal(p, n)) {
-			rec_numtext(key, p, n);
+			rec_numtext(m, p, n);
 			return;
 		}
 	}
 	num_json(v, buf);
-	rec_numtext(key, buf, strlen(buf));
+	rec_numtext(m, buf, strlen(buf));
 }
 
 /*
@@ -386,18 +341,19 @@ put_time(struct trace_state *s, const char *key, int i, double v)
  * when `cat` is not NULL, pid, tid, ts and dur.
  */
 static void
-begin_event(struct trace_state *s, const char *type, const char *cat, int i_ts, double ts,
-    int i_dur, double dur)
+begin_event(struct trace_state *s, enum rec_type type, const char *cat, const struct event *e)
 {
+	const struct evmembers *m = &evm[type];
+
 	rec_begin(type);
-	rec_int("t", s->t);
-	rec_str("name", sb_str(&s->name), s->name.len);
+	rec_int(m->t, s->t);
+	rec_str(m->name, sb_str(&s->name), s->name.len);
 	if (cat)
-		rec_cstr("cat", cat);
-	rec_str("pid", sb_str(&s->pid), s->pid.len);
-	rec_str("tid", sb_str(&s->tid), s->tid.len);
-	put_time(s, "ts", i_ts, ts);
-	put_time(s, "dur", i_dur, dur);
+		rec_cstr(m->cat, cat);
+	rec_str(m->pid, sb_str(&s->pid), s->pid.len);
+	rec_str(m->tid, sb_str(&s->tid), s->tid.len);
+	put_time(s, m->ts, e->ix.ts, e->ts);
+	put_time(s, m->dur, e->ix.dur, e->dur);
 }
 
 /* Read a time field per §1.2: 1 ok, 0 missing (value 0.0), -1 null/bad, -2 non-finite. */
@@ -416,74 +372,61 @@ get_time(struct trace_state *s, int i, double *v)
 	return 1;
 }
 
-static int
-on_event(void *ctx, const json_doc *d, unsigned long long off)
+/* Find the members the extraction reads, at the top level and in args. */
+static void
+index_event(const json_doc *d, struct event_ix *ix)
 {
-	struct trace_state *s = ctx;
 	int k, n, i;
-	int i_ph = -1, i_name = -1, i_cat = -1, i_ts = -1, i_dur = -1, i_pid = -1,
-	    i_tid = -1, i_args = -1;
-	int a_ext = -1, a_corr = -1, a_pyid = -1, a_pypid = -1, a_stream = -1,
-	    a_cstream = -1, a_name = -1;
-	long long ext = 0, corr = 0, v;
-	int has_ext, has_corr, ts_ok, dur_ok, args_obj;
-	double ts, dur;
-	unsigned nf, cf;
-	uint32_t catid;
 	size_t kl;
 	const char *key;
 
-	(void)off;
-	s->events++;
-	if ((s->events & 0xffff) == 0)
-		progress_update(s->prog, zio_raw_offset(s->z), zio_raw_size(s->z), s->events);
-	if (d->ntok == 0)
-		return 0;	/* jsmn refused a validated event: none is known; skip */
-	s->d = d;
+	memset(ix, -1, sizeof *ix);
 	n = d->tok[0].size;
 	for (k = 0, i = 1; k < n; k++) {
 		key = json_span(d, i, &kl);
 		switch (kl) {
 		case 2:
-			if (!memcmp(key, "ph", 2)) i_ph = i + 1;
-			else if (!memcmp(key, "ts", 2)) i_ts = i + 1;
+			if (!memcmp(key, "ph", 2)) ix->ph = i + 1;
+			else if (!memcmp(key, "ts", 2)) ix->ts = i + 1;
 			break;
 		case 3:
-			if (!memcmp(key, "cat", 3)) i_cat = i + 1;
-			else if (!memcmp(key, "dur", 3)) i_dur = i + 1;
-			else if (!memcmp(key, "pid", 3)) i_pid = i + 1;
-			else if (!memcmp(key, "tid", 3)) i_tid = i + 1;
+			if (!memcmp(key, "cat", 3)) ix->cat = i + 1;
+			else if (!memcmp(key, "dur", 3)) ix->dur = i + 1;
+			else if (!memcmp(key, "pid", 3)) ix->pid = i + 1;
+			else if (!memcmp(key, "tid", 3)) ix->tid = i + 1;
 			break;
 		case 4:
-			if (!memcmp(key, "name", 4)) i_name = i + 1;
-			else if (!memcmp(key, "args", 4)) i_args = i + 1;
+			if (!memcmp(key, "name", 4)) ix->name = i + 1;
+			else if (!memcmp(key, "args", 4)) ix->args = i + 1;
 			break;
 		}
 		i = json_skip(d, i + 1);
 	}
-	args_obj = i_args >= 0 && d->tok[i_args].type == JSMN_OBJECT;
-	if (args_obj) {
-		n = d->tok[i_args].size;
-		for (k = 0, i = i_args + 1; k < n; k++) {
-			key = json_span(d, i, &kl);
-			if (kl == 11 && !memcmp(key, "External id", 11)) a_ext = i + 1;
-			else if (kl == 11 && !memcmp(key, "correlation", 11)) a_corr = i + 1;
-			else if (kl == 9 && !memcmp(key, "Python id", 9)) a_pyid = i + 1;
-			else if (kl == 16 && !memcmp(key, "Python parent id", 16)) a_pypid = i + 1;
-			else if (kl == 6 && !memcmp(key, "stream", 6)) a_stream = i + 1;
-			else if (kl == 11 && !memcmp(key, "cuda_stream", 11)) a_cstream = i + 1;
-			else if (kl == 4 && !memcmp(key, "name", 4)) a_name = i + 1;
-			i = json_skip(d, i + 1);
-		}
+	if (ix->args < 0 || d->tok[ix->args].type != JSMN_OBJECT)
+		return;
+	n = d->tok[ix->args].size;
+	for (k = 0, i = ix->args + 1; k < n; k++) {
+		key = json_span(d, i, &kl);
+		if (kl == 11 && !memcmp(key, "External id", 11)) ix->a_ext = i + 1;
+		else if (kl == 11 && !memcmp(key, "correlation", 11)) ix->a_corr = i + 1;
+		else if (kl == 9 && !memcmp(key, "Python id", 9)) ix->a_pyid = i + 1;
+		else if (kl == 16 && !memcmp(key, "Python parent id", 16)) ix->a_pypid = i + 1;
+		else if (kl == 6 && !memcmp(key, "stream", 6)) ix->a_stream = i + 1;
+		else if (kl == 11 && !memcmp(key, "cuda_stream", 11)) ix->a_cstream = i + 1;
+		else if (kl == 4 && !memcmp(key, "name", 4)) ix->a_name = i + 1;
+		i = json_skip(d, i + 1);
 	}
-	has_ext = a_ext >= 0 && json_coerce_int(d, a_ext, &ext);
-	has_corr = a_corr >= 0 && json_coerce_int(d, a_corr, &corr);
-	if (has_ext && has_corr)
-		map_put(&s->corr, corr, ext);
+}
 
-	/* category, counted for the statistics */
-	if (i_cat >= 0)
-		json_pystr(d, i_cat, &s->cat, &s->repl);
+/* Count the event under its category (for the stats record); returns the category flags. */
+static unsigned
+count_category(struct trace_state *s, const json_doc *d, const struct event_ix *ix)
+{
+	unsigned cf;
+	uint32_t catid;
+
+	if (ix->cat >= 0)
+		json_pystr(d, ix->cat, &s->cat, &s->repl);
 	else
 		sb_reset(&s->cat);
 	cf = lookup(&s->cats, sb_str(&s->cat), s->cat.len, 1, &catid);
@@ -493,153 +436,234 @@ on_event(void *ctx, const json_doc *d, unsigned long long off)
 		memset(s->catcount + old, 0, (s->catcap - old) * sizeof *s->catcount);
 	}
 	s->catcount[catid]++;
+	return cf;
+}
 
-	if (i_ph < 0 || json_kind(d, i_ph) != JK_STR) {
-		s->by_ph_other++;
-		return 0;
-	}
-	{
-		size_t pl;
-		const char *ph = json_span(d, i_ph, &pl);
-		if (pl == 1 && ph[0] == 'M') {
-			s->by_ph_m++;
-			if (i_name >= 0 && json_kind(d, i_name) == JK_STR) {
-				json_str(d, i_name, &s->name, &s->repl);
-				if (!strcmp(sb_str(&s->name), "thread_name") && a_name >= 0) {
-					json_pystr(d, a_name, &s->tmp, &s->repl);
-					if (s->tmp.len) {
-						json_pystr(d, i_pid, &s->pid, &s->repl);
-						json_pystr(d, i_tid, &s->tid, &s->repl);
-						rec_begin("thread_name");
-						rec_int("t", s->t);
-						rec_str("pid", sb_str(&s->pid), s->pid.len);
-						rec_str("tid", sb_str(&s->tid), s->tid.len);
-						rec_str("name", sb_str(&s->tmp), s->tmp.len);
-						rec_end();
-						s->thread_names++;
-					}
-				}
-			}
-			return 0;
-		}
-		if (pl != 1 || ph[0] != 'X') {
-			s->by_ph_other++;
-			return 0;
-		}
-	}
-	s->by_ph_x++;
-	if (i_args >= 0 && !args_obj && json_truthy(d, i_args)) {
+/* A "M" event: a thread_name with a non-empty name becomes a record. */
+static void
+metadata_event(struct trace_state *s, const json_doc *d, const struct event_ix *ix)
+{
+	s->by_ph_m++;
+	if (ix->name < 0 || json_kind(d, ix->name) != JK_STR)
+		return;
+	json_str(d, ix->name, &s->name, &s->repl);
+	if (strcmp(sb_str(&s->name), "thread_name") != 0 || ix->a_name < 0)
+		return;
+	json_pystr(d, ix->a_name, &s->tmp, &s->repl);
+	if (!s->tmp.len)
+		return;
+	json_pystr(d, ix->pid, &s->pid, &s->repl);
+	json_pystr(d, ix->tid, &s->tid, &s->repl);
+	rec_begin(RT_thread_name);
+	rec_int(RM_thread_name_t, s->t);
+	rec_str(RM_thread_name_pid, sb_str(&s->pid), s->pid.len);
+	rec_str(RM_thread_name_tid, sb_str(&s->tid), s->tid.len);
+	rec_str(RM_thread_name_name, sb_str(&s->tmp), s->tmp.len);
+	rec_end();
+	s->thread_names++;
+}
+
+/*
+ * The times of an X event (§1.2): returns 0 when the event is skipped (a
+ * null, non-numeric or non-finite time, an absurd duration, a non-object
+ * args), counted by reason.
+ */
+static int
+read_times(struct trace_state *s, const json_doc *d, struct event *e)
+{
+	if (e->ix.args >= 0 && d->tok[e->ix.args].type != JSMN_OBJECT &&
+	    json_truthy(d, e->ix.args)) {
 		s->skipped[SK_ARGS]++;
 		return 0;
 	}
-	ts_ok = get_time(s, i_ts, &ts);
-	dur_ok = get_time(s, i_dur, &dur);
-	if (ts_ok == -1 || dur_ok == -1) {
-		s->skipped[ts_ok == -1 ? SK_TS_BAD : SK_DUR_BAD]++;
+	e->ts_ok = get_time(s, e->ix.ts, &e->ts);
+	e->dur_ok = get_time(s, e->ix.dur, &e->dur);
+	if (e->ts_ok == -1 || e->dur_ok == -1) {
+		s->skipped[e->ts_ok == -1 ? SK_TS_BAD : SK_DUR_BAD]++;
 		return 0;
 	}
-	if (ts_ok == -2 || dur_ok == -2) {
-		s->skipped[ts_ok == -2 ? SK_TS_NONFINITE : SK_DUR_NONFINITE]++;
+	if (e->ts_ok == -2 || e->dur_ok == -2) {
+		s->skipped[e->ts_ok == -2 ? SK_TS_NONFINITE : SK_DUR_NONFINITE]++;
 		return 0;
 	}
-	if (dur_ok == 1 && fabs(dur) > DUR_ABSURD_US) {
+	if (e->dur_ok == 1 && fabs(e->dur) > DUR_ABSURD_US) {
 		s->skipped[SK_DUR_ABSURD]++;
 		return 0;
 	}
-	if (i_name >= 0)
-		json_pystr(d, i_name, &s->name, &s->repl);
+	return 1;
+}
+
+static void
+put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
+{
+	long long v;
+
+	s->frames++;
+	begin_event(s, RT_frame, NULL, e);
+	/* No tool reads the Python ids; they cost a sixth of the stream. */
+	if (python_ids && e->ix.a_pyid >= 0 && json_coerce_int(d, e->ix.a_pyid, &v))
+		rec_int(RM_frame_python_id, v);
+	if (python_ids && e->ix.a_pypid >= 0 && json_coerce_int(d, e->ix.a_pypid, &v))
+		rec_int(RM_frame_parent_id, v);
+	rec_end();
+}
+
+static void
+put_cpu_op(struct trace_state *s, const struct event *e)
+{
+	s->cpu_ops++;
+	begin_event(s, RT_cpu_op, NULL, e);
+	if (e->has_ext)
+		rec_int(RM_cpu_op_external_id, e->ext);
+	if (e->has_corr)
+		rec_int(RM_cpu_op_correlation, e->corr);
+	rec_end();
+	if (!e->has_ext && e->has_corr)
+		need_corr(s, e->corr);
+}
+
+static void
+put_launch(struct trace_state *s, const struct event *e)
+{
+	s->launches++;
+	begin_event(s, RT_launch, NULL, e);
+	rec_int(RM_launch_correlation, e->corr);
+	if (e->has_ext)
+		rec_int(RM_launch_external_id, e->ext);
+	rec_end();
+}
+
+static void
+put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int overlap)
+{
+	int st = json_truthy(d, e->ix.a_stream) ? e->ix.a_stream :
+	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
+
+	s->kernels++;
+	begin_event(s, RT_kernel, sb_str(&s->cat), e);
+	if (st >= 0) {
+		json_pystr(d, st, &s->tmp, &s->repl);
+		rec_str(RM_kernel_stream, sb_str(&s->tmp), s->tmp.len);
+	}
+	if (e->has_ext)
+		rec_int(RM_kernel_external_id, e->ext);
+	if (e->has_corr)
+		rec_int(RM_kernel_correlation, e->corr);
+	if (overlap)
+		rec_bool(RM_kernel_overlap, 1);
+	rec_end();
+	if (!e->has_ext && e->has_corr)
+		need_corr(s, e->corr);
+}
+
+static void
+put_annotation(struct trace_state *s, const json_doc *d, const struct event *e)
+{
+	const char *stg;
+	long long v;
+
+	s->annotations++;
+	begin_event(s, RT_annotation, (e->cf & CF_GUA) ? "gpu_user_annotation" :
+	    "user_annotation", e);
+	if (e->ix.a_ext >= 0 && json_coerce_int(d, e->ix.a_ext, &v))
+		rec_int(RM_annotation_external_id, v);
+	stg = annotation_stage(sb_str(&s->name), s->name.len);
+	if (stg)
+		rec_cstr(RM_annotation_stage, stg);
+	rec_end();
+}
+
+/*
+ * The kernel-table detector (kernel-table.md Appendix A.1) and the narrower
+ * overlap detector (overlap.md §2.5) on an X event whose times were read:
+ * returns 1 for a kernel record, with *overlap set when both accept it.
+ */
+static int
+is_kernel(struct trace_state *s, const struct event *e, int *overlap)
+{
+	int kernel_like = 0;
+
+	*overlap = 0;
+	if (!(e->nf & NF_META) && !(e->cf & CF_NONKERNEL) && !(e->cf & CF_ANNOT) &&
+	    !(e->nf & NF_CALL)) {
+		if (e->cf & CF_KERNEL)
+			kernel_like = *overlap = 1;
+		else if (!(e->nf & NF_PYSCOPE) && (e->ix.a_stream >= 0 || e->ix.a_cstream >= 0)) {
+			kernel_like = 1;
+			*overlap = (e->nf & NF_HINT) != 0;
+		}
+	}
+	/* the complete-duration predicate (§1.4.1) */
+	if (kernel_like && !(e->ts_ok == 1 && e->dur_ok == 1 && e->dur > 0)) {
+		s->kernel_no_dur++;
+		return 0;
+	}
+	return kernel_like;
+}
+
+static int
+on_event(void *ctx, const json_doc *d, unsigned long long off)
+{
+	struct trace_state *s = ctx;
+	struct event e;
+	size_t pl;
+	const char *ph;
+	int overlap;
+
+	(void)off;
+	s->events++;
+	if ((s->events & 0xffff) == 0)
+		progress_update(s->prog, zio_raw_offset(s->z), zio_raw_size(s->z), s->events);
+	if (d->ntok == 0)
+		return 0;	/* jsmn refused a validated event: none is known; skip */
+	s->d = d;
+	index_event(d, &e.ix);
+	e.has_ext = e.ix.a_ext >= 0 && json_coerce_int(d, e.ix.a_ext, &e.ext);
+	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
+	if (e.has_ext && e.has_corr)
+		*imap_put(&s->corr, (uint64_t)e.corr, NULL) = (uint64_t)e.ext;
+	e.cf = count_category(s, d, &e.ix);
+
+	if (e.ix.ph < 0 || json_kind(d, e.ix.ph) != JK_STR) {
+		s->by_ph_other++;
+		return 0;
+	}
+	ph = json_span(d, e.ix.ph, &pl);
+	if (pl == 1 && ph[0] == 'M') {
+		metadata_event(s, d, &e.ix);
+		return 0;
+	}
+	if (pl != 1 || ph[0] != 'X') {
+		s->by_ph_other++;
+		return 0;
+	}
+	s->by_ph_x++;
+	if (!read_times(s, d, &e))
+		return 0;
+	if (e.ix.name >= 0)
+		json_pystr(d, e.ix.name, &s->name, &s->repl);
 	else
 		sb_reset(&s->name);
 	/* Frames and CPU ops can be neither kernels nor launches: skip the name rules. */
-	nf = (cf & (CF_PYFN | CF_CPUOP)) ? 0 :
+	e.nf = (e.cf & (CF_PYFN | CF_CPUOP)) ? 0 :
 	    lookup(&s->names, sb_str(&s->name), s->name.len, 0, NULL);
-	if (i_name < 0)
-		nf &= ~NF_META;
-	json_pystr(d, i_pid, &s->pid, &s->repl);
-	json_pystr(d, i_tid, &s->tid, &s->repl);
-	if (dur_ok == 1 && dur < 0)
+	if (e.ix.name < 0)
+		e.nf &= ~NF_META;
+	json_pystr(d, e.ix.pid, &s->pid, &s->repl);
+	json_pystr(d, e.ix.tid, &s->tid, &s->repl);
+	if (e.dur_ok == 1 && e.dur < 0)
 		s->neg_dur++;
 
-	if (cf & CF_PYFN) {
-		s->frames++;
-		begin_event(s, "frame", NULL, i_ts, ts, i_dur, dur);
-		/* No tool reads the Python ids; they cost a sixth of the stream. */
-		if (python_ids && a_pyid >= 0 && json_coerce_int(d, a_pyid, &v))
-			rec_int("python_id", v);
-		if (python_ids && a_pypid >= 0 && json_coerce_int(d, a_pypid, &v))
-			rec_int("parent_id", v);
-		rec_end();
-	}
-	if (cf & CF_CPUOP) {
-		s->cpu_ops++;
-		begin_event(s, "cpu_op", NULL, i_ts, ts, i_dur, dur);
-		if (has_ext)
-			rec_int("external_id", ext);
-		if (has_corr)
-			rec_int("correlation", corr);
-		rec_end();
-		if (!has_ext && has_corr)
-			need_corr(s, corr);
-	}
-	if ((cf & CF_LAUNCH) && (nf & NF_LAUNCH) && has_corr) {
-		s->launches++;
-		begin_event(s, "launch", NULL, i_ts, ts, i_dur, dur);
-		rec_int("correlation", corr);
-		if (has_ext)
-			rec_int("external_id", ext);
-		rec_end();
-	}
-	/* The complete-duration predicate (§1.4.1) gates kernels and annotations. */
-	{
-		int complete = ts_ok == 1 && dur_ok == 1 && dur > 0;
-		int kernel_like = 0, overlap = 0;
-
-		if (!(nf & NF_META) && !(cf & CF_NONKERNEL) && !(cf & CF_ANNOT) && !(nf & NF_CALL)) {
-			if (cf & CF_KERNEL)
-				kernel_like = overlap = 1;
-			else if (!(nf & NF_PYSCOPE) && (a_stream >= 0 || a_cstream >= 0)) {
-				kernel_like = 1;
-				overlap = (nf & NF_HINT) != 0;
-			}
-		}
-		if (kernel_like && !complete) {
-			s->kernel_no_dur++;
-			kernel_like = 0;
-		}
-		if (kernel_like) {
-			s->kernels++;
-			begin_event(s, "kernel", sb_str(&s->cat), i_ts, ts, i_dur, dur);
-			if (json_truthy(d, a_stream)) {
-				json_pystr(d, a_stream, &s->tmp, &s->repl);
-				rec_str("stream", sb_str(&s->tmp), s->tmp.len);
-			} else if (json_truthy(d, a_cstream)) {
-				json_pystr(d, a_cstream, &s->tmp, &s->repl);
-				rec_str("stream", sb_str(&s->tmp), s->tmp.len);
-			}
-			if (has_ext)
-				rec_int("external_id", ext);
-			if (has_corr)
-				rec_int("correlation", corr);
-			if (overlap)
-				rec_bool("overlap", 1);
-			rec_end();
-			if (!has_ext && has_corr)
-				need_corr(s, corr);
-		}
-		if (complete && (cf & (CF_UA | CF_GUA))) {
-			const char *stg;
-			s->annotations++;
-			begin_event(s, "annotation",
-			    (cf & CF_GUA) ? "gpu_user_annotation" : "user_annotation",
-			    i_ts, ts, i_dur, dur);
-			if (a_ext >= 0 && json_coerce_int(d, a_ext, &v))
-				rec_int("external_id", v);
-			stg = annotation_stage(sb_str(&s->name), s->name.len);
-			if (stg)
-				rec_cstr("stage", stg);
-			rec_end();
-		}
-	}
+	if (e.cf & CF_PYFN)
+		put_frame(s, d, &e);
+	if (e.cf & CF_CPUOP)
+		put_cpu_op(s, &e);
+	if ((e.cf & CF_LAUNCH) && (e.nf & NF_LAUNCH) && e.has_corr)
+		put_launch(s, &e);
+	if (is_kernel(s, &e, &overlap))
+		put_kernel(s, d, &e, overlap);
+	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 && (e.cf & (CF_UA | CF_GUA)))
+		put_annotation(s, d, &e);
 	return 0;
 }
 
@@ -678,7 +702,7 @@ extract_trace(const char *path, int t)
 	char err[1024];
 	int r, rc = EXIT_OK;
 	size_t i;
-	long long ext;
+	const uint64_t *ext;
 	uint32_t id;
 
 	memset(&s, 0, sizeof s);
@@ -693,19 +717,19 @@ extract_trace(const char *path, int t)
 		cache_free(&s.cats);
 		return EXIT_DATA;
 	}
-	rec_begin("trace");
-	rec_int("v", REC_VERSION);
-	rec_int("t", t);
-	rec_cstr("role", role);
-	rec_cstr("path", path);
-	rec_cstr("stage", strcmp(path, "-") ? parse_stage(path) : "all");
+	rec_begin(RT_trace);
+	rec_int(RM_trace_v, REC_VERSION);
+	rec_int(RM_trace_t, t);
+	rec_cstr(RM_trace_role, role);
+	rec_cstr(RM_trace_path, path);
+	rec_cstr(RM_trace_stage, strcmp(path, "-") ? parse_stage(path) : "all");
 	{
 		long long rank;
 		const char *b = strrchr(path, '/');
 		if (parse_tp_rank(b ? b + 1 : path, &rank))
-			rec_int("rank", rank);
+			rec_int(RM_trace_rank, rank);
 	}
-	rec_bool("gzip", zio_is_gzip(s.z));
+	rec_bool(RM_trace_gzip, zio_is_gzip(s.z));
 	rec_end();
 	s.prog = progress_start(path, progress_flag);
 	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
@@ -723,25 +747,25 @@ extract_trace(const char *path, int t)
 	for (i = 0; i < s.nneed; i++) {
 		if (i && s.need[i] == s.need[i - 1])
 			continue;
-		if (map_get(&s.corr, s.need[i], &ext)) {
-			rec_begin("corr");
-			rec_int("t", t);
-			rec_int("correlation", s.need[i]);
-			rec_int("external_id", ext);
+		if ((ext = imap_get(&s.corr, (uint64_t)s.need[i]))) {
+			rec_begin(RT_corr);
+			rec_int(RM_corr_t, t);
+			rec_int(RM_corr_correlation, s.need[i]);
+			rec_int(RM_corr_external_id, (long long)*ext);
 			rec_end();
 		}
 	}
-	rec_begin("stats");
-	rec_int("t", t);
-	rec_int("events", (long long)s.events);
-	rec_int("ph_x", (long long)s.by_ph_x);
-	rec_int("ph_m", (long long)s.by_ph_m);
-	rec_int("ph_other", (long long)s.by_ph_other);
-	rec_int("kernels", (long long)s.kernels);
-	rec_int("cpu_ops", (long long)s.cpu_ops);
-	rec_int("launches", (long long)s.launches);
-	rec_int("frames", (long long)s.frames);
-	rec_int("annotations", (long long)s.annotations);
+	rec_begin(RT_stats);
+	rec_int(RM_stats_t, t);
+	rec_int(RM_stats_events, (long long)s.events);
+	rec_int(RM_stats_ph_x, (long long)s.by_ph_x);
+	rec_int(RM_stats_ph_m, (long long)s.by_ph_m);
+	rec_int(RM_stats_ph_other, (long long)s.by_ph_other);
+	rec_int(RM_stats_kernels, (long long)s.kernels);
+	rec_int(RM_stats_cpu_ops, (long long)s.cpu_ops);
+	rec_int(RM_stats_launches, (long long)s.launches);
+	rec_int(RM_stats_frames, (long long)s.frames);
+	rec_int(RM_stats_annotations, (long long)s.annotations);
 	{
 		sbuf o = SBUF_INIT;
 		sb_addc(&o, '{');
@@ -752,13 +776,13 @@ extract_trace(const char *path, int t)
 			sb_printf(&o, ":%llu", s.catcount[id]);
 		}
 		sb_addc(&o, '}');
-		rec_raw("by_cat", o.s, o.len);
+		rec_json(RM_stats_by_cat, o.s, o.len);
 		sb_reset(&o);
 		sb_addc(&o, '{');
 		for (i = 0; i < SK_NREASON; i++)
 			sb_printf(&o, "%s\"%s\":%llu", i ? "," : "", skip_names[i], s.skipped[i]);
 		sb_addc(&o, '}');
-		rec_raw("skipped", o.s, o.len);
+		rec_json(RM_stats_skipped, o.s, o.len);
 		sb_reset(&o);
 		sb_printf(&o, "{\"bom\":%llu,\"control_chars\":%llu,\"trailing_commas\":%llu,"
 		    "\"missing_close_bracket\":%llu,\"non_object_events\":%llu,"
@@ -767,10 +791,10 @@ extract_trace(const char *path, int t)
 		    "\"duplicate_trace_events\":%llu}",
 		    st.bom, st.ctrl, st.trailing_commas, st.missing_close, st.nonobject,
 		    st.literals, s.repl, s.kernel_no_dur, s.neg_dur, st.dup_trace_events);
-		rec_raw("warnings", o.s, o.len);
+		rec_json(RM_stats_warnings, o.s, o.len);
 		sb_free(&o);
 	}
-	rec_cstr("shape", st.shape == 'a' ? "array" : st.shape == 'o' ? "object" : "other");
+	rec_cstr(RM_stats_shape, st.shape == 'a' ? "array" : st.shape == 'o' ? "object" : "other");
 	rec_end();
 
 	/* Warnings: one line per kind, with counts. */
@@ -820,7 +844,7 @@ extract_trace(const char *path, int t)
 out:
 	cache_free(&s.names);
 	cache_free(&s.cats);
-	map_free(&s.corr);
+	imap_free(&s.corr);
 	free(s.need);
 	free(s.catcount);
 	sb_free(&s.name);
@@ -842,19 +866,19 @@ put_server_args(const char *json)
 	sbuf t = SBUF_INIT;
 
 	if (!json || json_parse(&d, json, strlen(json)) < 0 || !json_truthy(&d, 0)) {
-		rec_null("server_args");
-		rec_int("tp_size", 1);
+		rec_null(RM_input_server_args);
+		rec_int(RM_input_tp_size, 1);
 		json_doc_free(&d);
 		return;
 	}
-	rec_raw("server_args", json, strlen(json));
+	rec_json(RM_input_server_args, json, strlen(json));
 	if (d.tok[0].type == JSMN_OBJECT) {
 		i = json_get(&d, 0, "model_path");
 		if (!json_truthy(&d, i))
 			i = json_get(&d, 0, "model");
 		if (json_truthy(&d, i)) {
 			json_pystr(&d, i, &t, NULL);
-			rec_str("model", t.s, t.len);
+			rec_str(RM_input_model, t.s, t.len);
 		}
 		i = json_get(&d, 0, "tp_size");
 		if (json_truthy(&d, i)) {
@@ -867,7 +891,7 @@ put_server_args(const char *json)
 		}
 	} else
 		warn_msg("server args are not a JSON object; no model or TP size taken from them");
-	rec_int("tp_size", tp);
+	rec_int(RM_input_tp_size, tp);
 	sb_free(&t);
 	json_doc_free(&d);
 }
@@ -892,21 +916,21 @@ extract_operand(const char *arg, int *tindex)
 	    (stat(arg, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
 		char one[PATH_MAX + 8];
 		sbuf q = SBUF_INIT;
-		rec_begin("input");
-		rec_int("v", REC_VERSION);
-		rec_cstr("role", role);
-		rec_cstr("path", arg);
+		rec_begin(RT_input);
+		rec_int(RM_input_v, REC_VERSION);
+		rec_cstr(RM_input_role, role);
+		rec_cstr(RM_input_path, arg);
 		fw = framework_canonical(framework);
 		if (!strcmp(fw, "auto"))
 			fw = fallback && strcmp(framework_canonical(fallback), "auto") ?
 			    framework_canonical(fallback) : "sglang";
-		rec_cstr("framework", fw);
-		rec_null("server_args");
-		rec_int("tp_size", 1);
+		rec_cstr(RM_input_framework, fw);
+		rec_null(RM_input_server_args);
+		rec_int(RM_input_tp_size, 1);
 		json_quote(&q, arg, strlen(arg));
 		snprintf(one, sizeof one, "[%s]", q.s);
 		sb_free(&q);
-		rec_raw("traces", one, strlen(one));
+		rec_json(RM_input_traces, one, strlen(one));
 		rec_end();
 		return extract_trace(arg, (*tindex)++);
 	}
@@ -931,11 +955,11 @@ extract_operand(const char *arg, int *tindex)
 		return EXIT_DATA;
 	}
 	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL);
-	rec_begin("input");
-	rec_int("v", REC_VERSION);
-	rec_cstr("role", role);
-	rec_cstr("path", real);
-	rec_cstr("framework", fw);
+	rec_begin(RT_input);
+	rec_int(RM_input_v, REC_VERSION);
+	rec_cstr(RM_input_role, role);
+	rec_cstr(RM_input_path, real);
+	rec_cstr(RM_input_framework, fw);
 	put_server_args(have_sa > 0 ? sa.s : NULL);
 	{
 		sbuf l = SBUF_INIT;
@@ -946,7 +970,7 @@ extract_operand(const char *arg, int *tindex)
 			json_quote(&l, traces.v[i].path, strlen(traces.v[i].path));
 		}
 		sb_addc(&l, ']');
-		rec_raw("traces", l.s, l.len);
+		rec_json(RM_input_traces, l.s, l.len);
 		sb_free(&l);
 	}
 	rec_end();

@@ -6,321 +6,163 @@
  * and the correlation map can come after them; everything else streams
  * through.  Also reports data-quality problems per trace.
  */
-#include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
+#include "imap.h"
 #include "json.h"
 #include "num.h"
+#include "opt.h"
 #include "rec.h"
 #include "rules.h"
-#include "strtab.h"
-#include "text.h"
+#include "trace.h"
 #include "xalloc.h"
 
-struct kern {
-	uint32_t name, cat, pid, tid, stream;
-	double ts, dur;
-	long long ext, corr;
-	unsigned has_ext : 1, has_corr : 1, has_stream : 1, overlap : 1;
-	const char *stage;
-};
-
+/* A user annotation that names a stage (§3.2). */
 struct annot {
-	const char *stage;
+	const char *stage;	/* "extend" or "decode" (static) */
 	double ts, end;
-	long long ext;
-	int has_ext, gpu;
-	size_t order;
+	int gpu;
 };
 
-struct window {
-	const char *stage;
-	double ts, end;
-};
-
+/* Windows of one annotation kind, merged and sorted (§3.2). */
 struct wlist {
-	struct window *w;
+	struct window {
+		const char *stage;
+		double ts, end;
+	} *w;
 	size_t n, cap;
 	double *maxend1;	/* prefix max of end + 1e-3 */
 	size_t *argmax;		/* first index achieving the prefix max of end */
 };
 
-struct extmap {		/* External id -> annotation (open addressing) */
-	long long *key;
-	struct annot *val;
-	unsigned char *used;
-	size_t cap, n;
+/* What one trace needs while its kernels are staged. */
+struct stager {
+	struct trace_reader *rd;
+	const struct trace *tr;
+	struct annot *an;	/* annotations with a stage, in record order */
+	size_t nan;
+	imap by_ext;		/* External id -> index into an (§3.2 step 1) */
+	struct wlist gpu, cpu;
 };
 
 static int strict;
 static long long kernels_total;
-static int any_trace;
 static sbuf seen_cats;		/* "cat N, ..." of traces without kernels */
 
-/* per-trace state */
-static strtab *tab;
-static struct kern *kv;
-static size_t nk, kcap;
-static struct annot *av;
-static size_t na, acap;
-struct corrpair { long long corr, ext; };
-static struct corrpair *corrs;
-static size_t ncorr, corrcap;
-static char *cur_path;
-static long long *launch_corr;
-static size_t nlaunch, lcap;
-static int cur_t = -1;
-static int in_trace;		/* a trace record is open (its stats not yet seen) */
-static char *cur_stage;
-
-static void usage(int code) __attribute__((noreturn));
-static void finish_trace(rec_reader *r);
-
-static const struct option longopts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "strict", no_argument, NULL, 's' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt opts[] = {
+	{ "strict", 's', NULL, "data-quality warnings become errors (exit 1)" },
+	{ NULL, 0, NULL, NULL }
 };
 
-static void
-usage(int code)
-{
-	FILE *fp = code == EXIT_OK ? stdout : stderr;
+static const struct tool tool = {
+	"[-qs] [file ...]",
+	"Select the kernel-table GPU process and resolve each kernel's stage in a\n"
+	"trace-extract record stream (triage-records(5)).  Kernels get \"stage\" and,\n"
+	"on the selected process, \"sel\"; a \"gpu_pids\" record per trace names the\n"
+	"process and the kernel time of every GPU process.",
+	opts
+};
 
-	fprintf(fp,
-	    "usage: trace-stage [-qs] [file ...]\n"
-	    "Select the kernel-table GPU process and resolve each kernel's stage in a\n"
-	    "trace-extract record stream (triage-records(5)).\n"
-	    "  -q, --quiet     no warnings\n"
-	    "  -s, --strict    data-quality warnings become errors (exit 1)\n"
-	    "  -h, --help      show this help\n"
-	    "      --version   show the version\n");
-	exit(code == EXIT_OK ? tool_finish(EXIT_OK) : code);
-}
+static void on_trace(void *ctx, struct trace_reader *r, struct trace *tr);
 
 static const char *
-str_of(uint32_t id)
+S(const struct trace_reader *r, uint32_t id)
 {
-	return strtab_str(tab, id);
-}
-
-static uint32_t
-intern_field(rec_reader *r, int i, sbuf *tmp)
-{
-	if (i < 0 || json_kind(&r->doc, i) != JK_STR)
-		return strtab_intern(tab, "None", 4);
-	json_str(&r->doc, i, tmp, NULL);
-	return strtab_intern(tab, sb_str(tmp), tmp->len);
-}
-
-static void
-read_kernel(rec_reader *r)
-{
-	static sbuf tmp;
-	json_doc *d = &r->doc;
-	struct kern k;
-	int i, n, j, iname = -1, icat = -1, ipid = -1, itid = -1, its = -1,
-	    idur = -1, istream = -1, iext = -1, icorr = -1, iovl = -1;
-	size_t kl;
-	const char *key;
-
-	rec_parse(r);
-	n = d->tok[0].size;
-	for (j = 0, i = 1; j < n; j++) {
-		key = json_span(d, i, &kl);
-		if (kl == 4 && !memcmp(key, "name", 4)) iname = i + 1;
-		else if (kl == 3 && !memcmp(key, "cat", 3)) icat = i + 1;
-		else if (kl == 3 && !memcmp(key, "pid", 3)) ipid = i + 1;
-		else if (kl == 3 && !memcmp(key, "tid", 3)) itid = i + 1;
-		else if (kl == 2 && !memcmp(key, "ts", 2)) its = i + 1;
-		else if (kl == 3 && !memcmp(key, "dur", 3)) idur = i + 1;
-		else if (kl == 6 && !memcmp(key, "stream", 6)) istream = i + 1;
-		else if (kl == 11 && !memcmp(key, "external_id", 11)) iext = i + 1;
-		else if (kl == 11 && !memcmp(key, "correlation", 11)) icorr = i + 1;
-		else if (kl == 7 && !memcmp(key, "overlap", 7)) iovl = i + 1;
-		i = json_skip(d, i + 1);
-	}
-	memset(&k, 0, sizeof k);
-	if (!in_trace)
-		die(EXIT_DATA, "%s:%zu: kernel record outside a trace (no trace record before it)",
-		    r->name, r->lineno);
-	if (its < 0 || idur < 0 || !json_todouble(d, its, &k.ts) ||
-	    !json_todouble(d, idur, &k.dur) || !isfinite(k.ts) || !isfinite(k.dur))
-		die(EXIT_DATA, "%s:%zu: kernel record without numeric ts and dur", r->name,
-		    r->lineno);
-	k.name = intern_field(r, iname, &tmp);
-	k.cat = icat >= 0 ? intern_field(r, icat, &tmp) : strtab_intern(tab, "", 0);
-	k.pid = intern_field(r, ipid, &tmp);
-	k.tid = intern_field(r, itid, &tmp);
-	if (istream >= 0 && json_kind(d, istream) == JK_STR) {
-		k.stream = intern_field(r, istream, &tmp);
-		k.has_stream = 1;
-	}
-	k.has_ext = iext >= 0 && json_coerce_int(d, iext, &k.ext);
-	k.has_corr = icorr >= 0 && json_coerce_int(d, icorr, &k.corr);
-	k.overlap = iovl >= 0 && json_kind(d, iovl) == JK_TRUE;
-	xgrow(&kv, &kcap, nk + 1, sizeof *kv);
-	kv[nk++] = k;
-}
-
-static void
-read_annotation(rec_reader *r)
-{
-	static sbuf tmp;
-	struct annot a;
-	double ts, dur;
-	const char *st;
-
-	memset(&a, 0, sizeof a);
-	if (!rec_get_str(r, "stage", &tmp))
-		return;
-	st = annotation_stage(tmp.s, tmp.len);	/* canonical static string */
-	if (!strcmp(sb_str(&tmp), "decode"))
-		st = "decode";
-	else if (!strcmp(sb_str(&tmp), "extend"))
-		st = "extend";
-	if (!st)
-		return;
-	if (!rec_get_num(r, "ts", &ts) || !rec_get_num(r, "dur", &dur))
-		return;
-	a.stage = st;
-	a.ts = ts;
-	a.end = ts + dur;
-	a.has_ext = rec_get_int(r, "external_id", &a.ext);
-	a.gpu = rec_get_str(r, "cat", &tmp) && !strcmp(sb_str(&tmp), "gpu_user_annotation");
-	a.order = na;
-	xgrow(&av, &acap, na + 1, sizeof *av);
-	av[na++] = a;
+	return strtab_str(r->str, id);
 }
 
 int
 main(int argc, char **argv)
 {
-	rec_reader r;
-	int c, i;
-	FILE *fp;
-	sbuf tmp = SBUF_INIT;
-	long long v;
+	struct trace_reader rd;
+	struct trace_ops ops = { 0 };
+	strtab *str = strtab_new();
+	int c, i, rc = EXIT_OK;
 
 	tool_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "hqs", longopts, NULL)) != -1) {
+	while ((c = opt_next(&tool, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(EXIT_OK);
-		case 'q':
-			quiet = 1;
-			break;
 		case 's':
 			strict = 1;
 			break;
-		case 'V':
-			print_version();
 		default:
-			usage(EXIT_USAGE);
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	tab = strtab_new();
+	ops.collect = TR_MASK(kernel) | TR_MASK(annotation) | TR_MASK(corr) | TR_MASK(launch);
+	ops.consume = TR_MASK(kernel);	/* rewritten at the trace's end */
+	ops.pass = 1;
+	ops.on_trace = on_trace;
+	trace_reader_init(&rd, str, &ops);
 	for (i = 0; i < (argc ? argc : 1); i++) {
 		const char *name = argc ? argv[i] : "-";
-		fp = rec_open(name);
-		rec_reader_init(&r, fp, strcmp(name, "-") ? name : "<stdin>");
-		while (rec_next(&r)) {
-			if (rec_is(&r, "kernel")) {
-				read_kernel(&r);
-				continue;
-			}
-			if (rec_is(&r, "trace")) {
-				if (in_trace)
-					die(EXIT_DATA, "%s:%zu: trace %d has no stats record; input truncated",
-					    r.name, r.lineno, cur_t);
-				in_trace = 1;
-				cur_t = rec_get_int(&r, "t", &v) && v >= 0 && v <= INT_MAX ? (int)v : 0;
-				free(cur_stage);
-				cur_stage = xstrdup(rec_get_str(&r, "stage", &tmp) ? sb_str(&tmp) : "all");
-				free(cur_path);
-				cur_path = xstrdup(rec_get_str(&r, "path", &tmp) ? sb_str(&tmp) : "-");
-				any_trace = 1;
-			} else if (rec_is(&r, "annotation")) {
-				read_annotation(&r);
-			} else if (rec_is(&r, "corr")) {
-				long long cc, ee;
-				if (rec_get_int(&r, "correlation", &cc) &&
-				    rec_get_int(&r, "external_id", &ee)) {
-					xgrow(&corrs, &corrcap, ncorr + 1, sizeof *corrs);
-					corrs[ncorr].corr = cc;
-					corrs[ncorr++].ext = ee;
-				}
-			} else if (rec_is(&r, "launch")) {
-				long long cc;
-				if (rec_get_int(&r, "correlation", &cc)) {
-					xgrow(&launch_corr, &lcap, nlaunch + 1, sizeof *launch_corr);
-					launch_corr[nlaunch++] = cc;
-				}
-			} else if (rec_is(&r, "stats") && in_trace) {
-				finish_trace(&r);
-			}
-			rec_line(r.line, r.len);
-		}
-		if (in_trace)
-			die(EXIT_DATA, "%s: input ended inside trace %d (no stats record); "
-			    "the upstream tool probably failed", r.name, cur_t);
-		rec_reader_free(&r);
+		FILE *fp = rec_open(name);
+		trace_read(&rd, fp, strcmp(name, "-") ? name : "<stdin>");
 		if (fp != stdin)
 			fclose(fp);
 	}
-	sb_free(&tmp);
-	if (any_trace && kernels_total == 0) {
+	if (rd.ntraces && kernels_total == 0) {
 		fflush(stdout);
 		warnx("no GPU kernel events to analyze; the trace holds%s", seen_cats.len ?
 		    sb_str(&seen_cats) : " no events at all");
-		return tool_finish(EXIT_EMPTY);
+		rc = EXIT_EMPTY;
 	}
-	return tool_finish(EXIT_OK);
+	trace_reader_free(&rd);
+	strtab_free(str);
+	sb_free(&seen_cats);
+	return tool_finish(rc);
 }
 
 /* ---- pid selection (§1.4.3) ---- */
 
+/*
+ * The GPU processes in first-seen order with their summed kernel time, and
+ * the selected one: the heaviest "TP00" pid, else the heaviest "TP-0" pid,
+ * else the heaviest.
+ */
 static uint32_t
-select_pid(double **times, uint32_t **pids, size_t *npids)
+select_pid(const struct trace_reader *r, const struct trace *tr, double **times,
+    uint32_t **pids, size_t *npids)
 {
-	size_t i, j, n = 0, cap = 0;
+	static const char *pref[] = { "TP00", "TP-0" };
+	imap ix = { 0 };
 	uint32_t *p = NULL;
 	double *t = NULL;
-	static const char *pref[] = { "TP00", "TP-0" };
-	size_t best;
-	int k, found;
+	size_t i, j, n = 0, cap = 0, best;
+	int k, found, isnew;
 
-	for (i = 0; i < nk; i++) {
-		for (j = 0; j < n; j++)
-			if (p[j] == kv[i].pid)
-				break;
-		if (j == n) {
-			xgrow(&p, &cap, n + 1, sizeof *p);
-			t = xrealloc(t, cap * sizeof *t);
-			p[n] = kv[i].pid;
-			t[n++] = 0.0;
+	for (i = 0; i < tr->nk; i++) {
+		uint32_t pid = trace_thread_pid(r, tr->k[i].thread);
+		uint64_t *v = imap_put(&ix, pid, &isnew);
+		if (isnew) {
+			size_t c2 = cap;
+			xgrow(&p, &c2, n + 1, sizeof *p);
+			if (c2 != cap)
+				t = xrealloc(t, c2 * sizeof *t);
+			cap = c2;
+			p[n] = pid;
+			t[n] = 0.0;
+			*v = n++;
 		}
-		t[j] += kv[i].dur;
+		t[*v] += tr->k[i].dur;
 	}
+	imap_free(&ix);
 	*times = t;
 	*pids = p;
 	*npids = n;
 	if (n == 0)
-		return UINT32_MAX;
+		return NOSTR;
 	for (k = 0; k < 2; k++) {
 		found = 0;
 		best = 0;
 		for (j = 0; j < n; j++) {
-			if (!strstr(str_of(p[j]), pref[k]))
+			if (!strstr(S(r, p[j]), pref[k]))
 				continue;
 			if (!found || t[j] > t[best])
 				best = j;
@@ -338,40 +180,41 @@ select_pid(double **times, uint32_t **pids, size_t *npids)
 
 /* ---- stage windows (§3.2) ---- */
 
+/* Sort order of annotations: ts, end, then record order (stable). */
 static int
 annot_cmp(const void *a, const void *b)
 {
-	const struct annot *x = a, *y = b;
+	const struct annot *x = *(const struct annot *const *)a, *y = *(const struct annot *const *)b;
 
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	if (x->end != y->end)
 		return x->end < y->end ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	return x < y ? -1 : x > y;
 }
 
 static void
-build_windows(int gpu, struct wlist *wl)
+build_windows(const struct stager *sg, int gpu, struct wlist *wl)
 {
-	struct annot *tmp = xmalloc((na ? na : 1) * sizeof *tmp);
+	const struct annot **tmp = xmalloc((sg->nan ? sg->nan : 1) * sizeof *tmp);
 	size_t i, m = 0;
 
-	for (i = 0; i < na; i++)
-		if (av[i].gpu == gpu)
-			tmp[m++] = av[i];
+	for (i = 0; i < sg->nan; i++)
+		if (sg->an[i].gpu == gpu)
+			tmp[m++] = &sg->an[i];
 	xqsort(tmp, m, sizeof *tmp, annot_cmp);
 	memset(wl, 0, sizeof *wl);
 	for (i = 0; i < m; i++) {
 		struct window *prev = wl->n ? &wl->w[wl->n - 1] : NULL;
-		if (prev && prev->stage == tmp[i].stage && tmp[i].ts <= prev->end + 1e-3) {
-			if (tmp[i].end > prev->end)
-				prev->end = tmp[i].end;
+		if (prev && prev->stage == tmp[i]->stage && tmp[i]->ts <= prev->end + 1e-3) {
+			if (tmp[i]->end > prev->end)
+				prev->end = tmp[i]->end;
 			continue;
 		}
 		xgrow(&wl->w, &wl->cap, wl->n + 1, sizeof *wl->w);
-		wl->w[wl->n].stage = tmp[i].stage;
-		wl->w[wl->n].ts = tmp[i].ts;
-		wl->w[wl->n].end = tmp[i].end;
+		wl->w[wl->n].stage = tmp[i]->stage;
+		wl->w[wl->n].ts = tmp[i]->ts;
+		wl->w[wl->n].end = tmp[i]->end;
 		wl->n++;
 	}
 	free(tmp);
@@ -387,6 +230,15 @@ build_windows(int gpu, struct wlist *wl)
 			wl->argmax[i] = wl->argmax[i - 1];
 		}
 	}
+}
+
+static void
+wlist_free(struct wlist *wl)
+{
+	free(wl->w);
+	free(wl->maxend1);
+	free(wl->argmax);
+	memset(wl, 0, sizeof *wl);
 }
 
 /*
@@ -451,72 +303,68 @@ scan_windows(const struct wlist *wl, double probe, const char **stage, double *g
 	return 0;
 }
 
-struct emap_ent {
-	long long ext;
-	struct annot a;
-	int used;
-};
-
-static struct emap_ent *emap;
-static size_t emap_cap;
-
-static struct emap_ent *
-emap_slot(long long ext)
-{
-	size_t i = hash_u64((uint64_t)ext) & (emap_cap - 1);
-
-	while (emap[i].used && emap[i].ext != ext)
-		i = (i + 1) & (emap_cap - 1);
-	return &emap[i];
-}
-
+/*
+ * The annotations that name a stage, and the External id index: per id a
+ * GPU annotation beats a CPU one, then the longer one, then the earlier.
+ */
 static void
-build_emap(void)
+collect_annotations(struct stager *sg)
 {
+	const struct trace *tr = sg->tr;
 	size_t i;
-	struct emap_ent *e;
+	int isnew;
 
-	emap_cap = 16;
-	while (emap_cap < na * 2 + 2)
-		emap_cap *= 2;
-	emap = xcalloc(emap_cap, sizeof *emap);
-	for (i = 0; i < na; i++) {
-		if (!av[i].has_ext)
+	sg->an = xmalloc((tr->nan ? tr->nan : 1) * sizeof *sg->an);
+	for (i = 0; i < tr->nan; i++) {
+		const struct tannot *a = &tr->an[i];
+		const char *st, *txt;
+		struct annot *x;
+		uint64_t *v;
+
+		if (a->stage == NOSTR)
 			continue;
-		e = emap_slot(av[i].ext);
-		if (!e->used) {
-			e->used = 1;
-			e->ext = av[i].ext;
-			e->a = av[i];
-		} else if (e->a.gpu != av[i].gpu) {
-			if (av[i].gpu)
-				e->a = av[i];
-		} else if (av[i].end - av[i].ts > e->a.end - e->a.ts) {
-			e->a = av[i];
+		txt = S(sg->rd, a->stage);
+		st = annotation_stage(txt, strlen(txt));	/* canonical static string */
+		if (!strcmp(txt, "decode"))
+			st = "decode";
+		else if (!strcmp(txt, "extend"))
+			st = "extend";
+		if (!st)
+			continue;
+		x = &sg->an[sg->nan++];
+		x->stage = st;
+		x->ts = a->ts;
+		x->end = a->ts + a->dur;
+		x->gpu = strcmp(S(sg->rd, a->cat), "gpu_user_annotation") == 0;
+		if (!a->has_ext)
+			continue;
+		v = imap_put(&sg->by_ext, (uint64_t)a->ext, &isnew);
+		if (isnew) {
+			*v = sg->nan - 1;
+		} else {
+			const struct annot *old = &sg->an[*v];
+			if (old->gpu != x->gpu ? x->gpu : x->end - x->ts > old->end - old->ts)
+				*v = sg->nan - 1;
 		}
 	}
 }
 
 static const char *
-resolve_stage(const struct wlist *gw, const struct wlist *cw, double ts, int has_ext,
-    long long ext)
+resolve_stage(const struct stager *sg, const struct tkernel *k)
 {
 	const char *st = NULL, *st2 = NULL;
-	double gap = 0, gap2 = 0, probe = ts + 1e-3;
+	double gap = 0, gap2 = 0, probe = k->ts + 1e-3;
 	int r1, r2, have = 0;
-	struct emap_ent *e;
+	uint64_t *v;
 
-	if (has_ext && na) {
-		e = emap_slot(ext);
-		if (e->used)
-			return e->a.stage;
-	}
-	r1 = scan_windows(gw, probe, &st, &gap);
+	if (k->ext_src != EXT_NONE && (v = imap_get(&sg->by_ext, (uint64_t)k->ext)))
+		return sg->an[*v].stage;
+	r1 = scan_windows(&sg->gpu, probe, &st, &gap);
 	if (r1 == 1)
 		return st;
 	if (r1 == 0)
 		have = 1;
-	r2 = scan_windows(cw, probe, &st2, &gap2);
+	r2 = scan_windows(&sg->cpu, probe, &st2, &gap2);
 	if (r2 == 1)
 		return st2;
 	if (r2 == 0 && (!have || gap2 < gap)) {
@@ -529,14 +377,12 @@ resolve_stage(const struct wlist *gw, const struct wlist *cw, double ts, int has
 	return "all";
 }
 
-static int
-ll_cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return x < y ? -1 : x > y;
-}
+/* ---- data quality ---- */
 
-struct sk { uint32_t stream; double ts, end; };
+struct sk {
+	uint32_t stream;
+	double ts, end;
+};
 
 static int
 sk_cmp(const void *a, const void *b)
@@ -550,39 +396,16 @@ sk_cmp(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-static int
-corr_cmp(const void *a, const void *b)
-{
-	const struct corrpair *x = a, *y = b;
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
-static long long
-lookup_corr(long long c, int *ok)
-{
-	size_t lo = 0, hi = ncorr, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (corrs[mid].corr < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*ok = lo < ncorr && corrs[lo].corr == c;
-	return *ok ? corrs[lo].ext : 0;
-}
-
 static void
-warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t *pids,
-    size_t npids)
+warn_quality(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
+    const double *times, const uint32_t *pids, size_t npids)
 {
-	size_t i, j, ns = 0, overlaps = 0, missing = 0;
+	const char *path = S(r, tr->path);
+	size_t i, j, ns = 0, overlaps = 0, missing = 0, bad_ts = 0;
 	struct sk *v;
-	long long *kc;
-	size_t nkc = 0;
+	imap kc = { 0 };
 	int bad = 0;
-	double other = 0, total = 0, bad_ts = 0;
+	double other = 0, total = 0;
 
 	/* Several GPU processes: only one is analyzed. */
 	for (j = 0; j < npids; j++) {
@@ -592,20 +415,21 @@ warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t
 	}
 	if (npids > 1) {
 		warn_msg("'%s': kernels on %zu GPU processes; analyzing pid %s, the others hold "
-		    "%.2f ms (%.1f%% of kernel time)", path, npids, str_of(sel), other / 1000.0,
+		    "%.2f ms (%.1f%% of kernel time)", path, npids, S(r, sel), other / 1000.0,
 		    pct(other, total));
 		bad = 1;
 	}
 	/* Same-stream overlaps on the analyzed process (merged ranks, clock errors). */
-	v = xmalloc((nk ? nk : 1) * sizeof *v);
-	for (i = 0; i < nk; i++) {
-		if (kv[i].pid != sel)
+	v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		if (trace_thread_pid(r, k->thread) != sel)
 			continue;
-		if (kv[i].ts < 0 || kv[i].ts > 1e17)
+		if (k->ts < 0 || k->ts > 1e17)
 			bad_ts++;
-		v[ns].stream = kv[i].has_stream ? kv[i].stream : kv[i].tid;
-		v[ns].ts = kv[i].ts;
-		v[ns].end = kv[i].ts + kv[i].dur;
+		v[ns].stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
+		v[ns].ts = k->ts;
+		v[ns].end = k->ts + k->dur;
 		ns++;
 	}
 	xqsort(v, ns, sizeof *v, sk_cmp);
@@ -619,135 +443,140 @@ warn_quality(const char *path, uint32_t sel, const double *times, const uint32_t
 		bad = 1;
 	}
 	if (bad_ts) {
-		warn_msg("'%s': %.0f kernels have negative or absurd timestamps", path, bad_ts);
+		warn_msg("'%s': %zu kernels have negative or absurd timestamps", path, bad_ts);
 		bad = 1;
 	}
 	/* Launch coverage: launches whose kernel never appears. */
-	kc = xmalloc((nk ? nk : 1) * sizeof *kc);
-	for (i = 0; i < nk; i++)
-		if (kv[i].has_corr)
-			kc[nkc++] = kv[i].corr;
-	xqsort(kc, nkc, sizeof *kc, ll_cmp);
-	for (i = 0; i < nlaunch; i++)
-		if (!bsearch(&launch_corr[i], kc, nkc, sizeof *kc, ll_cmp))
+	for (i = 0; i < tr->nk; i++)
+		if (tr->k[i].has_corr)
+			imap_put(&kc, (uint64_t)tr->k[i].corr, NULL);
+	for (i = 0; i < tr->nln; i++)
+		if (!imap_get(&kc, (uint64_t)tr->ln[i].corr))
 			missing++;
-	free(kc);
-	if (missing && missing * 100 >= nlaunch) {
+	imap_free(&kc);
+	if (missing && missing * 100 >= tr->nln) {
 		warn_msg("'%s': %zu of %zu CUDA launches have no recorded kernel (launch-to-kernel "
-		    "coverage %.1f%%)", path, missing, nlaunch, pct((double)(nlaunch - missing),
-		    (double)nlaunch));
+		    "coverage %.1f%%)", path, missing, tr->nln, pct((double)(tr->nln - missing),
+		    (double)tr->nln));
 		bad = 1;
 	}
 	if (strict && bad)
 		die(EXIT_DATA, "'%s': data-quality warnings are errors under --strict", path);
 }
 
+/* ---- output ---- */
+
 static void
-finish_trace(rec_reader *r)
+write_gpu_pids(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
+    const double *times, const uint32_t *pids, size_t npids)
 {
-	struct wlist gw, cw;
+	sbuf o = SBUF_INIT;
+	char buf[40];
+	size_t i;
+
+	sb_addc(&o, '{');
+	for (i = 0; i < npids; i++) {
+		const char *p = S(r, pids[i]);
+		if (i)
+			sb_addc(&o, ',');
+		json_quote(&o, p, strlen(p));
+		sb_addc(&o, ':');
+		sb_adds(&o, num_json(times[i], buf));
+	}
+	sb_addc(&o, '}');
+	rec_begin(RT_gpu_pids);
+	rec_int(RM_gpu_pids_t, tr->t);
+	rec_cstr(RM_gpu_pids_selected, S(r, sel));
+	rec_json(RM_gpu_pids_time_us, o.s, o.len);
+	rec_end();
+	sb_free(&o);
+}
+
+static void
+write_kernel(const struct trace_reader *r, const struct trace *tr, const struct tkernel *k,
+    const char *stage, int sel)
+{
+	rec_begin(RT_kernel);
+	rec_int(RM_kernel_t, tr->t);
+	rec_cstr(RM_kernel_name, S(r, k->name));
+	rec_cstr(RM_kernel_cat, S(r, k->cat));
+	rec_cstr(RM_kernel_pid, S(r, trace_thread_pid(r, k->thread)));
+	rec_cstr(RM_kernel_tid, S(r, trace_thread_tid(r, k->thread)));
+	rec_num(RM_kernel_ts, k->ts);
+	rec_num(RM_kernel_dur, k->dur);
+	if (k->stream != NOSTR)
+		rec_cstr(RM_kernel_stream, S(r, k->stream));
+	if (k->ext_src != EXT_NONE)
+		rec_int(RM_kernel_external_id, k->ext);
+	if (k->has_corr)
+		rec_int(RM_kernel_correlation, k->corr);
+	if (k->overlap)
+		rec_bool(RM_kernel_overlap, 1);
+	rec_cstr(RM_kernel_stage, stage);
+	if (sel)
+		rec_bool(RM_kernel_sel, 1);
+	rec_end();
+}
+
+/* A trace without kernels: remember what it held instead, from its stats record. */
+static void
+note_categories(const struct trace *tr)
+{
+	json_doc d = { 0 };
+	int k, n, j;
+	sbuf name = SBUF_INIT;
+
+	if (!REC_HAS(&tr->stats, stats, by_cat) ||
+	    json_parse(&d, tr->stats.by_cat.s, tr->stats.by_cat.n) < 0 ||
+	    d.tok[0].type != JSMN_OBJECT) {
+		json_doc_free(&d);
+		return;
+	}
+	n = d.tok[0].size;
+	for (k = 0, j = 1; k < n; k++, j = json_skip(&d, j + 1)) {
+		long long cnt = 0;
+		json_str(&d, j, &name, NULL);
+		json_coerce_int(&d, j + 1, &cnt);
+		sb_printf(&seen_cats, "%s %lld %s events", seen_cats.len ? "," : "", cnt,
+		    name.len ? name.s : "uncategorized");
+	}
+	sb_free(&name);
+	json_doc_free(&d);
+}
+
+static void
+on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
+{
+	struct stager sg = { 0 };
 	double *times;
 	uint32_t *pids, sel;
 	size_t npids, i;
-	int ok;
-	long long e;
-	const char *all_or_path;
+	const char *path_stage = S(r, tr->stage);
 
-	xqsort(corrs, ncorr, sizeof *corrs, corr_cmp);	/* one entry per correlation */
-	sel = select_pid(&times, &pids, &npids);
-	build_windows(1, &gw);
-	build_windows(0, &cw);
-	build_emap();
-	all_or_path = cur_stage ? cur_stage : "all";
-	for (i = 0; i < nk; i++) {
-		struct kern *k = &kv[i];
-		if (!k->has_ext && k->has_corr) {
-			e = lookup_corr(k->corr, &ok);
-			if (ok) {
-				k->ext = e;
-				k->has_ext = 1;
-			}
-		}
-		if (strcmp(all_or_path, "all") != 0)
-			k->stage = all_or_path;
-		else
-			k->stage = resolve_stage(&gw, &cw, k->ts, k->has_ext, k->ext);
+	(void)ctx;
+	sg.rd = r;
+	sg.tr = tr;
+	sel = select_pid(r, tr, &times, &pids, &npids);
+	collect_annotations(&sg);
+	build_windows(&sg, 1, &sg.gpu);
+	build_windows(&sg, 0, &sg.cpu);
+	if (npids)
+		write_gpu_pids(r, tr, sel, times, pids, npids);
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		const char *stage = strcmp(path_stage, "all") != 0 ? path_stage :
+		    resolve_stage(&sg, k);
+		write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
 	}
-	if (npids) {
-		sbuf o = SBUF_INIT;
-		char buf[40];
-		rec_begin("gpu_pids");
-		rec_int("t", cur_t);
-		rec_cstr("selected", str_of(sel));
-		sb_addc(&o, '{');
-		for (i = 0; i < npids; i++) {
-			if (i)
-				sb_addc(&o, ',');
-			json_quote(&o, str_of(pids[i]), strlen(str_of(pids[i])));
-			sb_addc(&o, ':');
-			sb_adds(&o, num_json(times[i], buf));
-		}
-		sb_addc(&o, '}');
-		rec_raw("time_us", o.s, o.len);
-		rec_end();
-		sb_free(&o);
-	}
-	for (i = 0; i < nk; i++) {
-		struct kern *k = &kv[i];
-		rec_begin("kernel");
-		rec_int("t", cur_t);
-		rec_cstr("name", str_of(k->name));
-		rec_cstr("cat", str_of(k->cat));
-		rec_cstr("pid", str_of(k->pid));
-		rec_cstr("tid", str_of(k->tid));
-		rec_num("ts", k->ts);
-		rec_num("dur", k->dur);
-		if (k->has_stream)
-			rec_cstr("stream", str_of(k->stream));
-		if (k->has_ext)
-			rec_int("external_id", k->ext);
-		if (k->has_corr)
-			rec_int("correlation", k->corr);
-		if (k->overlap)
-			rec_bool("overlap", 1);
-		rec_cstr("stage", k->stage);
-		if (k->pid == sel)
-			rec_bool("sel", 1);
-		rec_end();
-	}
-	kernels_total += (long long)nk;
-	if (nk)
-		warn_quality(cur_path ? cur_path : "-", sel, times, pids, npids);
-	if (nk == 0) {
-		/* Say what the trace held instead, from its stats record. */
-		int bc = rec_get(r, "by_cat");
-		if (bc >= 0 && r->doc.tok[bc].type == JSMN_OBJECT) {
-			int k2, n2 = r->doc.tok[bc].size, j = bc + 1;
-			sbuf kname = SBUF_INIT;
-			for (k2 = 0; k2 < n2; k2++) {
-				long long cnt = 0;
-				json_str(&r->doc, j, &kname, NULL);
-				json_coerce_int(&r->doc, j + 1, &cnt);
-				sb_printf(&seen_cats, "%s %lld %s events", seen_cats.len ? "," : "",
-				    cnt, kname.len ? kname.s : "uncategorized");
-				j = json_skip(&r->doc, j + 1);
-			}
-			sb_free(&kname);
-		}
-	}
+	kernels_total += (long long)tr->nk;
+	if (tr->nk)
+		warn_quality(r, tr, sel, times, pids, npids);
+	else
+		note_categories(tr);
 	free(times);
 	free(pids);
-	free(gw.w);
-	free(gw.maxend1);
-	free(gw.argmax);
-	free(cw.w);
-	free(cw.maxend1);
-	free(cw.argmax);
-	free(emap);
-	emap = NULL;
-	nk = na = ncorr = nlaunch = 0;
-	strtab_free(tab);
-	tab = strtab_new();
-	cur_t = -1;
-	in_trace = 0;
+	free(sg.an);
+	imap_free(&sg.by_ext);
+	wlist_free(&sg.gpu);
+	wlist_free(&sg.cpu);
 }

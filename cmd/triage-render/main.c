@@ -76,40 +76,34 @@ usage(int code)
 }
 
 static char *
-get_s(rec_reader *r, const char *key, const char *dflt)
+fmt_ms(double us)
 {
-	sbuf b = SBUF_INIT;
+	char buf[64];
 
-	if (rec_get_str(r, key, &b))
-		return sb_detach(&b);
-	sb_free(&b);
-	return dflt ? xstrdup(dflt) : NULL;
+	snprintf(buf, sizeof buf, "%.2f ms", us / 1000.0);
+	return xstrdup(buf);
 }
 
-static double
-get_n(rec_reader *r, const char *key)
+static char *
+fmt_pct(double pct)
 {
-	double v = 0;
+	char buf[64];
 
-	rec_get_num(r, key, &v);
-	return v;
+	snprintf(buf, sizeof buf, "%.1f%%", pct);
+	return xstrdup(buf);
 }
 
+/* A row of stage `stage` ("" groups under "all", fuse-detect.md edge case 39). */
 static struct row *
-add_row(struct table *t, rec_reader *r, int ncell)
+add_row(struct table *t, struct rstr stage, long long tr, int ncell)
 {
 	struct row *w;
-	long long v;
 
 	xgrow(&t->r, &t->cap, t->n + 1, sizeof *t->r);
 	w = &t->r[t->n++];
 	memset(w, 0, sizeof *w);
-	w->stage = get_s(r, "stage", "all");
-	if (!*w->stage) {
-		free(w->stage);
-		w->stage = xstrdup("all");
-	}
-	w->t = rec_get_int(r, "t", &v) ? (int)v : 0;
+	w->stage = stage.n ? rstr_dup(stage) : xstrdup("all");
+	w->t = (int)tr;
 	w->ncell = ncell;
 	w->cell = xcalloc((size_t)ncell, sizeof *w->cell);
 	return w;
@@ -118,100 +112,106 @@ add_row(struct table *t, rec_reader *r, int ncell)
 static void
 read_input(rec_reader *r)
 {
+	struct rec_input x;
 	struct input *in;
+	json_doc d = { 0 };
 	int i, k, n;
 	sbuf b = SBUF_INIT, s = SBUF_INIT;
 
+	REC_READ(r, input, &x);
 	xgrow(&inputs, &incap, ninputs + 1, sizeof *inputs);
 	in = &inputs[ninputs++];
 	memset(in, 0, sizeof *in);
-	in->role = get_s(r, "role", "single");
-	in->framework = get_s(r, "framework", "sglang");
-	in->model = get_s(r, "model", NULL);
-	in->path = get_s(r, "path", "");
-	i = rec_get(r, "server_args");
-	in->has_args = i >= 0 && json_truthy(&r->doc, i);
-	i = rec_get(r, "traces");
-	if (i >= 0 && r->doc.tok[i].type == JSMN_ARRAY) {
-		n = r->doc.tok[i].size;
-		for (k = 0, i++; k < n; k++) {
-			json_str(&r->doc, i, &s, NULL);
+	in->role = rstr_dup(x.role);
+	in->framework = rstr_dup(x.framework);
+	in->model = REC_HAS(&x, input, model) ? rstr_dup(x.model) : NULL;
+	in->path = rstr_dup(x.path);
+	if (REC_HAS(&x, input, server_args)) {
+		rec_parse_json(r, &d, x.server_args);
+		in->has_args = json_truthy(&d, 0);
+	}
+	rec_parse_json(r, &d, x.traces);
+	if (d.tok[0].type == JSMN_ARRAY) {
+		n = d.tok[0].size;
+		for (k = 0, i = 1; k < n; k++) {
+			json_str(&d, i, &s, NULL);
 			if (k)
 				sb_adds(&b, ", ");
 			sb_add(&b, sb_str(&s), s.len);
-			i = json_skip(&r->doc, i);
+			i = json_skip(&d, i);
 		}
 	}
-	in->traces = sb_detach(&b);
+	in->traces = b.s ? sb_detach(&b) : xstrdup("");
 	sb_free(&s);
+	json_doc_free(&d);
 }
 
 static void
 read_kernel_row(rec_reader *r)
 {
+	struct rec_kernel_row x;
 	struct row *w;
-	int shown = 0;
 	char buf[64];
-	double launches;
 
-	if (!rec_get_bool(r, "shown", &shown) || !shown)
+	REC_READ(r, kernel_row, &x);
+	if (!x.shown)
 		return;
-	w = add_row(&kt, r, 7);
-	w->cell[0] = get_s(r, "kernel", "");
-	w->cell[1] = get_s(r, "category", "other");
-	w->num[0] = get_n(r, "total_us");
-	w->num[1] = get_n(r, "share_pct");
-	launches = get_n(r, "launches");
-	w->num[2] = launches;
-	snprintf(buf, sizeof buf, "%.2f ms", w->num[0] / 1000.0);
-	w->cell[2] = xstrdup(buf);
-	snprintf(buf, sizeof buf, "%.1f%%", w->num[1]);
-	w->cell[3] = xstrdup(buf);
-	snprintf(buf, sizeof buf, "%.0f", launches);
+	w = add_row(&kt, x.stage, x.t, 7);
+	w->cell[0] = rstr_dup(x.kernel);
+	w->cell[1] = rstr_dup(x.category);
+	w->num[0] = x.total_us;
+	w->num[1] = x.share_pct;
+	w->num[2] = (double)x.launches;
+	w->cell[2] = fmt_ms(x.total_us);
+	w->cell[3] = fmt_pct(x.share_pct);
+	snprintf(buf, sizeof buf, "%lld", x.launches);
 	w->cell[4] = xstrdup(buf);
-	w->cell[5] = get_s(r, "location", "unresolved");
-	w->cell[6] = get_s(r, "cpu_op", "-");
+	w->cell[5] = rstr_dup(x.location);
+	w->cell[6] = rstr_dup(x.cpu_op);
 }
 
 static void
 read_overlap_row(rec_reader *r)
 {
-	struct row *w = add_row(&ot, r, 7);
+	struct rec_overlap_row x;
+	struct row *w;
 	char buf[256];
 
-	w->cell[0] = get_s(r, "priority", "");
-	w->cell[1] = get_s(r, "verdict", "");
-	w->cell[2] = get_s(r, "kernel", "");
-	w->cell[3] = get_s(r, "python_scope", "unmapped");
-	w->num[0] = get_n(r, "total_us");
-	w->num[1] = get_n(r, "share_pct");
-	w->num[2] = get_n(r, "exclusive_ratio");
-	w->num[3] = get_n(r, "hidden_ratio");
+	REC_READ(r, overlap_row, &x);
+	w = add_row(&ot, x.stage, 0, 7);
+	w->cell[0] = rstr_dup(x.priority);
+	w->cell[1] = rstr_dup(x.verdict);
+	w->cell[2] = rstr_dup(x.kernel);
+	w->cell[3] = rstr_dup(x.python_scope);
+	w->num[0] = x.total_us;
+	w->num[1] = x.share_pct;
+	w->num[2] = x.exclusive_ratio;
+	w->num[3] = x.hidden_ratio;
 	snprintf(buf, sizeof buf, "%.1f us, share %.1f%%, excl %.1f%% / hid %.1f%%", w->num[0],
 	    w->num[1], w->num[2] * 100, w->num[3] * 100);
 	w->cell[4] = xstrdup(buf);
-	w->cell[5] = get_s(r, "dep_risk", "");
-	w->cell[6] = get_s(r, "recommendation", "");
+	w->cell[5] = rstr_dup(x.dep_risk);
+	w->cell[6] = rstr_dup(x.recommendation);
 }
 
 static void
 read_fuse_row(rec_reader *r)
 {
-	struct row *w = add_row(&ft, r, 8);
-	char buf[64];
+	struct rec_fuse_row x;
+	struct row *w;
 
-	w->cell[0] = get_s(r, "pattern", "");
-	w->cell[1] = get_s(r, "confidence", "");
-	w->num[0] = get_n(r, "related_us");
-	w->num[1] = get_n(r, "share_pct");
-	snprintf(buf, sizeof buf, "%.2f ms", w->num[0] / 1000.0);
-	w->cell[2] = xstrdup(buf);
-	snprintf(buf, sizeof buf, "%.1f%%", w->num[1]);
-	w->cell[3] = xstrdup(buf);
-	w->cell[4] = get_s(r, "evidence", "-");
-	w->cell[5] = get_s(r, "current_locations", "-");
-	w->cell[6] = get_s(r, "candidate_path", "");
-	w->cell[7] = get_s(r, "rationale", "");
+	REC_READ(r, fuse_row, &x);
+	w = add_row(&ft, x.stage, x.t, 8);
+	w->cell[0] = rstr_dup(x.pattern);
+	w->cell[1] = rstr_dup(x.confidence);
+	w->num[0] = x.related_us;
+	w->num[1] = x.share_pct;
+	w->cell[2] = fmt_ms(x.related_us);
+	w->cell[3] = fmt_pct(x.share_pct);
+	w->cell[4] = rstr_dup(x.evidence);
+	w->cell[5] = rstr_dup(x.current_locations);
+	w->cell[6] = rstr_dup(x.candidate_path);
+	w->cell[7] = rstr_dup(x.rationale);
 }
 
 static const char *kernel_head =
@@ -549,14 +549,22 @@ main(int argc, char **argv)
 		fp = rec_open(name);
 		rec_reader_init(&r, fp, strcmp(name, "-") ? name : "<stdin>");
 		while (rec_next(&r)) {
-			if (rec_is(&r, "kernel_row"))
+			switch (rec_type_of(&r)) {
+			case RT_kernel_row:
 				read_kernel_row(&r);
-			else if (rec_is(&r, "overlap_row"))
+				break;
+			case RT_overlap_row:
 				read_overlap_row(&r);
-			else if (rec_is(&r, "fuse_row"))
+				break;
+			case RT_fuse_row:
 				read_fuse_row(&r);
-			else if (rec_is(&r, "input"))
+				break;
+			case RT_input:
 				read_input(&r);
+				break;
+			default:
+				break;
+			}
 		}
 		rec_reader_free(&r);
 		if (fp != stdin)

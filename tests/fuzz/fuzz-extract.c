@@ -56,7 +56,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		on_event(&s, &d, 0);
 	cache_free(&s.names);
 	cache_free(&s.cats);
-	map_free(&s.corr);
+	imap_free(&s.corr);
 	free(s.need);
 	free(s.catcount);
 	sb_free(&s.name);

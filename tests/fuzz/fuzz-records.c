@@ -1,10 +1,10 @@
 /*
  * libFuzzer harness for the record reader: the input is a record stream
- * (JSON lines) read with rec_reader from a memfd; each line's type is read,
- * the line tokenized and its common members fetched with the typed getters,
- * as the filters do.  Frame-like lines also go through rec_match(), whose
- * values must equal the getters' (abort otherwise).  die() (malformed line)
- * returns here through longjmp.
+ * (JSON lines) read with rec_reader from a memfd; each line of a known type
+ * is decoded with rec_read(), as the filters do, and its JSON members are
+ * parsed and written back.  die() (a malformed line) returns here through
+ * longjmp.  tests/fixtures/common/rec-read-check.c checks that the fast and
+ * the general decoding agree.
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -20,60 +20,45 @@
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static const char *keys[] = { "t", "name", "ts", "dur", "stage", "pid", "correlation",
-		"external_id", "sel", "by_cat", NULL };
-	int fd = fuzz_memfd(data, size), k, i;
+	int fd = fuzz_memfd(data, size);
 	FILE *fp = fdopen(fd, "r");
-	volatile int started = 0;
 	rec_reader r;
-	sbuf s = SBUF_INIT, out = SBUF_INIT;
-	double d;
-	long long v;
-	size_t n;
+	sbuf out = SBUF_INIT;
+	json_doc d = { 0 };
+	union {
+		uint64_t has;
+		char bytes[1024];
+	} rec;
 
 	if (!fp)
 		abort();
 	rec_reader_init(&r, fp, "fuzz");
-	started = 1;
 	fuzz_die_armed = 1;
 	if (setjmp(fuzz_die_jmp) == 0) {
 		while (rec_next(&r)) {
-			long long t;
-			const char *ns, *ps, *ts;
-			size_t nn, pn, tn;
-			double vts, vdur;
+			enum rec_type t = rec_type_of(&r);
+			const struct rec_typeinfo *ti;
+			unsigned i;
 
-			rec_type(&r, &n);
-			if (rec_match(&r, REC_FRAME_LAYOUT, &t, &ns, &nn, &ps, &pn, &ts, &tn,
-			    &vts, &vdur)) {
-				/* a matched line is valid JSON: the getters must agree */
-				if (!rec_get_int(&r, "t", &v) || v != t ||
-				    !rec_get_str(&r, "name", &s) || s.len != nn || memcmp(s.s, ns, nn) ||
-				    !rec_get_num(&r, "ts", &d) || memcmp(&d, &vts, sizeof d) ||
-				    !rec_get_num(&r, "dur", &d) || memcmp(&d, &vdur, sizeof d))
-					abort();
-			}
-			if (rec_is(&r, "kernel") || rec_is(&r, "stats") || (r.len & 1)) {
-				rec_parse(&r);
-				for (k = 0; keys[k]; k++) {
-					rec_get_str(&r, keys[k], &s);
-					rec_get_num(&r, keys[k], &d);
-					rec_get_int(&r, keys[k], &v);
-					i = rec_get(&r, keys[k]);
-					if (i >= 0) {
-						json_pystr(&r.doc, i, &s, NULL);
-						sb_reset(&out);
-						json_write_compact(&r.doc, i, &out);
-					}
-				}
+			if (t == RT_UNKNOWN)
+				continue;
+			rec_read(&r, t, &rec);
+			ti = &rec_types[t];
+			for (i = 0; i < ti->n; i++) {
+				const struct rec_memberinfo *mi = &rec_members[ti->first + i];
+				const struct rstr *s = (const void *)(rec.bytes + mi->offset);
+				if (mi->kind != RK_JSON || !(rec.has >> i & 1))
+					continue;
+				rec_parse_json(&r, &d, *s);
+				sb_reset(&out);
+				json_write_compact(&d, 0, &out);
 			}
 		}
 	}
 	fuzz_die_armed = 0;
-	(void)started;
 	rec_reader_free(&r);
 	fclose(fp);
-	sb_free(&s);
 	sb_free(&out);
+	json_doc_free(&d);
 	return 0;
 }

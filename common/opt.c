@@ -1,0 +1,158 @@
+/* Option tables to getopt_long, usage and help. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "opt.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+enum { CODE_HELP = OPT_LONG - 1, CODE_VERSION = OPT_LONG - 2 };
+
+static const struct opt common[] = {
+	{ "help", 'h', NULL, "show this help" },
+	{ "quiet", 'q', NULL, "no warnings or progress on stderr" },
+	{ "version", CODE_VERSION, NULL, "show the version" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static size_t
+count(const struct opt *o)
+{
+	size_t n = 0;
+
+	while (o[n].name)
+		n++;
+	return n;
+}
+
+/* Is the option in the tool's own table (which may redefine a common one)? */
+static int
+own(const struct tool *t, const char *name)
+{
+	const struct opt *o;
+
+	for (o = t->opts; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+help_line(FILE *fp, const struct opt *o)
+{
+	char left[64];
+
+	if (!o->help)
+		return;
+	/* an optional argument ("[=WHERE]") is glued to the name */
+	const char *sep = o->arg && o->arg[0] != '[' ? " " : "";
+
+	if (o->code < OPT_LONG - 2 && o->code > 0)
+		snprintf(left, sizeof left, "-%c, --%s%s%s", o->code, o->name, sep,
+		    o->arg ? o->arg : "");
+	else
+		snprintf(left, sizeof left, "    --%s%s%s", o->name, sep, o->arg ? o->arg : "");
+	if (strlen(left) > 22)
+		fprintf(fp, "  %s\n  %-22s %s\n", left, "", o->help);
+	else
+		fprintf(fp, "  %-22s %s\n", left, o->help);
+}
+
+void
+opt_usage(const struct tool *t, int code)
+{
+	FILE *fp = code == EXIT_OK ? stdout : stderr;
+	const char *p = t->synopsis, *nl;
+	const struct opt *o;
+	int first = 1;
+
+	/* every form of the synopsis, continuation lines indented under the first */
+	do {
+		nl = strchr(p, '\n');
+		fprintf(fp, "%s%s %.*s\n", first ? "usage: " : "       ", progname,
+		    nl ? (int)(nl - p) : (int)strlen(p), p);
+		first = 0;
+		p = nl ? nl + 1 : NULL;
+	} while (p);
+	if (code == EXIT_OK) {
+		fprintf(fp, "%s\n\n", t->purpose);
+		for (o = t->opts; o && o->name; o++)
+			help_line(fp, o);
+		for (o = common; o->name; o++)
+			if (!own(t, o->name))
+				help_line(fp, o);
+		exit(tool_finish(EXIT_OK));
+	}
+	exit(code);
+}
+
+void
+opt_bad(const struct tool *t, const char *name, const char *why, const char *value)
+{
+	fprintf(stderr, "%s: bad --%s value, %s: %s\n", progname, name, why, value);
+	opt_usage(t, EXIT_USAGE);
+}
+
+int
+opt_next(const struct tool *t, int argc, char **argv)
+{
+	static const struct tool *built;
+	static struct option *lo;
+	static sbuf shorts;
+	const struct opt *o;
+	size_t n = 0, i;
+	int c;
+
+	if (built != t) {
+		size_t total = count(t->opts) + count(common) + 1;
+		free(lo);
+		lo = xcalloc(total, sizeof *lo);
+		sb_reset(&shorts);
+		sb_addc(&shorts, ':');	/* missing arguments come back as ':' */
+		for (i = 0; i < 2; i++)
+			for (o = i == 0 ? t->opts : common; o && o->name; o++) {
+				if (i == 1 && own(t, o->name))
+					continue;
+				lo[n].name = o->name;
+				lo[n].has_arg = !o->arg ? no_argument :
+				    o->arg[0] == '[' ? optional_argument : required_argument;
+				lo[n].val = o->code;
+				n++;
+				if (o->code > 0 && o->code < 128) {
+					sb_addc(&shorts, (char)o->code);
+					if (o->arg)
+						sb_adds(&shorts, o->arg[0] == '[' ? "::" : ":");
+				}
+			}
+		built = t;
+		opterr = 0;
+	}
+	c = getopt_long(argc, argv, sb_str(&shorts), lo, NULL);
+	switch (c) {
+	case 'h':
+		if (own(t, "help"))
+			return c;
+		opt_usage(t, EXIT_OK);
+	case 'q':
+		if (own(t, "quiet"))
+			return c;
+		quiet = 1;
+		return opt_next(t, argc, argv);
+	case CODE_VERSION:
+		print_version();
+	case ':':
+		fprintf(stderr, "%s: option '%s' needs a value\n", progname, argv[optind - 1]);
+		opt_usage(t, EXIT_USAGE);
+	case '?':
+		if (optopt && optopt < 128)
+			fprintf(stderr, "%s: unknown option '-%c'\n", progname, optopt);
+		else
+			fprintf(stderr, "%s: unknown or ambiguous option '%s'\n", progname,
+			    argv[optind - 1]);
+		opt_usage(t, EXIT_USAGE);
+	}
+	return c;
+}

@@ -1,0 +1,215 @@
+/*
+ * The record table: every record type of the stream (triage-records(5))
+ * and its members, written once.  The typed structs, the member ids, the
+ * reader's checks, the writer's key text and member order, and the fast
+ * path that reads our own writers' lines all derive from these lists, so
+ * none of them can drift from the others.
+ *
+ * REC_TYPES(T, X) calls T(type, MEMBERS, X) once per record type, in
+ * stream order; MEMBERS(M, type) calls M(type, member, kind, need, default)
+ * once per member, in the order writers put them on the line.
+ *
+ * kind:  INT   a JSON integer (long long; a number with a fraction is
+ *              truncated as Python int() would)
+ *        NUM   a JSON number (double), microseconds for times
+ *        BOOL  true or false
+ *        STR   a JSON string (decoded to UTF-8)
+ *        JSON  any JSON value, kept as its text (objects, arrays)
+ * need:  REQ   the record is malformed without it (exit 1, file:line and
+ *              the member named)
+ *        OPT   may be absent; null counts as absent
+ * default: the value an absent optional member reads as, as text (a
+ *          string's characters, a number's digits, "true"/"false", a JSON
+ *          member's JSON); NULL: none, the field stays zero and the tool
+ *          decides from the member's absence (triage-records(5) says how)
+ *
+ * Adding a member: append it where the writer writes it and document it in
+ * man/man5/triage-records.5 (a test compares the two).
+ */
+#ifndef RECTAB_H
+#define RECTAB_H
+
+#define REC_MEMBERS_input(M, T) \
+	M(T, v, INT, OPT, "1") \
+	M(T, role, STR, OPT, "single") \
+	M(T, path, STR, OPT, "") \
+	M(T, framework, STR, OPT, "sglang") \
+	M(T, server_args, JSON, OPT, NULL) \
+	M(T, model, STR, OPT, NULL) \
+	M(T, tp_size, INT, OPT, "1") \
+	M(T, traces, JSON, OPT, "[]")
+
+#define REC_MEMBERS_trace(M, T) \
+	M(T, v, INT, OPT, "1") \
+	M(T, t, INT, REQ, NULL) \
+	M(T, role, STR, OPT, "single") \
+	M(T, path, STR, OPT, "") \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, rank, INT, OPT, NULL) \
+	M(T, gzip, BOOL, OPT, "false")
+
+#define REC_MEMBERS_kernel(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, cat, STR, OPT, "") \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, stream, STR, OPT, NULL) \
+	M(T, external_id, INT, OPT, NULL) \
+	M(T, correlation, INT, OPT, NULL) \
+	M(T, overlap, BOOL, OPT, NULL) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, sel, BOOL, OPT, NULL)
+
+#define REC_MEMBERS_cpu_op(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, external_id, INT, OPT, NULL) \
+	M(T, correlation, INT, OPT, NULL)
+
+#define REC_MEMBERS_launch(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, correlation, INT, REQ, NULL) \
+	M(T, external_id, INT, OPT, NULL)
+
+#define REC_MEMBERS_frame(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, python_id, INT, OPT, NULL) \
+	M(T, parent_id, INT, OPT, NULL)
+
+#define REC_MEMBERS_annotation(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, cat, STR, OPT, "") \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, external_id, INT, OPT, NULL) \
+	M(T, stage, STR, OPT, NULL)
+
+#define REC_MEMBERS_thread_name(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, name, STR, REQ, NULL)
+
+#define REC_MEMBERS_corr(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, correlation, INT, REQ, NULL) \
+	M(T, external_id, INT, REQ, NULL)
+
+#define REC_MEMBERS_stats(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, events, INT, OPT, "0") \
+	M(T, ph_x, INT, OPT, "0") \
+	M(T, ph_m, INT, OPT, "0") \
+	M(T, ph_other, INT, OPT, "0") \
+	M(T, kernels, INT, OPT, "0") \
+	M(T, cpu_ops, INT, OPT, "0") \
+	M(T, launches, INT, OPT, "0") \
+	M(T, frames, INT, OPT, "0") \
+	M(T, annotations, INT, OPT, "0") \
+	M(T, by_cat, JSON, OPT, NULL) \
+	M(T, skipped, JSON, OPT, NULL) \
+	M(T, warnings, JSON, OPT, NULL) \
+	M(T, shape, STR, OPT, NULL)
+
+#define REC_MEMBERS_gpu_pids(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, selected, STR, REQ, NULL) \
+	M(T, time_us, JSON, REQ, NULL)
+
+#define REC_MEMBERS_site(M, T) \
+	M(T, scope, STR, REQ, NULL) \
+	M(T, t, INT, OPT, NULL) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, category, STR, OPT, NULL) \
+	M(T, best_location, STR, OPT, NULL) \
+	M(T, sites, JSON, REQ, NULL)
+
+#define REC_MEMBERS_kernel_row(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, category, STR, OPT, "other") \
+	M(T, total_us, NUM, REQ, NULL) \
+	M(T, launches, INT, OPT, "0") \
+	M(T, share_pct, NUM, OPT, "0") \
+	M(T, stage_total_us, NUM, REQ, NULL) \
+	M(T, location, STR, OPT, "unresolved") \
+	M(T, cpu_op, STR, OPT, "-") \
+	M(T, shown, BOOL, OPT, "false") \
+	M(T, entry, JSON, OPT, NULL)
+
+#define REC_MEMBERS_overlap_row(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, priority, STR, OPT, "") \
+	M(T, verdict, STR, OPT, "") \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, python_scope, STR, OPT, "unmapped") \
+	M(T, total_us, NUM, OPT, "0") \
+	M(T, share_pct, NUM, OPT, "0") \
+	M(T, exclusive_ratio, NUM, OPT, "0") \
+	M(T, hidden_ratio, NUM, OPT, "0") \
+	M(T, dep_risk, STR, OPT, "") \
+	M(T, dependency_signal, STR, OPT, "") \
+	M(T, recommendation, STR, OPT, "")
+
+#define REC_MEMBERS_fuse_row(M, T) \
+	M(T, t, INT, OPT, "0") \
+	M(T, stage, STR, OPT, "all") \
+	M(T, pattern, STR, REQ, NULL) \
+	M(T, confidence, STR, OPT, "") \
+	M(T, related_us, NUM, OPT, "0") \
+	M(T, share_pct, NUM, OPT, "0") \
+	M(T, evidence, STR, OPT, "-") \
+	M(T, current_locations, STR, OPT, "-") \
+	M(T, candidate_path, STR, OPT, "") \
+	M(T, rationale, STR, OPT, "") \
+	M(T, status, STR, OPT, "") \
+	M(T, priority, INT, OPT, "0")
+
+#define REC_MEMBERS_fuse_explain(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, pattern, STR, REQ, NULL) \
+	M(T, verdict, STR, REQ, NULL) \
+	M(T, detail, STR, REQ, NULL)
+
+#define REC_TYPES(T, X) \
+	T(input, REC_MEMBERS_input, X) \
+	T(trace, REC_MEMBERS_trace, X) \
+	T(kernel, REC_MEMBERS_kernel, X) \
+	T(cpu_op, REC_MEMBERS_cpu_op, X) \
+	T(launch, REC_MEMBERS_launch, X) \
+	T(frame, REC_MEMBERS_frame, X) \
+	T(annotation, REC_MEMBERS_annotation, X) \
+	T(thread_name, REC_MEMBERS_thread_name, X) \
+	T(corr, REC_MEMBERS_corr, X) \
+	T(stats, REC_MEMBERS_stats, X) \
+	T(gpu_pids, REC_MEMBERS_gpu_pids, X) \
+	T(site, REC_MEMBERS_site, X) \
+	T(kernel_row, REC_MEMBERS_kernel_row, X) \
+	T(overlap_row, REC_MEMBERS_overlap_row, X) \
+	T(fuse_row, REC_MEMBERS_fuse_row, X) \
+	T(fuse_explain, REC_MEMBERS_fuse_explain, X)
+
+#endif
