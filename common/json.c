@@ -726,19 +726,47 @@ fast_tok(json_doc *d, int *nt, jsmntype_t type, int start, int parent)
 	return (*nt)++;
 }
 
-size_t
-json_parse_object(json_doc *d, const char *js, size_t len)
+/* Python's json module also reads these three literals (json_valid). */
+static int
+nonfinite_at(const unsigned char *p, const unsigned char *e)
+{
+	if (e - p >= 3 && memcmp(p, "NaN", 3) == 0)
+		return 3;
+	if (e - p >= 8 && memcmp(p, "Infinity", 8) == 0)
+		return 8;
+	if (e - p >= 9 && memcmp(p, "-Infinity", 9) == 0)
+		return 9;
+	return 0;
+}
+
+/*
+ * The strict tokenizer behind json_parse_object and json_valid: the object
+ * or array at js[0]; `literals` lets NaN, Infinity and -Infinity through.
+ */
+static size_t
+parse_container(json_doc *d, const char *js, size_t len, int literals)
 {
 	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len, *q;
 	int stack[FAST_DEPTH], sp = 0, nt = 0, par, top, k;
 
 	/* Token offsets are ints, as in jsmn. */
-	if (len == 0 || *p != '{' || len > (size_t)0x7fffffff)
+	if (len == 0 || (*p != '{' && *p != '[') || len > (size_t)0x7fffffff)
 		return 0;
 	d->js = js;
+#define WS() while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++
+	if (*p == '[') {
+		stack[sp++] = fast_tok(d, &nt, JSMN_ARRAY, 0, -1);
+		p++;
+		WS();
+		if (p >= e)
+			return 0;
+		if (*p == ']')
+			goto close;
+		par = stack[sp - 1];
+		goto value;
+	}
 	stack[sp++] = fast_tok(d, &nt, JSMN_OBJECT, 0, -1);
 	p++;
-#define WS() while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++
 	/* after '{' */
 obj_open:
 	WS();
@@ -802,6 +830,8 @@ value:
 			return 0;
 		goto prim;
 	default:
+		if (literals && (k = nonfinite_at(p, e)) > 0)
+			goto prim;
 		/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 		q = p;
 		if (q < e && *q == '-')
@@ -902,4 +932,74 @@ close:
 	d->len = (size_t)(p - b);
 	d->ntok = nt;
 	return d->len;
+}
+
+size_t
+json_parse_object(json_doc *d, const char *js, size_t len)
+{
+	if (len == 0 || js[0] != '{')
+		return 0;
+	return parse_container(d, js, len, 0);
+}
+
+/* A whole string or primitive at p[0..n) (a lone top-level value). */
+static int
+valid_scalar(const unsigned char *p, size_t n)
+{
+	const unsigned char *e = p + n, *q = p;
+	json_doc d = { 0 };
+	char buf[1100];
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	if (*p == '"') {
+		/* as an array element, where the tokenizer checks strings */
+		json_doc w = { 0 };
+		char *tmp = xmalloc(n + 2);
+		int ok;
+		tmp[0] = '[';
+		memcpy(tmp + 1, p, n);
+		tmp[n + 1] = ']';
+		ok = parse_container(&w, tmp, n + 2, 0) == n + 2;
+		json_doc_free(&w);
+		free(tmp);
+		return ok;
+	}
+	if ((k = nonfinite_at(p, e)) == n)
+		return 1;
+	if ((n == 4 && (!memcmp(p, "true", 4) || !memcmp(p, "null", 4))) ||
+	    (n == 5 && !memcmp(p, "false", 5)))
+		return 1;
+	/* a number: the tokenizer's rule, on "[number]" */
+	if (n > FAST_MAX_NUMBER)
+		return 0;
+	buf[0] = '[';
+	memcpy(buf + 1, q, n);
+	buf[n + 1] = ']';
+	k = parse_container(&d, buf, n + 2, 0);
+	json_doc_free(&d);
+	return k == n + 2;
+}
+
+int
+json_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	json_doc d = { 0 };
+	size_t k;
+	int ok;
+
+	while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	if (p == e)
+		return 0;
+	if (*p != '{' && *p != '[')
+		return valid_scalar(p, (size_t)(e - p));
+	k = parse_container(&d, (const char *)p, (size_t)(e - p), 1);
+	ok = k > 0 && k == (size_t)(e - p);
+	json_doc_free(&d);
+	return ok;
 }

@@ -72,6 +72,15 @@ void json_doc_free(json_doc *d);
  */
 size_t json_parse_object(json_doc *d, const char *js, size_t len);
 
+/*
+ * Is s[0..n) exactly one JSON value, with only whitespace around it, as
+ * Python's json module reads it (RFC 8259 plus the NaN, Infinity and
+ * -Infinity literals; raw control characters in strings refused)?  The
+ * check is json_parse_object's strict grammar; nesting deeper than 64
+ * levels is refused.  For replies of servers, not for traces.
+ */
+int json_valid(const char *s, size_t n);
+
 /* Index of the token after the whole subtree at i (ntok when i is out of range). */
 int json_skip(const json_doc *d, int i);
 

@@ -55,10 +55,10 @@ help_line(FILE *fp, const struct opt *o)
 		    o->arg ? o->arg : "");
 	else
 		snprintf(left, sizeof left, "    --%s%s%s", o->name, sep, o->arg ? o->arg : "");
-	if (strlen(left) > 22)
-		fprintf(fp, "  %s\n  %-22s %s\n", left, "", o->help);
+	if (strlen(left) >= 24)
+		fprintf(fp, "  %s\n  %-24s %s\n", left, "", o->help);
 	else
-		fprintf(fp, "  %-22s %s\n", left, o->help);
+		fprintf(fp, "  %-24s %s\n", left, o->help);
 }
 
 void
@@ -69,11 +69,16 @@ opt_usage(const struct tool *t, int code)
 	const struct opt *o;
 	int first = 1;
 
-	/* every form of the synopsis, continuation lines indented under the first */
+	/* every form of the synopsis; a line starting with a space continues the last */
 	do {
+		int cont = !first && *p == ' ';
 		nl = strchr(p, '\n');
-		fprintf(fp, "%s%s %.*s\n", first ? "usage: " : "       ", progname,
-		    nl ? (int)(nl - p) : (int)strlen(p), p);
+		if (cont)
+			fprintf(fp, "%*s%.*s\n", (int)strlen(progname) + 7, "",
+			    nl ? (int)(nl - p) : (int)strlen(p), p);
+		else
+			fprintf(fp, "%s%s %.*s\n", first ? "usage: " : "       ", progname,
+			    nl ? (int)(nl - p) : (int)strlen(p), p);
 		first = 0;
 		p = nl ? nl + 1 : NULL;
 	} while (p);

@@ -5,8 +5,9 @@
 # - common/json.c json_parse_object(), the strict one-pass tokenizer: its
 #   tokens must equal jsmn's on everything it accepts; it must accept strictly
 #   valid objects and leave unusual ones to the general path;
-# - common/rec.c rec_match(), the record layout matcher: every value it reads
-#   must equal the general getters' value for that member.
+# - common/rec.c rec_read(), the typed record reader: a line in our writers'
+#   layout (its fast path) must decode to what any other layout of the same
+#   record (the general path) gives.
 . "$(dirname "$0")/lib.sh"
 
 LIB=$BIN/../libcommon.a
@@ -74,5 +75,18 @@ t_rec_read() {
 	[ "$f" -ge "$plain" ] || { echo "only $f fast for $plain plain records"; return 1; }
 }
 check "rec_read decodes our layout and any other the same way" t_rec_read
+
+t_json_valid() {
+	[ -f "$LIB" ] || { echo "no $LIB"; return 1; }
+	san=
+	if nm "$LIB" 2>/dev/null | grep -q __asan; then
+		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
+	    -o "$T/json-valid-check" "$FIX/common/json-valid-check.c" "$LIB" -lz -lm -lpthread
+	"$T/json-valid-check" >"$T/out" || { cat "$T/out"; return 1; }
+}
+check "json_valid takes what Python's json module takes, strictly" t_json_valid
 
 done_testing

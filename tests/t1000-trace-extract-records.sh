@@ -165,7 +165,7 @@ t_role() {
 	"$EX" --role mapping "$T/z.json" | jq -r 'select(.type == "trace") | .role' >"$T/role"
 	eq mapping "$(cat "$T/role")"
 	status 2 "$EX" --role bogus "$T/z.json" 2>"$T/role.err" >/dev/null
-	has "$T/role.err" "bad --role value 'bogus'"
+	has "$T/role.err" "bad --role value, not single, mapping or formal: bogus"
 }
 check "--role is recorded; a bad one is a usage error" t_role
 

@@ -96,7 +96,7 @@ check "--output writes the file, a bad path exits 1" output_file
 
 usage_errors() {
 	status 2 "$R" --format xml </dev/null 2>"$T/err"
-	has "$T/err" "bad --format 'xml'"
+	has "$T/err" "bad --format value, not md, json, csv or tsv: xml"
 	status 0 "$R" --help >"$T/help"
 	has "$T/help" '^usage: triage-render'
 	"$R" --version | grep -q '^triage-render (llm-torch-profiler-analysis) '

@@ -76,9 +76,6 @@ void http_res_free(struct http_res *r);
 void http_describe(const char *method, const char *url,
     const struct http_res *r, sbuf *out);
 
-/* 1 when s[0..n) is exactly one JSON value (Python's parser: NaN allowed). */
-int json_valid(const char *s, size_t n);
-
 /* ---- watch.c ---- */
 
 /* A set of trace candidates with their size and mtime (identity). */
@@ -162,7 +159,7 @@ char *run_capture(const struct opts *o);
 /* 1 when the reference would treat p as a file path (.json or .gz suffix). */
 int file_like_path(const char *p);
 
-/* ---- main.c helpers shared with flow.c ---- */
+/* ---- sys.c: helpers of main.c and flow.c ---- */
 
 /* mkdir -p; exits 4 naming the directory on failure. */
 void make_dirs(const char *path);
@@ -182,5 +179,10 @@ void sleep_s(double s);
 extern volatile sig_atomic_t got_signal;
 /* Monotonic clock in seconds. */
 double now_mono(void);
+/*
+ * Catch the termination signals into got_signal, so that a profiler
+ * already started is stopped; a second signal ends the program at once.
+ */
+void catch_signals(void);
 
 #endif

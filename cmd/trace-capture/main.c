@@ -2,7 +2,6 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,20 +13,18 @@
 #include "capture.h"
 #include "err.h"
 #include "num.h"
+#include "opt.h"
 #include "rules.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
-static void usage(int code) __attribute__((noreturn));
 static long long num_arg(const char *opt, const char *s, long long min,
     long long max);
 static double float_arg(const char *opt, const char *s, double min);
 static const char *choice(const char *opt, const char *s,
     const char *const *choices);
 static void check_remote(const struct opts *o);
-static void catch_signals(void);
 
-volatile sig_atomic_t got_signal;
 
 /* The reference's --framework choices, in its order (§1.3). */
 static const char *const fw_choices[] = { "auto", "sglang", "vllm", "trtllm",
@@ -40,39 +37,51 @@ enum {
 	O_WARMUP, O_PBS, O_NO_PBS, O_MERGE, O_NO_MERGE, O_PROBE_REQ,
 	O_PROBE_PROMPT, O_PROBE_MAX, O_PROBE_DELAY, O_WORKLOAD, O_PRE_IN,
 	O_PRE_OUT, O_DEC_IN, O_DEC_OUT, O_START_STEP, O_WAIT, O_SETTLE,
-	O_POLL, O_CONNECT, O_REQUEST, O_VERSION
+	O_POLL, O_CONNECT, O_REQUEST
 };
 
-static const struct option longopts[] = {
-	{ "connect-timeout", required_argument, NULL, O_CONNECT },
-	{ "decode-input-len", required_argument, NULL, O_DEC_IN },
-	{ "decode-output-len", required_argument, NULL, O_DEC_OUT },
-	{ "framework", required_argument, NULL, O_FRAMEWORK },
-	{ "help", no_argument, NULL, 'h' },
-	{ "merge-profiles", no_argument, NULL, O_MERGE },
-	{ "no-merge-profiles", no_argument, NULL, O_NO_MERGE },
-	{ "no-profile-by-stage", no_argument, NULL, O_NO_PBS },
-	{ "num-steps", required_argument, NULL, O_NUM_STEPS },
-	{ "output-dir", required_argument, NULL, O_OUTPUT_DIR },
-	{ "poll-interval", required_argument, NULL, O_POLL },
-	{ "prefill-input-len", required_argument, NULL, O_PRE_IN },
-	{ "prefill-output-len", required_argument, NULL, O_PRE_OUT },
-	{ "probe-delay", required_argument, NULL, O_PROBE_DELAY },
-	{ "probe-max-new-tokens", required_argument, NULL, O_PROBE_MAX },
-	{ "probe-prompt", required_argument, NULL, O_PROBE_PROMPT },
-	{ "probe-requests", required_argument, NULL, O_PROBE_REQ },
-	{ "profile-by-stage", no_argument, NULL, O_PBS },
-	{ "profile-prefix", required_argument, NULL, O_PREFIX },
-	{ "profile-workload", required_argument, NULL, O_WORKLOAD },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "request-timeout", required_argument, NULL, O_REQUEST },
-	{ "settle-delay", required_argument, NULL, O_SETTLE },
-	{ "start-step", required_argument, NULL, O_START_STEP },
-	{ "url", required_argument, NULL, O_URL },
-	{ "version", no_argument, NULL, O_VERSION },
-	{ "wait-timeout", required_argument, NULL, O_WAIT },
-	{ "warmup-steps", required_argument, NULL, O_WARMUP },
-	{ NULL, 0, NULL, 0 }
+static const struct opt opts[] = {
+	{ "url", O_URL, "URL", "the server: http://host:port (required)" },
+	{ "framework", O_FRAMEWORK, "NAME",
+	    "auto (default: detected), sglang, vllm, trtllm, tokenspeed" },
+	{ "output-dir", O_OUTPUT_DIR, "DIR",
+	    "where the traces go (for vLLM, TensorRT-LLM and TokenSpeed:\n"
+	    "                           the server's torch profiler directory)" },
+	{ "profile-prefix", O_PREFIX, "P", "trace file prefix (default triage-trace)" },
+	{ "profile-workload", O_WORKLOAD, "W",
+	    "both (default: a prefill and a decode capture), prefill, decode, legacy" },
+	{ "num-steps", O_NUM_STEPS, "N", "profiled steps (default 5)" },
+	{ "warmup-steps", O_WARMUP, "N", "requests before the profiler starts (default 10)" },
+	{ "probe-requests", O_PROBE_REQ, "N", "requests sent while profiling (default 1)" },
+	{ "probe-prompt", O_PROBE_PROMPT, "TEXT", "the legacy workload's prompt" },
+	{ "probe-max-new-tokens", O_PROBE_MAX, "N", "output tokens of the legacy probes" },
+	{ "probe-delay", O_PROBE_DELAY, "S", "seconds between start_profile and the probes" },
+	{ "prefill-input-len", O_PRE_IN, "N", "prefill workload input tokens (4090)" },
+	{ "prefill-output-len", O_PRE_OUT, "N", "prefill workload output tokens (1)" },
+	{ "decode-input-len", O_DEC_IN, "N", "decode workload input tokens (1)" },
+	{ "decode-output-len", O_DEC_OUT, "N", "decode workload output tokens (2048)" },
+	{ "start-step", O_START_STEP, "N", "SGLang: the step to start profiling at" },
+	{ "profile-by-stage", O_PBS, NULL, "SGLang: profile prefill and decode separately" },
+	{ "no-profile-by-stage", O_NO_PBS, NULL, "SGLang: one profile of both" },
+	{ "merge-profiles", O_MERGE, NULL, "SGLang: merge the rank files" },
+	{ "no-merge-profiles", O_NO_MERGE, NULL, "SGLang: keep one file per rank (default)" },
+	{ "wait-timeout", O_WAIT, "S", "give up when no complete trace appears within S" },
+	{ "settle-delay", O_SETTLE, "S", "wait S after stop before looking for traces" },
+	{ "poll-interval", O_POLL, "S", "look for traces every S seconds" },
+	{ "connect-timeout", O_CONNECT, "S", "connection limit per request (default 10)" },
+	{ "request-timeout", O_REQUEST, "S", "inactivity limit per request" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct tool tool = {
+	"[-q] --url URL [--framework NAME] [--output-dir DIR]\n"
+	" [--profile-prefix P] [--profile-workload W] [--num-steps N]\n"
+	" [--warmup-steps N] [option ...]",
+	"Capture torch profiler traces from a running SGLang, vLLM, TensorRT-LLM or\n"
+	"TokenSpeed server: start the profiler, send the workload, stop it and wait\n"
+	"until the traces are complete.  Prints the trace path (a file or a profile\n"
+	"directory) and the framework, one per line.",
+	opts
 };
 
 /* Counts and lengths: wide enough for any real run, small enough to never overflow. */
@@ -101,14 +110,8 @@ main(int argc, char **argv)
 	int ch;
 
 	tool_init(argc, argv);
-	argv[0] = (char *)progname;	/* getopt_long's messages */
-	while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
+	while ((ch = opt_next(&tool, argc, argv)) != -1) {
 		switch (ch) {
-		case 'h':
-			usage(EXIT_OK);
-		case 'q':
-			quiet = 1;
-			break;
 		case O_URL:
 			o.url = optarg;
 			break;
@@ -187,20 +190,17 @@ main(int argc, char **argv)
 		case O_REQUEST:
 			request_timeout = float_arg("--request-timeout", optarg, 0.001);
 			break;
-		case O_VERSION:
-			print_version();
 		default:
-			usage(EXIT_USAGE);
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", progname,
-		    argv[optind]);
-		usage(EXIT_USAGE);
+		warnx("unexpected argument '%s'", argv[optind]);
+		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (o.url == NULL || o.url[0] == '\0') {
-		fprintf(stderr, "%s: --url is required\n", progname);
-		usage(EXIT_USAGE);
+		warnx("--url is required");
+		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0)
 		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s",
@@ -307,127 +307,4 @@ choice(const char *opt, const char *s, const char *const *choices)
 		sb_printf(&b, "%s'%s'", i ? ", " : "", choices[i]);
 	die(EXIT_USAGE, "argument %s: invalid choice: '%s' (choose from %s)", opt,
 	    s, b.s);
-}
-
-void
-make_dirs(const char *path)
-{
-	char *p = xstrdup(path), *s;
-	struct stat st;
-
-	for (s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST)
-			die(EXIT_CAPTURE, "cannot create directory '%s': %s", p,
-			    strerror(errno));
-		*s = c;
-		if (c == '\0')
-			break;
-	}
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-		die(EXIT_CAPTURE, "cannot create directory '%s': %s", path,
-		    errno ? strerror(errno) : "not a directory");
-	free(p);
-}
-
-char *
-abs_path(const char *path)
-{
-	sbuf b = SBUF_INIT;
-	const char *home = getenv("HOME");
-	char *cwd;
-
-	if (path[0] == '~' && (path[1] == '/' || path[1] == '\0') && home &&
-	    home[0]) {
-		sb_adds(&b, home);
-		path++;
-		sb_adds(&b, path);
-	} else if (path[0] != '/') {
-		if ((cwd = getcwd(NULL, 0)) == NULL)
-			die(EXIT_CAPTURE, "cannot get the current directory: %s",
-			    strerror(errno));
-		sb_printf(&b, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
-		free(cwd);
-	} else {
-		sb_adds(&b, path);
-	}
-	while (b.len > 1 && b.s[b.len - 1] == '/')
-		b.s[--b.len] = '\0';
-	return sb_detach(&b);
-}
-
-void
-sleep_s(double s)
-{
-	struct timespec ts;
-
-	if (!(s > 0))
-		return;
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (!got_signal && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
-
-/*
- * Catch the termination signals so that a profiler already started is
- * stopped.  A second signal ends the program at once (SA_RESETHAND).  A
- * signal ignored on entry (SIGINT in a background job) stays ignored.
- */
-static void
-catch_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa, old;
-	size_t i;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
-}
-
-double
-now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void
-usage(int code)
-{
-	FILE *fp = code == EXIT_OK ? stdout : stderr;
-
-	fprintf(fp,
-"usage: trace-capture [-hq] --url url [--framework name] [--output-dir dir]\n"
-"           [--profile-prefix prefix] [--profile-workload workload]\n"
-"           [--num-steps n] [--warmup-steps n] [--probe-requests n]\n"
-"           [--probe-prompt text] [--probe-max-new-tokens n]\n"
-"           [--probe-delay seconds] [--prefill-input-len n]\n"
-"           [--prefill-output-len n] [--decode-input-len n]\n"
-"           [--decode-output-len n] [--start-step n]\n"
-"           [--profile-by-stage | --no-profile-by-stage]\n"
-"           [--merge-profiles | --no-merge-profiles]\n"
-"           [--wait-timeout seconds] [--settle-delay seconds]\n"
-"           [--poll-interval seconds] [--connect-timeout seconds]\n"
-"           [--request-timeout seconds]\n"
-"       trace-capture --version\n");
-	if (code == EXIT_OK)
-		exit(tool_finish(EXIT_OK));
-	exit(code);
 }

@@ -5,7 +5,6 @@
  * annotations, thread names, the correlation map and per-trace statistics.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "imap.h"
 #include "json.h"
 #include "num.h"
+#include "opt.h"
 #include "progress.h"
 #include "rec.h"
 #include "rules.h"
@@ -34,21 +34,28 @@ static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
 
-static void usage(int code) __attribute__((noreturn));
 static int extract_operand(const char *arg, int *tindex);
 
-static const struct option longopts[] = {
-	{ "framework", required_argument, NULL, 'f' },
-	{ "framework-fallback", required_argument, NULL, 'F' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "progress", no_argument, NULL, 'p' },
-	{ "no-progress", no_argument, NULL, 'N' },
-	{ "python-ids", no_argument, NULL, 'P' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "role", required_argument, NULL, 'r' },
-	{ "strict", no_argument, NULL, 's' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS };
+
+static const struct opt opts[] = {
+	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
+	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
+	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
+	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
+	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
+	{ "quiet", 'q', NULL, "no warnings or progress" },
+	{ "role", 'r', "ROLE", "single (default), mapping or formal" },
+	{ "strict", 's', NULL, "data-quality warnings become errors (exit 1)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct tool tool = {
+	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [trace-or-dir ...]",
+	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
+	"profile directories and write the triage record stream (JSON lines, see\n"
+	"triage-records(5)).",
+	opts
 };
 
 int
@@ -57,23 +64,21 @@ main(int argc, char **argv)
 	int c, i, rval = EXIT_OK, r, tindex = 0;
 
 	tool_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "f:hpqr:s", longopts, NULL)) != -1) {
+	while ((c = opt_next(&tool, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
 			framework = optarg;
 			break;
-		case 'F':
+		case O_FALLBACK:
 			fallback = optarg;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'p':
 			progress_flag = 1;
 			break;
-		case 'N':
+		case O_NO_PROGRESS:
 			progress_flag = -1;
 			break;
-		case 'P':
+		case O_PYTHON_IDS:
 			python_ids = 1;
 			break;
 		case 'q':
@@ -86,23 +91,19 @@ main(int argc, char **argv)
 		case 's':
 			strict = 1;
 			break;
-		case 'V':
-			print_version();
 		default:
-			usage(EXIT_USAGE);
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (strcmp(role, "single") && strcmp(role, "mapping") && strcmp(role, "formal")) {
-		warnx("bad --role value '%s': use single, mapping or formal", role);
-		usage(EXIT_USAGE);
+		opt_bad(&tool, "role", "not single, mapping or formal", role);
 	}
 	if (strcmp(framework_canonical(framework), "auto") == 0 && strcmp(framework, "auto") &&
 	    *framework) {
-		warnx("unknown --framework '%s': use auto, sglang, vllm, trtllm or tokenspeed",
+		opt_bad(&tool, "framework", "not auto, sglang, vllm, trtllm or tokenspeed",
 		    framework);
-		usage(EXIT_USAGE);
 	}
 	if (argc == 0) {
 		r = extract_operand("-", &tindex);
@@ -114,29 +115,6 @@ main(int argc, char **argv)
 			rval = r;
 	}
 	return tool_finish(rval);
-}
-
-static void
-usage(int code)
-{
-	FILE *fp = code == EXIT_OK ? stdout : stderr;
-
-	fprintf(fp,
-	    "usage: trace-extract [-pqs] [--role single|mapping|formal] [--framework NAME]\n"
-	    "                     [--framework-fallback NAME] [trace-or-profile-dir ...]\n"
-	    "Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) and\n"
-	    "write the triage record stream (JSON lines, see triage-records(5)).\n"
-	    "  -f, --framework NAME   auto (default), sglang, vllm, trtllm or tokenspeed\n"
-	    "      --framework-fallback NAME  used when auto-detection finds no hint\n"
-	    "  -p, --progress         show progress on stderr even when it is not a terminal\n"
-	    "      --no-progress      no progress, even on a terminal\n"
-	    "      --python-ids       give frame records their python_id and parent_id\n"
-	    "  -q, --quiet            no warnings or progress\n"
-	    "  -r, --role ROLE        single (default), mapping or formal\n"
-	    "  -s, --strict           data-quality warnings become errors (exit 1)\n"
-	    "  -h, --help             show this help\n"
-	    "      --version          show the version\n");
-	exit(code == EXIT_OK ? tool_finish(EXIT_OK) : code);
 }
 
 /* ---- per-trace extraction ---- */

@@ -6,7 +6,6 @@
  * fuse-detect.md §9), as markdown or, with --format, as JSON lines, CSV or
  * TSV for machines.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "err.h"
 #include "json.h"
 #include "num.h"
+#include "opt.h"
 #include "rec.h"
 #include "rules.h"
 #include "sbuf.h"
@@ -47,33 +47,19 @@ struct input {
 static struct input *inputs;
 static size_t ninputs, incap;
 
-static void usage(int code) __attribute__((noreturn));
 
-static const struct option longopts[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt opts[] = {
+	{ "format", 'f', "FMT", "md (default), json (JSON lines), csv or tsv" },
+	{ "output", 'o', "FILE", "write the report to FILE instead of stdout" },
+	{ NULL, 0, NULL, NULL }
 };
 
-static void
-usage(int code)
-{
-	FILE *fp = code == EXIT_OK ? stdout : stderr;
-
-	fprintf(fp,
-	    "usage: triage-render [-q] [-f md|json|csv|tsv] [-o file] [file ...]\n"
-	    "Render the triage report from kernel_row, overlap_row and fuse_row records\n"
-	    "(triage-records(5)).\n"
-	    "  -f, --format FMT  md (default), json (JSON lines), csv or tsv\n"
-	    "  -o, --output FILE write the report to FILE instead of stdout\n"
-	    "  -q, --quiet       no warnings\n"
-	    "  -h, --help        show this help\n"
-	    "      --version     show the version\n");
-	exit(code == EXIT_OK ? tool_finish(EXIT_OK) : code);
-}
+static const struct tool tool = {
+	"[-q] [-f md|json|csv|tsv] [-o FILE] [file ...]",
+	"Render the triage report from kernel_row, overlap_row and fuse_row records\n"
+	"(triage-records(5)).",
+	opts
+};
 
 static char *
 fmt_ms(double us)
@@ -512,7 +498,7 @@ main(int argc, char **argv)
 	sbuf text = SBUF_INIT;
 
 	tool_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "f:ho:q", longopts, NULL)) != -1) {
+	while ((c = opt_next(&tool, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "md") || !strcmp(optarg, "markdown"))
@@ -523,23 +509,14 @@ main(int argc, char **argv)
 				fmt = F_CSV;
 			else if (!strcmp(optarg, "tsv"))
 				fmt = F_TSV;
-			else {
-				warnx("bad --format '%s': use md, json, csv or tsv", optarg);
-				usage(EXIT_USAGE);
-			}
+			else
+				opt_bad(&tool, "format", "not md, json, csv or tsv", optarg);
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'o':
 			outpath = optarg;
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'V':
-			print_version();
 		default:
-			usage(EXIT_USAGE);
+			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	argc -= optind;

@@ -1,0 +1,126 @@
+#!/bin/sh
+# The record table (common/rectab.h) is the one definition of the records:
+# - triage-records(5) lists exactly its types and members, with their kinds,
+#   requirement and defaults;
+# - every filter that reads a type rejects the same malformed record the
+#   same way: exit 1, "<input>:<line>: <type> record: member '<m>' ...".
+. "$(dirname "$0")/lib.sh"
+
+LIB=$BIN/../libcommon.a
+CC=${CC:-cc}
+MAN5=$TOP/man/man5/triage-records.5
+
+schema() {
+	[ -f "$T/rec-schema" ] && return 0
+	san=
+	if nm "$LIB" 2>/dev/null | grep -q __asan; then
+		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
+	    -o "$T/rec-schema" "$FIX/common/rec-schema.c" "$LIB" -lz -lm -lpthread
+	"$T/rec-schema" >"$T/schema"
+}
+
+t_man_lists_the_table() {
+	schema
+	# ".Ss TYPE" then ".It Li MEMBER Pq KIND, required|optional|default VALUE"
+	awk '
+	/^\.Sh / { in_types = ($2 == "RECORD") }
+	in_types && /^\.Ss / { type = $2 }
+	in_types && /^\.It Li / && type != "" {
+		line = $0
+		sub(/^\.It Li /, "", line)
+		m = line; sub(/ .*/, "", m)
+		q = line; sub(/^[^ ]* Pq /, "", q)
+		split(q, a, ", ")
+		kind = a[1]; need = a[2]
+		d = "-"
+		if (need ~ /^default /) { d = need; sub(/^default /, "", d); need = "optional" }
+		if (d == "empty") d = "\"\""
+		print type, m, kind, need, d
+	}' "$MAN5" >"$T/man"
+	same "$T/schema" "$T/man"
+}
+check 'triage-records(5) lists exactly the members of the record table' t_man_lists_the_table
+
+# bad_record TYPE DROP: a record of TYPE with every required member but DROP
+# (plain values of the right kinds; "t" is 0)
+bad_record() {
+	awk -v type="$1" -v drop="$2" '
+	BEGIN { printf "{\"type\":\"%s\"", type }
+	$1 == type && $4 == "required" && $2 != drop {
+		v = "\"x\""
+		if ($3 == "integer") v = "0"
+		if ($3 == "number") v = "1.5"
+		if ($3 == "boolean") v = "true"
+		if ($3 == "JSON") v = "[]"
+		printf ",\"%s\":%s", $2, v
+	}
+	END { print "}" }' "$T/schema"
+}
+
+# the first required member of TYPE other than "t"
+first_required() {
+	awk -v type="$1" '$1 == type && $4 == "required" && $2 != "t" { print $2; exit }' "$T/schema"
+}
+
+# Which record types each filter reads (the others pass through unread).
+readers='
+trace-stage trace kernel annotation launch corr stats
+kernel-map trace kernel cpu_op launch frame corr stats
+overlap-sweep trace kernel thread_name site stats
+overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats
+fuse-detect trace kernel_row
+triage-render kernel_row overlap_row fuse_row
+'
+
+# run_filter SPEC INPUT: run the filter with INPUT as the records it reads
+run_filter() {
+	case $1 in
+	overlap-sweep) "$BIN/overlap-sweep" --mapping /dev/null <"$2" ;;
+	overlap-sweep:mapping) "$BIN/overlap-sweep" --mapping "$2" </dev/null ;;
+	*) "$BIN/$1" <"$2" ;;
+	esac
+}
+
+t_same_outcome() {
+	schema
+	echo "$readers" | while read -r spec types; do
+		[ -n "$spec" ] || continue
+		for type in $types; do
+			m=$(first_required "$type")
+			[ -n "$m" ] || continue
+			{
+				[ "$type" != trace ] && echo '{"type":"trace","t":0}'
+				bad_record "$type" "$m"
+				echo '{"type":"stats","t":0}'
+			} >"$T/in"
+			line=1
+			[ "$type" != trace ] && line=2
+			where='<stdin>'
+			[ "$spec" = overlap-sweep:mapping ] && where=$T/in
+			status 1 run_filter "$spec" "$T/in" >/dev/null 2>"$T/err"
+			tool=${spec%%:*}
+			has "$T/err" "^$tool: $where:$line: $type record: member '$m' is missing\$"
+			# a value of the wrong kind: the same shape of message
+			sed "s/\"type\":\"$type\"/&,\"$m\":{\"a\":1}/" "$T/in" >"$T/in2"
+			[ "$spec" = overlap-sweep:mapping ] && where=$T/in2
+			status 1 run_filter "$spec" "$T/in2" >/dev/null 2>"$T/err"
+			has "$T/err" "^$tool: $where:$line: $type record: member '$m' is not "
+		done
+	done
+}
+check 'every filter rejects the same malformed records the same way' t_same_outcome
+
+t_defaults() {
+	# an optional member with a default reads as it: pid "None" when absent
+	printf '%s\n' '{"type":"trace","t":0,"path":"/x/decode/t.json"}' \
+	    '{"type":"kernel","t":0,"name":"k","ts":1,"dur":2}' '{"type":"stats","t":0}' |
+	    "$BIN/trace-stage" -q >"$T/out"
+	eq '"None" "None" "decode" ""' "$(jq -r 'select(.type=="kernel") |
+	    "\(.pid|tojson) \(.tid|tojson) \(.stage|tojson) \(.cat|tojson)"' "$T/out")"
+}
+check 'absent optional members read as their documented defaults' t_defaults
+
+done_testing
