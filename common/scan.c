@@ -262,217 +262,235 @@ static const unsigned char *special_tab(void)
 	return t;
 }
 
+/* What a step of the scanner asks the chunk loop to do (besides SCAN_*). */
+enum { STEP_NEXT = 2, STEP_CHUNK_END = 3 };
+
+/* Inside a string at u[*ip]: escapes, the closing quote, key capture. */
+static int
+string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
+{
+	const unsigned char *sp = special_tab();
+	size_t i = *ip;
+	unsigned char c;
+
+	if (s->esc == 1) {
+		c = u[i];
+		if (c == 'u')
+			s->esc = 5;
+		else if (strchr("\"\\/bfnrt", c) && c)
+			s->esc = 0;
+		else
+			return fail(s, i, "invalid escape sequence in a string", HINT_SYNTAX);
+		*ip = i + 1;
+		return STEP_NEXT;
+	}
+	if (s->esc >= 2) {
+		c = u[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+			return fail(s, i, "invalid \\u escape in a string", HINT_SYNTAX);
+		s->esc = s->esc == 2 ? 0 : s->esc - 1;
+		*ip = i + 1;
+		return STEP_NEXT;
+	}
+	if (!s->capkey) {
+		while (i < n && !sp[u[i]])
+			i++;
+		*ip = i;
+		if (i >= n)
+			return STEP_CHUNK_END;
+	}
+	c = u[i];
+	*ip = i + 1;
+	if (c == '"') {
+		s->instr = 0;
+		if (s->strkey) {
+			s->mode = M_COLON;
+			if (s->capkey) {
+				s->te_pending = !s->keybad && s->keylen == 11 &&
+				    memcmp(s->key, "traceEvents", 11) == 0;
+				s->capkey = 0;
+			}
+		} else
+			value_done(s);
+	} else if (c == '\\') {
+		s->esc = 1;
+		s->keybad = 1;
+	} else if (c < 0x20) {
+		s->st->ctrl++;
+		s->keybad = 1;
+	} else if (s->keylen < (int)sizeof s->key) {
+		s->key[s->keylen++] = (char)c;	/* capturing key text */
+	} else
+		s->keybad = 1;
+	return STEP_NEXT;
+}
+
+/* Inside a primitive that began in an earlier chunk: collect it up to its delimiter. */
+static int
+prim_step(struct sc *s, const unsigned char *u, size_t *ip)
+{
+	unsigned char c = u[*ip];
+
+	if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ']' ||
+	    c == '}' || c == ':') {
+		s->inprim = 0;
+		if (!valid_prim(s))
+			return fail(s, *ip, "invalid literal or number", HINT_SYNTAX);
+		value_done(s);
+		return STEP_NEXT;	/* reprocess the delimiter */
+	}
+	if (s->primlen >= MAXPRIM)
+		return fail(s, *ip, "number or literal longer than 512 bytes", HINT_SYNTAX);
+	s->prim[s->primlen++] = (char)c;
+	(*ip)++;
+	return STEP_NEXT;
+}
+
+/* Where a value may start (M_VALUE, M_VALUE_OR_CLOSE). */
+static int
+value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+	size_t i = *ip;
+	unsigned char c = u[i];
+	int r;
+
+	/* The common case: a strictly valid event, found and tokenized in one pass. */
+	if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
+		size_t l = json_parse_object(&s->doc, buf + i, n - i);
+		if (l > 0) {
+			s->st->elements++;
+			s->st->events++;
+			if (s->fn && s->fn(s->ctx, &s->doc, s->base + i))
+				return SCAN_STOPPED;
+			*ip = i + l;
+			value_done(s);
+			return STEP_NEXT;
+		}
+	}
+	if (c == '{' || c == '[') {
+		if ((r = open_container(s, i, c == '{' ? 'o' : 'a')) != SCAN_OK)
+			return r;
+		*ip = i + 1;
+		return STEP_NEXT;
+	}
+	if (c == ']' && s->sp > 0 && s->stack[s->sp - 1] == 'a') {
+		if (s->mode == M_VALUE)
+			s->st->trailing_commas++;
+		if ((r = close_container(s, i)) != SCAN_OK)
+			return r;
+		*ip = i + 1;
+		return STEP_NEXT;
+	}
+	if (s->sp == 1 && s->stack[0] == 'o' && s->te_pending)
+		s->te_pending = 0;	/* traceEvents is not an array */
+	if (s->events_sp >= 0 && s->sp == s->events_sp) {
+		s->st->nonobject++;
+		if (s->st->elements++ < 8)
+			s->st->early_nonobject = 1;
+	}
+	if (c == '"') {
+		s->instr = 1;
+		s->strkey = 0;
+		s->capkey = 0;
+		s->str_off = s->base + i;
+		*ip = i + 1;
+		return STEP_NEXT;
+	}
+	if (c == '-' || c == '+' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' ||
+	    c == 'N' || c == 'I' || c == 'i') {
+		/* Fast path: the whole number is in this chunk. */
+		size_t j = i;
+		s->inprim = 1;
+		s->primlen = 0;
+		s->prim_off = s->base + i;
+		while (j < n && !delim_tab()[u[j]])
+			j++;
+		if (j < n && j - i <= MAXPRIM) {
+			memcpy(s->prim, buf + i, j - i);
+			s->primlen = (int)(j - i);
+			s->inprim = 0;
+			if (!valid_prim(s))
+				return fail(s, i, "invalid literal or number", HINT_SYNTAX);
+			value_done(s);
+			*ip = j;
+		}
+		return STEP_NEXT;	/* else prim_step collects the rest */
+	}
+	return fail(s, i, "expected a value", HINT_SYNTAX);
+}
+
+/* Between values: keys, ':', ',' and closing brackets. */
+static int
+punct_step(struct sc *s, size_t i, unsigned char c)
+{
+	int r;
+
+	switch (s->mode) {
+	case M_KEY:
+	case M_KEY_OR_CLOSE:
+		if (c == '"') {
+			s->instr = 1;
+			s->strkey = 1;
+			s->str_off = s->base + i;
+			s->capkey = s->sp == 1 && s->stack[0] == 'o';
+			s->keylen = 0;
+			s->keybad = 0;
+			return STEP_NEXT;
+		}
+		if (c == '}') {
+			if (s->mode == M_KEY)
+				s->st->trailing_commas++;
+			return (r = close_container(s, i)) != SCAN_OK ? r : STEP_NEXT;
+		}
+		return fail(s, i, "expected a double-quoted object key", HINT_SYNTAX);
+	case M_COLON:
+		if (c != ':')
+			return fail(s, i, "expected ':' after an object key", HINT_SYNTAX);
+		s->mode = M_VALUE;
+		return STEP_NEXT;
+	case M_COMMA:
+		if (c == ',') {
+			s->mode = s->stack[s->sp - 1] == 'o' ? M_KEY : M_VALUE;
+			return STEP_NEXT;
+		}
+		if ((c == ']' && s->stack[s->sp - 1] == 'a') ||
+		    (c == '}' && s->stack[s->sp - 1] == 'o'))
+			return (r = close_container(s, i)) != SCAN_OK ? r : STEP_NEXT;
+		return fail(s, i, s->stack[s->sp - 1] == 'o' ?
+		    "expected ',' or '}' after an object member" :
+		    "expected ',' or ']' after an array element", HINT_SYNTAX);
+	default:	/* M_END */
+		return fail(s, i, "unexpected data after the end of the JSON document",
+		    HINT_SYNTAX);
+	}
+}
+
+/* One chunk of the document through the state machine. */
 static int
 feed(struct sc *s, const char *buf, size_t n)
 {
-	const unsigned char *sp = special_tab();
 	const unsigned char *u = (const unsigned char *)buf;
 	size_t i = 0;
 	int r;
-	unsigned char c;
 
 	s->buf = buf;
 	while (i < n) {
-		if (s->instr) {
-			if (s->esc == 1) {
-				c = u[i];
-				if (c == 'u')
-					s->esc = 5;
-				else if (strchr("\"\\/bfnrt", c) && c)
-					s->esc = 0;
-				else
-					return fail(s, i, "invalid escape sequence in a string", HINT_SYNTAX);
-				i++;
-				continue;
-			}
-			if (s->esc >= 2) {
-				c = u[i];
-				if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-				    (c >= 'A' && c <= 'F')))
-					return fail(s, i, "invalid \\u escape in a string", HINT_SYNTAX);
-				s->esc = s->esc == 2 ? 0 : s->esc - 1;
-				i++;
-				continue;
-			}
-			if (!s->capkey) {
-				while (i < n && !sp[u[i]])
-					i++;
-				if (i >= n)
-					break;
-			}
-			c = u[i];
-			if (c == '"') {
-				s->instr = 0;
-				if (s->strkey) {
-					s->mode = M_COLON;
-					if (s->capkey) {
-						s->te_pending = !s->keybad && s->keylen == 11 &&
-						    memcmp(s->key, "traceEvents", 11) == 0;
-						s->capkey = 0;
-					}
-				} else
-					value_done(s);
-				i++;
-				continue;
-			}
-			if (c == '\\') {
-				s->esc = 1;
-				s->keybad = 1;
-				i++;
-				continue;
-			}
-			if (c < 0x20) {
-				s->st->ctrl++;
-				s->keybad = 1;
-				i++;
-				continue;
-			}
-			/* capturing key text */
-			if (s->keylen < (int)sizeof s->key)
-				s->key[s->keylen++] = (char)c;
-			else
-				s->keybad = 1;
+		if (s->instr)
+			r = string_step(s, u, n, &i);
+		else if (s->inprim)
+			r = prim_step(s, u, &i);
+		else if (u[i] == ' ' || u[i] == '\t' || u[i] == '\n' || u[i] == '\r') {
 			i++;
 			continue;
-		}
-		c = u[i];
-		if (s->inprim) {
-			if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' ||
-			    c == ']' || c == '}' || c == ':') {
-				s->inprim = 0;
-				if (!valid_prim(s))
-					return fail(s, i, "invalid literal or number", HINT_SYNTAX);
-				value_done(s);
-				continue;	/* reprocess the delimiter */
-			}
-			if (s->primlen >= MAXPRIM)
-				return fail(s, i, "number or literal longer than 512 bytes", HINT_SYNTAX);
-			s->prim[s->primlen++] = (char)c;
+		} else if (s->mode == M_VALUE || s->mode == M_VALUE_OR_CLOSE)
+			r = value_step(s, buf, n, &i);
+		else if ((r = punct_step(s, i, u[i])) == STEP_NEXT)
 			i++;
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			i++;
-			continue;
-		}
-		switch (s->mode) {
-		case M_VALUE:
-		case M_VALUE_OR_CLOSE:
-			/* The common case: a strictly valid event, found and tokenized in one pass. */
-			if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
-				size_t l = json_parse_object(&s->doc, buf + i, n - i);
-				if (l > 0) {
-					s->st->elements++;
-					s->st->events++;
-					if (s->fn && s->fn(s->ctx, &s->doc, s->base + i))
-						return SCAN_STOPPED;
-					i += l;
-					value_done(s);
-					continue;
-				}
-			}
-			if (c == '{' || c == '[') {
-				if ((r = open_container(s, i, c == '{' ? 'o' : 'a')) != SCAN_OK)
-					return r;
-				i++;
-				continue;
-			}
-			if (c == ']' && s->sp > 0 && s->stack[s->sp - 1] == 'a') {
-				if (s->mode == M_VALUE)
-					s->st->trailing_commas++;
-				r = close_container(s, i);
-				if (r != SCAN_OK)
-					return r;
-				i++;
-				continue;
-			}
-			if (s->sp == 1 && s->stack[0] == 'o' && s->te_pending) {
-				s->te_pending = 0;	/* traceEvents is not an array */
-			}
-			if (s->events_sp >= 0 && s->sp == s->events_sp) {
-				s->st->nonobject++;
-				if (s->st->elements++ < 8)
-					s->st->early_nonobject = 1;
-			}
-			if (c == '"') {
-				s->instr = 1;
-				s->strkey = 0;
-				s->capkey = 0;
-				s->str_off = s->base + i;
-				i++;
-				continue;
-			}
-			if (c == '-' || c == '+' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
-			    c == 'n' || c == 'N' || c == 'I' || c == 'i') {
-				s->inprim = 1;
-				s->primlen = 0;
-				s->prim_off = s->base + i;
-				{
-					/* Fast path: the whole number is in this chunk. */
-					size_t j = i;
-					while (j < n && !delim_tab()[u[j]])
-						j++;
-					if (j < n && j - i <= MAXPRIM) {
-						memcpy(s->prim, buf + i, j - i);
-						s->primlen = (int)(j - i);
-						s->inprim = 0;
-						if (!valid_prim(s))
-							return fail(s, i, "invalid literal or number",
-							    HINT_SYNTAX);
-						value_done(s);
-						i = j;
-					}
-				}
-				continue;	/* the primitive loop collects the rest */
-			}
-			return fail(s, i, "expected a value", HINT_SYNTAX);
-		case M_KEY:
-		case M_KEY_OR_CLOSE:
-			if (c == '"') {
-				s->instr = 1;
-				s->strkey = 1;
-				s->str_off = s->base + i;
-				s->capkey = s->sp == 1 && s->stack[0] == 'o';
-				s->keylen = 0;
-				s->keybad = 0;
-				i++;
-				continue;
-			}
-			if (c == '}') {
-				if (s->mode == M_KEY)
-					s->st->trailing_commas++;
-				if ((r = close_container(s, i)) != SCAN_OK)
-					return r;
-				i++;
-				continue;
-			}
-			return fail(s, i, "expected a double-quoted object key", HINT_SYNTAX);
-		case M_COLON:
-			if (c != ':')
-				return fail(s, i, "expected ':' after an object key", HINT_SYNTAX);
-			s->mode = M_VALUE;
-			i++;
-			continue;
-		case M_COMMA:
-			if (c == ',') {
-				s->mode = s->stack[s->sp - 1] == 'o' ? M_KEY : M_VALUE;
-				i++;
-				continue;
-			}
-			if ((c == ']' && s->stack[s->sp - 1] == 'a') ||
-			    (c == '}' && s->stack[s->sp - 1] == 'o')) {
-				if ((r = close_container(s, i)) != SCAN_OK)
-					return r;
-				i++;
-				continue;
-			}
-			return fail(s, i, s->stack[s->sp - 1] == 'o' ?
-			    "expected ',' or '}' after an object member" :
-			    "expected ',' or ']' after an array element", HINT_SYNTAX);
-		case M_END:
-			return fail(s, i, "unexpected data after the end of the JSON document",
-			    HINT_SYNTAX);
-		}
+		if (r == STEP_CHUNK_END)
+			break;
+		if (r != STEP_NEXT)
+			return r;
 	}
 	return SCAN_OK;
 }

@@ -107,12 +107,12 @@ typedef struct {
 	long *prev, *next;
 } nbr_t;
 
-static const oev_t *sort_ev;
-
+/* Order of event indexes by (stream, ts, end, list order); ctx: the events. */
 static int
-cmp_nbr(const void *pa, const void *pb)
+cmp_nbr(const void *pa, const void *pb, void *ctx)
 {
-	const oev_t *a = &sort_ev[*(const size_t *)pa], *b = &sort_ev[*(const size_t *)pb];
+	const oev_t *ev = ctx;
+	const oev_t *a = &ev[*(const size_t *)pa], *b = &ev[*(const size_t *)pb];
 
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
@@ -132,8 +132,7 @@ nbr_build(nbr_t *nb, const oev_t *ev, size_t n)
 	nb->next = xmalloc((n ? n : 1) * sizeof *nb->next);
 	for (i = 0; i < n; i++)
 		o[i] = i;
-	sort_ev = ev;
-	qsort(o, n, sizeof *o, cmp_nbr);
+	qsort_r(o, n, sizeof *o, cmp_nbr, (void *)ev);
 	for (i = 0; i < n; i++) {
 		nb->prev[o[i]] = i > 0 && ev[o[i - 1]].stream == ev[o[i]].stream ? (long)o[i - 1] : -1;
 		nb->next[o[i]] = i + 1 < n && ev[o[i + 1]].stream == ev[o[i]].stream ? (long)o[i + 1] : -1;

@@ -671,6 +671,169 @@ cache_free(struct cache *c)
 	memset(c, 0, sizeof *c);
 }
 
+static void
+put_trace(const struct trace_state *s)
+{
+	long long rank;
+	const char *b = strrchr(s->path, '/');
+
+	rec_begin(RT_trace);
+	rec_int(RM_trace_v, REC_VERSION);
+	rec_int(RM_trace_t, s->t);
+	rec_cstr(RM_trace_role, role);
+	rec_cstr(RM_trace_path, s->path);
+	rec_cstr(RM_trace_stage, strcmp(s->path, "-") ? parse_stage(s->path) : "all");
+	if (parse_tp_rank(b ? b + 1 : s->path, &rank))
+		rec_int(RM_trace_rank, rank);
+	rec_bool(RM_trace_gzip, zio_is_gzip(s->z));
+	rec_end();
+}
+
+/* The correlation map entries that downstream tools will ask for. */
+static void
+put_corrs(struct trace_state *s)
+{
+	const uint64_t *ext;
+	size_t i;
+
+	xqsort(s->need, s->nneed, sizeof *s->need, cmp_ll);
+	for (i = 0; i < s->nneed; i++) {
+		if (i && s->need[i] == s->need[i - 1])
+			continue;
+		if ((ext = imap_get(&s->corr, (uint64_t)s->need[i]))) {
+			rec_begin(RT_corr);
+			rec_int(RM_corr_t, s->t);
+			rec_int(RM_corr_correlation, s->need[i]);
+			rec_int(RM_corr_external_id, (long long)*ext);
+			rec_end();
+		}
+	}
+}
+
+static void
+put_stats(const struct trace_state *s, const struct scan_stats *st)
+{
+	sbuf o = SBUF_INIT;
+	uint32_t id;
+	size_t i;
+
+	rec_begin(RT_stats);
+	rec_int(RM_stats_t, s->t);
+	rec_int(RM_stats_events, (long long)s->events);
+	rec_int(RM_stats_ph_x, (long long)s->by_ph_x);
+	rec_int(RM_stats_ph_m, (long long)s->by_ph_m);
+	rec_int(RM_stats_ph_other, (long long)s->by_ph_other);
+	rec_int(RM_stats_kernels, (long long)s->kernels);
+	rec_int(RM_stats_cpu_ops, (long long)s->cpu_ops);
+	rec_int(RM_stats_launches, (long long)s->launches);
+	rec_int(RM_stats_frames, (long long)s->frames);
+	rec_int(RM_stats_annotations, (long long)s->annotations);
+	sb_addc(&o, '{');
+	for (id = 0; id < strtab_count(s->cats.tab); id++) {
+		if (id)
+			sb_addc(&o, ',');
+		json_quote(&o, strtab_str(s->cats.tab, id), strtab_len(s->cats.tab, id));
+		sb_printf(&o, ":%llu", s->catcount[id]);
+	}
+	sb_addc(&o, '}');
+	rec_json(RM_stats_by_cat, o.s, o.len);
+	sb_reset(&o);
+	sb_addc(&o, '{');
+	for (i = 0; i < SK_NREASON; i++)
+		sb_printf(&o, "%s\"%s\":%llu", i ? "," : "", skip_names[i], s->skipped[i]);
+	sb_addc(&o, '}');
+	rec_json(RM_stats_skipped, o.s, o.len);
+	sb_reset(&o);
+	sb_printf(&o, "{\"bom\":%llu,\"control_chars\":%llu,\"trailing_commas\":%llu,"
+	    "\"missing_close_bracket\":%llu,\"non_object_events\":%llu,"
+	    "\"nan_inf_literals\":%llu,\"replacement_chars\":%u,"
+	    "\"kernels_without_positive_dur\":%llu,\"negative_dur\":%llu,"
+	    "\"duplicate_trace_events\":%llu}",
+	    st->bom, st->ctrl, st->trailing_commas, st->missing_close, st->nonobject,
+	    st->literals, s->repl, s->kernel_no_dur, s->neg_dur, st->dup_trace_events);
+	rec_json(RM_stats_warnings, o.s, o.len);
+	sb_free(&o);
+	rec_cstr(RM_stats_shape, st->shape == 'a' ? "array" : st->shape == 'o' ? "object" :
+	    "other");
+	rec_end();
+}
+
+/*
+ * The trace's data-quality warnings, one line per kind with counts.
+ * Returns EXIT_DATA when --strict makes them errors, else EXIT_OK.
+ */
+static int
+warn_trace(const struct trace_state *s, const struct scan_stats *st)
+{
+	const char *path = s->path;
+	size_t i;
+
+	if (st->bom)
+		warn_msg("'%s': UTF-8 byte order mark at the start (ignored)", path);
+	if (st->ctrl)
+		warn_msg("'%s': %llu raw control characters inside strings (accepted)", path,
+		    st->ctrl);
+	if (s->repl)
+		warn_msg("'%s': %u invalid UTF-8 sequences or lone surrogates shown as U+FFFD",
+		    path, s->repl);
+	if (st->literals)
+		warn_msg("'%s': %llu NaN/Infinity literals (not standard JSON; accepted)", path,
+		    st->literals);
+	if (st->trailing_commas)
+		warn_msg("'%s': %llu trailing commas before ']' or '}' (accepted)", path,
+		    st->trailing_commas);
+	if (st->missing_close)
+		warn_msg("'%s': the event array has no closing ']' (accepted)", path);
+	if (st->nonobject)
+		warn_msg("'%s': %llu trace events are not JSON objects (skipped)", path,
+		    st->nonobject);
+	if (st->dup_trace_events)
+		warn_msg("'%s': more than one traceEvents array (all were read)", path);
+	for (i = 0; i < SK_NREASON; i++)
+		if (s->skipped[i])
+			warn_msg("'%s': %llu events skipped: %s", path, s->skipped[i], skip_names[i]);
+	if (s->kernel_no_dur)
+		warn_msg("'%s': %llu GPU events with missing, null or non-positive dur (skipped)",
+		    path, s->kernel_no_dur);
+	if (strict && (s->kernel_no_dur || st->ctrl || s->repl || st->literals ||
+	    st->trailing_commas || st->nonobject || any_skipped(s))) {
+		warnx("'%s': data-quality warnings are errors under --strict", path);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+/* A trace without events: say what the document held instead. */
+static void
+say_empty(const char *path, const struct scan_stats *st)
+{
+	if (st->shape != 'o' && st->shape != 'a')
+		warnx("'%s': no trace events: the document is neither a JSON object nor an "
+		    "array", path);
+	else if (!st->has_events)
+		warnx("'%s': no trace events: the document has no traceEvents array", path);
+	else if (st->nonobject)
+		warnx("'%s': no trace events: the event array holds %llu elements, none of "
+		    "them an object", path, st->nonobject);
+	else
+		warnx("'%s': no trace events: the event array is empty", path);
+}
+
+static void
+trace_state_free(struct trace_state *s)
+{
+	cache_free(&s->names);
+	cache_free(&s->cats);
+	imap_free(&s->corr);
+	free(s->need);
+	free(s->catcount);
+	sb_free(&s->name);
+	sb_free(&s->cat);
+	sb_free(&s->pid);
+	sb_free(&s->tid);
+	sb_free(&s->tmp);
+}
+
 /* Extract one trace file; returns an exit code. */
 static int
 extract_trace(const char *path, int t)
@@ -678,10 +841,7 @@ extract_trace(const char *path, int t)
 	struct trace_state s;
 	struct scan_stats st;
 	char err[1024];
-	int r, rc = EXIT_OK;
-	size_t i;
-	const uint64_t *ext;
-	uint32_t id;
+	int r, rc;
 
 	memset(&s, 0, sizeof s);
 	s.t = t;
@@ -691,24 +851,10 @@ extract_trace(const char *path, int t)
 	s.z = zio_open(path);
 	if (!s.z) {
 		warnx("cannot open '%s': %s", path, strerror(errno));
-		cache_free(&s.names);
-		cache_free(&s.cats);
+		trace_state_free(&s);
 		return EXIT_DATA;
 	}
-	rec_begin(RT_trace);
-	rec_int(RM_trace_v, REC_VERSION);
-	rec_int(RM_trace_t, t);
-	rec_cstr(RM_trace_role, role);
-	rec_cstr(RM_trace_path, path);
-	rec_cstr(RM_trace_stage, strcmp(path, "-") ? parse_stage(path) : "all");
-	{
-		long long rank;
-		const char *b = strrchr(path, '/');
-		if (parse_tp_rank(b ? b + 1 : path, &rank))
-			rec_int(RM_trace_rank, rank);
-	}
-	rec_bool(RM_trace_gzip, zio_is_gzip(s.z));
-	rec_end();
+	put_trace(&s);
 	s.prog = progress_start(path, progress_flag);
 	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
@@ -717,119 +863,17 @@ extract_trace(const char *path, int t)
 	if (r == SCAN_ERROR) {
 		fflush(stdout);
 		warnx("%s", err);
-		rc = EXIT_DATA;
-		goto out;
+		trace_state_free(&s);
+		return EXIT_DATA;
 	}
-	/* The correlation map entries that downstream tools will ask for. */
-	xqsort(s.need, s.nneed, sizeof *s.need, cmp_ll);
-	for (i = 0; i < s.nneed; i++) {
-		if (i && s.need[i] == s.need[i - 1])
-			continue;
-		if ((ext = imap_get(&s.corr, (uint64_t)s.need[i]))) {
-			rec_begin(RT_corr);
-			rec_int(RM_corr_t, t);
-			rec_int(RM_corr_correlation, s.need[i]);
-			rec_int(RM_corr_external_id, (long long)*ext);
-			rec_end();
-		}
-	}
-	rec_begin(RT_stats);
-	rec_int(RM_stats_t, t);
-	rec_int(RM_stats_events, (long long)s.events);
-	rec_int(RM_stats_ph_x, (long long)s.by_ph_x);
-	rec_int(RM_stats_ph_m, (long long)s.by_ph_m);
-	rec_int(RM_stats_ph_other, (long long)s.by_ph_other);
-	rec_int(RM_stats_kernels, (long long)s.kernels);
-	rec_int(RM_stats_cpu_ops, (long long)s.cpu_ops);
-	rec_int(RM_stats_launches, (long long)s.launches);
-	rec_int(RM_stats_frames, (long long)s.frames);
-	rec_int(RM_stats_annotations, (long long)s.annotations);
-	{
-		sbuf o = SBUF_INIT;
-		sb_addc(&o, '{');
-		for (id = 0; id < strtab_count(s.cats.tab); id++) {
-			if (id)
-				sb_addc(&o, ',');
-			json_quote(&o, strtab_str(s.cats.tab, id), strtab_len(s.cats.tab, id));
-			sb_printf(&o, ":%llu", s.catcount[id]);
-		}
-		sb_addc(&o, '}');
-		rec_json(RM_stats_by_cat, o.s, o.len);
-		sb_reset(&o);
-		sb_addc(&o, '{');
-		for (i = 0; i < SK_NREASON; i++)
-			sb_printf(&o, "%s\"%s\":%llu", i ? "," : "", skip_names[i], s.skipped[i]);
-		sb_addc(&o, '}');
-		rec_json(RM_stats_skipped, o.s, o.len);
-		sb_reset(&o);
-		sb_printf(&o, "{\"bom\":%llu,\"control_chars\":%llu,\"trailing_commas\":%llu,"
-		    "\"missing_close_bracket\":%llu,\"non_object_events\":%llu,"
-		    "\"nan_inf_literals\":%llu,\"replacement_chars\":%u,"
-		    "\"kernels_without_positive_dur\":%llu,\"negative_dur\":%llu,"
-		    "\"duplicate_trace_events\":%llu}",
-		    st.bom, st.ctrl, st.trailing_commas, st.missing_close, st.nonobject,
-		    st.literals, s.repl, s.kernel_no_dur, s.neg_dur, st.dup_trace_events);
-		rec_json(RM_stats_warnings, o.s, o.len);
-		sb_free(&o);
-	}
-	rec_cstr(RM_stats_shape, st.shape == 'a' ? "array" : st.shape == 'o' ? "object" : "other");
-	rec_end();
-
-	/* Warnings: one line per kind, with counts. */
-	if (st.bom)
-		warn_msg("'%s': UTF-8 byte order mark at the start (ignored)", path);
-	if (st.ctrl)
-		warn_msg("'%s': %llu raw control characters inside strings (accepted)", path, st.ctrl);
-	if (s.repl)
-		warn_msg("'%s': %u invalid UTF-8 sequences or lone surrogates shown as U+FFFD",
-		    path, s.repl);
-	if (st.literals)
-		warn_msg("'%s': %llu NaN/Infinity literals (not standard JSON; accepted)", path,
-		    st.literals);
-	if (st.trailing_commas)
-		warn_msg("'%s': %llu trailing commas before ']' or '}' (accepted)", path,
-		    st.trailing_commas);
-	if (st.missing_close)
-		warn_msg("'%s': the event array has no closing ']' (accepted)", path);
-	if (st.nonobject)
-		warn_msg("'%s': %llu trace events are not JSON objects (skipped)", path, st.nonobject);
-	if (st.dup_trace_events)
-		warn_msg("'%s': more than one traceEvents array (all were read)", path);
-	for (i = 0; i < SK_NREASON; i++)
-		if (s.skipped[i])
-			warn_msg("'%s': %llu events skipped: %s", path, s.skipped[i], skip_names[i]);
-	if (s.kernel_no_dur)
-		warn_msg("'%s': %llu GPU events with missing, null or non-positive dur (skipped)",
-		    path, s.kernel_no_dur);
-	if (strict && (s.kernel_no_dur || st.ctrl || s.repl || st.literals ||
-	    st.trailing_commas || st.nonobject || any_skipped(&s))) {
-		warnx("'%s': data-quality warnings are errors under --strict", path);
-		rc = EXIT_DATA;
-	}
+	put_corrs(&s);
+	put_stats(&s, &st);
+	rc = warn_trace(&s, &st);
 	if (s.events == 0 && rc == EXIT_OK) {
-		if (st.shape != 'o' && st.shape != 'a')
-			warnx("'%s': no trace events: the document is neither a JSON object nor an "
-			    "array", path);
-		else if (!st.has_events)
-			warnx("'%s': no trace events: the document has no traceEvents array", path);
-		else if (st.nonobject)
-			warnx("'%s': no trace events: the event array holds %llu elements, none of "
-			    "them an object", path, st.nonobject);
-		else
-			warnx("'%s': no trace events: the event array is empty", path);
+		say_empty(path, &st);
 		rc = EXIT_EMPTY;
 	}
-out:
-	cache_free(&s.names);
-	cache_free(&s.cats);
-	imap_free(&s.corr);
-	free(s.need);
-	free(s.catcount);
-	sb_free(&s.name);
-	sb_free(&s.cat);
-	sb_free(&s.pid);
-	sb_free(&s.tid);
-	sb_free(&s.tmp);
+	trace_state_free(&s);
 	return rc;
 }
 
