@@ -41,7 +41,7 @@ typedef struct {
 	int known;
 	int is_mapping;
 	size_t formal;		/* index into inputs, or NONE */
-} trace_t;
+} tinfo_t;
 
 /* The kernel rows of one (t, stage), collected until the group ends. */
 typedef struct {
@@ -64,7 +64,7 @@ static done_t *done;
 static size_t ndone, done_cap;
 static input_t *inputs;
 static size_t ninputs, inputs_cap, cur_formal = NONE, cur_mapping = NONE;
-static trace_t *traces;
+static tinfo_t *traces;
 static size_t traces_cap;
 static group_t grp;
 static catalog_t cat;
