@@ -25,7 +25,7 @@ endif
 
 TOOLS      := $(sort $(notdir $(patsubst %/,%,$(wildcard cmd/*/))))
 COMMON_SRC := $(wildcard common/*.c)
-COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/kernel_categories.o
 COMMON_HDR := $(wildcard common/*.h) $(wildcard common/*.inc)
 BINS       := $(TOOLS:%=$(O)/bin/%)
 MAN1       := $(wildcard man/man1/*.1)
@@ -64,6 +64,18 @@ $(O)/gen/fuse_catalog.c: data/fuse-patterns.jsonl
 	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 $(O)/gen/fuse_catalog.o: $(O)/gen/fuse_catalog.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The kernel-category rules (common/kcat.h) go into the library the same way.
+$(O)/gen/kernel_categories.c: data/kernel-categories.jsonl
+	@mkdir -p $(@D)
+	{ echo '/* Generated from data/kernel-categories.jsonl by the Makefile; do not edit. */'; \
+	  echo 'const char *const kernel_category_lines[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
+	      -e 's/^/	"/' -e 's/$$/",/' data/kernel-categories.jsonl; \
+	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
@@ -123,13 +135,17 @@ FUZZ_O     := build-fuzz
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
-FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o)
+FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
 FUZZ_EXTOBJ := $(FUZZ_O)/cmd/trace-extract/discover.o $(FUZZ_O)/cmd/trace-extract/framework.o
 FUZZ_BINS   := $(FUZZ_O)/fuzz-scan $(FUZZ_O)/fuzz-extract $(FUZZ_O)/fuzz-records
 
 $(FUZZ_O)/%.o: %.c $(COMMON_HDR) tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -iquote tests/fuzz $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
 $(FUZZ_O)/libcommon.a: $(FUZZ_LIBOBJ)
 	$(AR) rcs $@ $^

@@ -9,9 +9,13 @@
 #include "sbuf.h"
 #include "xalloc.h"
 
-enum { CODE_HELP = OPT_LONG - 1, CODE_VERSION = OPT_LONG - 2 };
+enum { CODE_COMPAT = OPT_LONG - 3, CODE_VERSION = OPT_LONG - 2 };
+
+int compat_reference;
 
 static const struct opt common[] = {
+	{ "compat", CODE_COMPAT, "MODE",
+	    "reference: the reference analyzer's output exactly, quirks included" },
 	{ "help", 'h', NULL, "show this help" },
 	{ "quiet", 'q', NULL, "no warnings or progress on stderr" },
 	{ "version", CODE_VERSION, NULL, "show the version" },
@@ -50,7 +54,7 @@ help_line(FILE *fp, const struct opt *o)
 	/* an optional argument ("[=WHERE]") is glued to the name */
 	const char *sep = o->arg && o->arg[0] != '[' ? " " : "";
 
-	if (o->code < OPT_LONG - 2 && o->code > 0)
+	if (o->code < OPT_LONG - 3 && o->code > 0)
 		snprintf(left, sizeof left, "-%c, --%s%s%s", o->code, o->name, sep,
 		    o->arg ? o->arg : "");
 	else
@@ -148,6 +152,11 @@ opt_next(const struct tool *t, int argc, char **argv)
 		return opt_next(t, argc, argv);
 	case CODE_VERSION:
 		print_version();
+	case CODE_COMPAT:
+		if (strcmp(optarg, "reference") != 0)
+			opt_bad(t, "compat", "not reference", optarg);
+		compat_reference = 1;
+		return opt_next(t, argc, argv);
 	case ':':
 		fprintf(stderr, "%s: option '%s' needs a value\n", progname, argv[optind - 1]);
 		opt_usage(t, EXIT_USAGE);

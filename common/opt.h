@@ -4,8 +4,9 @@
  * line and the --help text are made, so they cannot drift apart.
  *
  * opt_next() handles what every tool shares: -h/--help (help on stdout,
- * exit 0), --version, -q/--quiet (sets `quiet`, see err.h), and unknown
- * options or missing arguments (the usage on stderr, exit 2).  It returns
+ * exit 0), --version, -q/--quiet (sets `quiet`, see err.h), --compat
+ * reference (sets compat_reference), and unknown options or missing
+ * arguments (the usage on stderr, exit 2).  It returns
  * each other option's code with its argument in `optarg`, and -1 after the
  * last option (`optind` indexes the operands).
  */
@@ -30,6 +31,13 @@ struct tool {
 
 /* Values for long-only options. */
 enum { OPT_LONG = 256 };
+
+/*
+ * --compat reference: reproduce the reference analyzer's output exactly,
+ * its wrong answers included (docs/deviations.md, "Corrections").  Without
+ * it the tools give the corrected answers.
+ */
+extern int compat_reference;
 
 int opt_next(const struct tool *t, int argc, char **argv);
 

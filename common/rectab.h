@@ -33,7 +33,9 @@
 	M(T, v, INT, OPT, "1") \
 	M(T, role, STR, OPT, "single") \
 	M(T, path, STR, OPT, "") \
-	M(T, framework, STR, OPT, "sglang") \
+	M(T, framework, STR, OPT, "none") \
+	M(T, framework_source, STR, OPT, NULL) \
+	M(T, framework_evidence, STR, OPT, NULL) \
 	M(T, server_args, JSON, OPT, NULL) \
 	M(T, model, STR, OPT, NULL) \
 	M(T, tp_size, INT, OPT, "1") \
@@ -126,6 +128,7 @@
 	M(T, launches, INT, OPT, "0") \
 	M(T, frames, INT, OPT, "0") \
 	M(T, annotations, INT, OPT, "0") \
+	M(T, not_gpu_work, INT, OPT, "0") \
 	M(T, by_cat, JSON, OPT, NULL) \
 	M(T, skipped, JSON, OPT, NULL) \
 	M(T, warnings, JSON, OPT, NULL) \
@@ -185,7 +188,8 @@
 	M(T, candidate_path, STR, OPT, "") \
 	M(T, rationale, STR, OPT, "") \
 	M(T, status, STR, OPT, "") \
-	M(T, priority, INT, OPT, "0")
+	M(T, priority, INT, OPT, "0") \
+	M(T, origin, STR, OPT, NULL)
 
 #define REC_MEMBERS_fuse_explain(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -193,6 +197,12 @@
 	M(T, pattern, STR, REQ, NULL) \
 	M(T, verdict, STR, REQ, NULL) \
 	M(T, detail, STR, REQ, NULL)
+
+#define REC_MEMBERS_note(M, T) \
+	M(T, t, INT, OPT, NULL) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, id, STR, REQ, NULL) \
+	M(T, text, STR, REQ, NULL)
 
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
@@ -210,6 +220,7 @@
 	T(kernel_row, REC_MEMBERS_kernel_row, X) \
 	T(overlap_row, REC_MEMBERS_overlap_row, X) \
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
-	T(fuse_explain, REC_MEMBERS_fuse_explain, X)
+	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \
+	T(note, REC_MEMBERS_note, X)
 
 #endif

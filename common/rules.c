@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kcat.h"
+#include "opt.h"
 #include "rules.h"
 #include "text.h"
 
@@ -164,6 +166,58 @@ parse_tp_rank(const char *name, long long *rank)
 	return ok;
 }
 
+int
+gpu_work_category(const char *lower, size_t n)
+{
+	static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset", "memcpy",
+		"memset", NULL };
+	const char *const *c;
+
+	for (c = cats; *c; c++)
+		if (strlen(*c) == n && memcmp(lower, *c, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The number after `key` in s ("context_12" -> 12), or -1 when key is
+ * absent or not followed by digits.
+ */
+static long
+count_after(const char *s, size_t n, const char *key)
+{
+	const char *p = memmem(s, n, key, strlen(key));
+	long v = -1;
+
+	if (!p)
+		return -1;
+	for (p += strlen(key); p < s + n && *p >= '0' && *p <= '9'; p++)
+		v = (v < 0 ? 0 : v * 10) + (*p - '0');
+	return v;
+}
+
+/*
+ * The corrected rule: vLLM's execute_..._context_N(...)_generation_M(...)
+ * markers count the batch's prefill (context) and decode (generation)
+ * requests, so the counts decide, a batch with both going with prefill;
+ * SGLang's step[EXTEND ...] is a prefill marker.  The reference's
+ * substring test reads generation_2..9 as no stage and calls
+ * context_1_generation_12 decode.
+ */
+static const char *
+annotation_stage_corrected(const char *l, size_t n)
+{
+	long ctx = count_after(l, n, "context_"), gen = count_after(l, n, "generation_");
+
+	if (ctx >= 0 && gen >= 0)
+		return ctx > 0 ? "extend" : gen > 0 ? "decode" : NULL;
+	if (text_has(l, n, "decode"))
+		return "decode";
+	if (text_has(l, n, "prefill") || text_has(l, n, "extend"))
+		return "extend";
+	return NULL;
+}
+
 const char *
 annotation_stage(const char *name, size_t n)
 {
@@ -171,7 +225,10 @@ annotation_stage(const char *name, size_t n)
 	const char *st = NULL;
 
 	text_normalize(name, n, &t);
-	if (t.len) {
+	if (t.len && !compat_reference) {
+		text_lower(t.s, t.len);
+		st = annotation_stage_corrected(t.s, t.len);
+	} else if (t.len) {
 		text_lower(t.s, t.len);
 		if (text_has(t.s, t.len, "generation_1") || text_has(t.s, t.len, "decode"))
 			st = "decode";
@@ -263,6 +320,8 @@ classify_kernel(const char *raw, size_t n)
 	int compute_like;
 	size_t k;
 
+	if (!compat_reference)
+		return kernel_category(raw, n);
 	lower_copy(raw, n, &l);
 	if (has_any(l.s, l.len, kt_comm_strong)) {
 		cat = "communication";

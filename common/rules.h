@@ -33,10 +33,19 @@ const char *parse_stage(const char *abspath);
  */
 int parse_tp_rank(const char *name, long long *rank);
 
-/* Stage of a user annotation from its name (§3.2.1): "decode", "extend" or NULL. */
+/*
+ * Stage of a user annotation from its name: "decode", "extend" or NULL;
+ * with --compat reference by the reference's substrings (§3.2.1), else
+ * by the batch counts of vLLM markers and SGLang's step[EXTEND ...]
+ * (docs/deviations.md).
+ */
 const char *annotation_stage(const char *name, size_t n);
 
-/* classify_kernel (kernel-table.md §2.2) on the RAW kernel name. */
+/*
+ * The category of a RAW kernel name: with --compat reference the
+ * reference's classify_kernel (kernel-table.md §2.2), else the corrected
+ * rules of kcat.h.  A static string.
+ */
 const char *classify_kernel(const char *raw, size_t n);
 
 /*
@@ -45,6 +54,13 @@ const char *classify_kernel(const char *raw, size_t n);
  * keyword of the §2.7 lists.
  */
 int overlap_name_hint(const char *lower, size_t n);
+
+/*
+ * Is an event category (lowercased, normalized) GPU work: kernel,
+ * gpu_memcpy, gpu_memset, or the legacy Kernel, Memcpy, Memset?  Not
+ * cuda_sync, runtime or driver calls, annotations.
+ */
+int gpu_work_category(const char *lower, size_t n);
 
 /* classify_kernel of the overlap table (overlap.md §2.7); a different list. */
 const char *overlap_classify(const char *raw, size_t n);

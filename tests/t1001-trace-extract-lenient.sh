@@ -218,7 +218,7 @@ t_nameless() {
 	# kernel events without name or cat (found by fuzzing: undefined
 	# behaviour on an empty buffer)
 	printf '[{"ph": "X", "cat": "kernel", "ts": 5, "dur": 2, "pid": 0, "tid": 7}, {"ph": "X", "name": "k", "ts": 9, "dur": 2, "pid": 0, "tid": 7, "args": {"stream": 7}}]' >"$T/nn.json"
-	"$EX" "$T/nn.json" >"$T/nn.jsonl"
+	"$EX" --compat reference "$T/nn.json" >"$T/nn.jsonl"
 	eq '["",""]' "$(jq -c 'select(.type == "kernel") | .name' "$T/nn.jsonl" | head -n 1 | jq -c '[., ""]')"
 	eq '""' "$(jq -c 'select(.type == "kernel" and .name == "k") | .cat' "$T/nn.jsonl")"
 }

@@ -171,10 +171,12 @@ t_fallback() {
 	d=$T/fb
 	mkdir -p "$d"
 	printf '[{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 7}]' >"$d/t.json"
-	eq '"sglang"' "$(input "$d" .framework)"
-	eq '"vllm"' "$("$EX" --framework-fallback vllm "$d" | jq -c 'select(.type == "input") | .framework')"
+	eq '["none","none"]' "$(input "$d" '[.framework, .framework_source]')"
+	eq '"sglang"' "$("$EX" --compat reference "$d" | jq -c 'select(.type == "input") | .framework')"
+	eq '["vllm","capture"]' "$("$EX" --framework-fallback vllm "$d" |
+	    jq -c 'select(.type == "input") | [.framework, .framework_source]')"
 }
-check "no hint: the fallback, else sglang" t_fallback
+check "no hint: the fallback, else none (the reference: sglang)" t_fallback
 
 t_bad_trace_named_trace() {
 	# *.trace.json is taken unread; a broken one fails at extraction

@@ -24,7 +24,7 @@ t_worked_cells() {
 	eq 'Fused QK RoPE reshape + KV cache write,Fused residual add + RMSNorm' \
 	    "$(fuse_rows "$T/out" .pattern | paste -sd, -)" &&
 	eq 'mainline split|Confirmed|1500|15|40' \
-	    "$(fuse_rows "$T/out" '"\(.status)|\(.confidence)|\(.related_us)|\(.share_pct)|\(.priority)"' | head -1)" &&
+	    "$(fuse_rows "$T/out" '"\(.origin)|\(.confidence)|\(.related_us)|\(.share_pct)|\(.priority)"' | head -1)" &&
 	eq 'python/sglang/srt/layers/layernorm.py<br>python/sglang/srt/layers/quantization/modelslim/modelslim.py' \
 	    "$(fuse_rows "$T/out" .candidate_path | sed -n 2p)"
 }
@@ -65,7 +65,7 @@ t_short() {
 	{ inp sglang "$SG"; row 0 decode gemm_kernel 300 1000 unresolved -; } >"$T/in" &&
 	run "$(pat '"pattern":"P","split_groups":[["gemm"],["v"]],"min_share":0.1,"likely_share":50')" "$T/in" &&
 	eq 'P|Candidate|300|mainline split|gemm_kernel (30.0%)|-' \
-	    "$(fuse_rows "$T/out" '"\(.pattern)|\(.confidence)|\(.related_us)|\(.status)|\(.evidence)|\(.current_locations)"')"
+	    "$(fuse_rows "$T/out" '"\(.pattern)|\(.confidence)|\(.related_us)|\(.origin)|\(.evidence)|\(.current_locations)"')"
 }
 check 'short needles match inside words; one row can fill every group' t_short
 
@@ -77,7 +77,7 @@ t_direct_split() {
 	} >"$T/in" &&
 	run "$(pat '"pattern":"D","origin":"upstream","active_keywords":["act_kernel"],"split_groups":[["g1_"],["zzz"]],"min_share":99')
 $(pat '"pattern":"S","origin":"inflight","split_groups":[["g1_"],["g2_"]],"min_share":0.1,"likely_share":50')" "$T/in" &&
-	fuse_rows "$T/out" '"\(.pattern) \(.status) \(.confidence) \(.related_us)"' >"$T/got" &&
+	fuse_rows "$T/out" '"\(.pattern) \(.origin) \(.confidence) \(.related_us)"' >"$T/got" &&
 	printf 'D upstream direct Confirmed 150\n' >"$T/want" &&
 	same "$T/want" "$T/got"
 }
@@ -86,7 +86,7 @@ check 'direct match ignores min_share and keeps partial groups (edge case 7)' t_
 t_pending() {
 	{ inp sglang "$SG"; srow 0 decode g1_kernel 50 1000 'b.py:2 g'; srow 0 decode g2_kernel 30 1000 'c.py:3 h'; } >"$T/in" &&
 	run "$(pat '"pattern":"S","origin":"inflight","split_groups":[["g1_"],["g2_"]],"min_share":0.1,"likely_share":50,"rationale":"H."')" "$T/in" &&
-	eq 'S pending split Candidate 80' "$(fuse_rows "$T/out" '"\(.pattern) \(.status) \(.confidence) \(.related_us)"')" &&
+	eq 'S pending split Candidate 80' "$(fuse_rows "$T/out" '"\(.pattern) \(.origin) \(.confidence) \(.related_us)"')" &&
 	eq 'Matches an open upstream path (8.0% related GPU time). H.' "$(fuse_rows "$T/out" .rationale)"
 }
 check 'inflight origin: pending status and open-upstream rationale' t_pending
@@ -174,7 +174,8 @@ t_upstream_rationale() {
 	{ inp sglang "$SG"; srow 0 decode act_a 123 1000 'a.py:1 f'; } >"$T/in" &&
 	run "$(pat '"pattern":"U","origin":"upstream","active_keywords":["act_a"],"rationale":"Three."')" "$T/in" &&
 	eq 'Matches an upstream path (12.3% related GPU time). Three.' "$(fuse_rows "$T/out" .rationale)" &&
-	eq 'upstream direct' "$(fuse_rows "$T/out" .status)"
+	eq 'upstream direct' "$(fuse_rows "$T/out" .origin)" &&
+	eq 'in use' "$(fuse_rows "$T/out" .status)"
 }
 check 'rationale template (upstream, direct or split alike)' t_upstream_rationale
 

@@ -21,6 +21,7 @@ typedef struct {
 	char *name;		/* canonical kernel name */
 	char *location;		/* rendered location cell (§2) */
 	char *cpu_op;		/* rendered CPU-op cell */
+	char *category;		/* the row's kernel category */
 	double total_us;
 	entry_t *entry;		/* NULL when the row has none */
 	haystack_t hs;		/* built by the caller with haystack_build */
@@ -31,6 +32,12 @@ typedef struct {
 	const char *framework;	/* resolved formal framework */
 	const char *model;	/* model path, already lowercased */
 	long long tp_size;
+	/*
+	 * The corrections (not under --compat reference): patterns about MoE
+	 * routing and experts need an MoE kernel in the stage (moe_present).
+	 */
+	int corrected;
+	int moe_present;
 } fctx_t;
 
 /* Why a pattern did or did not produce a rendered row (--explain). */
@@ -40,6 +47,7 @@ enum verdict {
 	V_TP,			/* require_tp and tp_size < min_tp_size */
 	V_MODEL_INCLUDE,	/* model has none of model_include */
 	V_MODEL_EXCLUDE,	/* model has one of model_exclude */
+	V_NO_MOE,		/* an MoE pattern, and no MoE kernel in the stage */
 	V_NO_HIT,		/* no active hit and the split groups incomplete */
 	V_ZERO_TIME,		/* related time <= 0 */
 	V_MIN_SHARE,		/* split match below min_share */
@@ -84,9 +92,15 @@ void fuse_detect(const catalog_t *cat, const frow_t *rows, size_t nrows,
     double total_us, const fctx_t *ctx, fresult_t *res);
 void fresult_free(fresult_t *res);
 
-/* Cells of a candidate (§7): Confirmed/Candidate and the status (§6 step 9). */
+/*
+ * Cells of a candidate (§7): Confirmed/Candidate; whether the fusion is
+ * "in use" (an active keyword: the fused kernel or path already runs) or
+ * "missing" (only the separate kernels it would fuse); the pattern's
+ * origin and match kind as the reference's status cell (§6 step 9).
+ */
 const char *fuse_confidence(const cand_t *c);
 const char *fuse_status(const cand_t *c);
+const char *fuse_origin(const cand_t *c);
 
 /* Evidence kernels (§7.1); "-" when no related row reaches 1 %. */
 void fuse_evidence(const cand_t *c, const frow_t *rows, double total_us, sbuf *out);

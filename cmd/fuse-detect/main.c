@@ -225,6 +225,7 @@ emit_row(const fresult_t *res, const cand_t *c)
 	rec_str(RM_fuse_row_rationale, sbs(&cell), cell.len);
 	rec_cstr(RM_fuse_row_status, fuse_status(c));
 	rec_int(RM_fuse_row_priority, c->p->priority);
+	rec_cstr(RM_fuse_row_origin, fuse_origin(c));
 	rec_end();
 	sb_free(&cell);
 }
@@ -240,6 +241,7 @@ group_clear(void)
 		free(row->name);
 		free(row->location);
 		free(row->cpu_op);
+		free(row->category);
 		if (row->entry) {
 			entry_free(row->entry);
 			free(row->entry);
@@ -261,7 +263,7 @@ group_flush(void)
 {
 	const input_t *formal = NULL, *args = NULL;
 	size_t fi = cur_formal, i;
-	fctx_t ctx = { "sglang", "", 1 };
+	fctx_t ctx = { "sglang", "", 1, 0, 0 };
 	fresult_t res;
 
 	if (!grp.open)
@@ -290,6 +292,9 @@ group_flush(void)
 		ctx.tp_size = args->tp_size;
 	}
 
+	ctx.corrected = !compat_reference;
+	for (i = 0; i < grp.n && !ctx.moe_present; i++)
+		ctx.moe_present = strcmp(grp.rows[i].category, "moe") == 0;
 	fuse_detect(&cat, grp.rows, grp.n, grp.total_us, &ctx, &res);
 	for (i = 0; i < res.nout; i++)
 		emit_row(&res, &res.c[res.out[i]]);
@@ -348,6 +353,7 @@ read_kernel_row(rec_reader *r)
 	row->name = rstr_dup(x.kernel);
 	row->location = rstr_dup(x.location);
 	row->cpu_op = rstr_dup(x.cpu_op);
+	row->category = rstr_dup(x.category);
 	row->total_us = x.total_us;
 	if (REC_HAS(&x, kernel_row, entry)) {
 		json_doc d = { 0 };

@@ -477,6 +477,8 @@ attribute_kernels(kmtrace_t *kt)
 			nq++;
 		}
 		if (lnm[i] != NOSTR) {
+			const char *ln = strtab_str(km_str, tr->ln[lnm[i]].name);
+			kt->ka[i].graph = strstr(ln, "GraphLaunch") != NULL;
 			qs[nq].thread = tr->ln[lnm[i]].thread;
 			qs[nq].q = tr->ln[lnm[i]].ts;
 			qs[nq].slot = (uint32_t)(2 * i + 1);

@@ -32,6 +32,7 @@ typedef struct {
 	const char *category;
 	uint32_t loc, stack, op;	/* attribution result (§4.6) */
 	unsigned need : 1;		/* attribute it */
+	unsigned graph : 1;		/* its launch call was a CUDA/HIP graph launch */
 } kattr_t;
 
 /* One complete trace: the reader's arrays (kernels of the selected process) and ours. */
@@ -103,6 +104,7 @@ size_t sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *
 /* ---- table.c: the passes over a trace and the records they write ---- */
 
 extern long long km_limit;	/* --kernel-table-limit; <= 0 keeps all rows */
+extern int km_formal_with_mapping;	/* --mapping: sites come from a graph-off trace */
 extern kernel_map_t km_map;	/* the mapping map (§5.5), final before rows */
 
 /*

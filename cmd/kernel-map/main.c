@@ -207,6 +207,7 @@ main(int argc, char **argv)
 			break;
 		case O_MAPPING:
 			run.mapping_file = optarg;
+			km_formal_with_mapping = 1;
 			break;
 		case O_SITES_ONLY:
 			run.sites_only = 1;

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "km.h"
 #include "num.h"
+#include "opt.h"
 #include "payload.h"
 #include "rec.h"
 #include "rules.h"
@@ -40,6 +41,7 @@ typedef struct {
 } mapstage_t;
 
 long long km_limit;
+int km_formal_with_mapping;
 kernel_map_t km_map;
 
 static mapstage_t *mstages;
@@ -237,6 +239,43 @@ aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
 }
 
 /*
+ * When most of a stage's GPU time ran in CUDA/HIP graphs, each of those
+ * kernels is attributed to the graph launch's Python site, which says
+ * little; say so, and how to get real sites (docs/deviations.md).
+ */
+static void
+note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
+{
+	double all = 0, graph = 0;
+	size_t j;
+	char text[512], whose[64];
+	const char *st = km_s(g->stage);
+
+	for (j = 0; j < g->n; j++) {
+		double d = kt->tr->k[g->idx[j]].dur;
+		all += d;
+		if (kt->ka[g->idx[j]].graph)
+			graph += d;
+	}
+	if (!(all > 0) || pct(graph, all) < 10.0)
+		return;
+	if (strcmp(st, "all") == 0)
+		snprintf(whose, sizeof whose, "the trace's");
+	else
+		snprintf(whose, sizeof whose, "the %.20s stage's", st);
+	snprintf(text, sizeof text, "%.1f%% of %s GPU time ran in CUDA graphs: those "
+	    "kernels are attributed to the graph launch's Python site. For each kernel's "
+	    "own site, pair a graph-off trace with this one: triage --mapping-input EAGER "
+	    "--formal-input GRAPH.", pct(graph, all), whose);
+	rec_begin(RT_note);
+	rec_int(RM_note_t, kt->tr->t);
+	rec_cstr(RM_note_stage, km_s(g->stage));
+	rec_cstr(RM_note_id, "graph_launch_attribution");
+	rec_cstr(RM_note_text, text);
+	rec_end();
+}
+
+/*
  * Formal pass of one trace (§5.9): a local payload per stage group, in
  * group order, then the rows' aggregates per stage in stage order, with
  * the leftover 'all' stage dropped when under 1% of the trace.
@@ -259,6 +298,8 @@ formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 			catmap_set(&cats, kt->ka[g[i].idx[j]].canon, kt->ka[g[i].idx[j]].category);
 		build_payload(&st, &cats, &local[i]);
 		write_payload("formal_stage", &kt->tr->t, km_s(g[i].stage), &local[i]);
+		if (!compat_reference && !km_formal_with_mapping)
+			note_graph_attribution(kt, &g[i]);
 		sitestats_free(&st);
 		catmap_free(&cats);
 	}

@@ -51,10 +51,24 @@ int load_server_args_for(const char *path, sbuf *out);	/* §3.7 file/dir rule */
 /*
  * Framework resolution (kernel-table.md Appendix B, capture-and-cli.md
  * §5.7).  `explicit_fw` is the --framework value; `fallback` (may be NULL)
- * is the hint a live capture found from the URL.  Returns a canonical name.
+ * is the hint a live capture found from the URL.  Returns a canonical name,
+ * or "none" when nothing names one (--compat reference: "sglang"), and in
+ * *source what decided: option, server_args, path, trace, capture, none
+ * (or default).  A content hint's evidence is left in `evidence`.
  */
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
-    const char *abspath, int is_dir, const char *server_args_json);
+    const char *abspath, int is_dir, const char *server_args_json, const char **source,
+    sbuf *evidence);
+
+/* The last resort of resolve_framework: the capture's hint, else none (or sglang). */
+const char *default_framework(const char *fallback, const char **source);
+
+/*
+ * The framework a trace's own Python frames and op names belong to, by
+ * majority over its head (docs/deviations.md); NULL when none.  `evidence`
+ * receives a sentence saying how many of which.
+ */
+const char *trace_frames_hint(const char *path, sbuf *evidence);
 
 /* Server-args hint (§5.3) on minified JSON text; NULL when none. */
 const char *server_args_hint(const char *json);

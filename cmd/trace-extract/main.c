@@ -134,6 +134,7 @@ enum {
 	CF_GUA = 1 << 13,	/* exactly gpu_user_annotation */
 	CF_PYFN = 1 << 14,	/* raw cat == python_function */
 	CF_CPUOP = 1 << 15,	/* raw cat == cpu_op */
+	CF_GPUWORK = 1 << 16,	/* kernel, gpu_memcpy, gpu_memset, legacy Kernel/Memcpy/Memset */
 	F_DONE = 1 << 30
 };
 
@@ -196,6 +197,8 @@ cat_flags(const char *raw, size_t n)
 		f |= CF_UA;
 	if (!strcmp(s, "gpu_user_annotation"))
 		f |= CF_GUA;
+	if (gpu_work_category(s, c.len))
+		f |= CF_GPUWORK;
 	sb_free(&c);
 	return f;
 }
@@ -244,6 +247,7 @@ struct trace_state {
 	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names;
 	unsigned long long skipped[SK_NREASON];
 	unsigned long long kernel_no_dur;	/* kernel-like events with dur missing/<= 0 */
+	unsigned long long not_gpu_work;	/* kernel-like events of other categories */
 	unsigned long long neg_dur;
 	unsigned repl;				/* U+FFFD replacements */
 	unsigned long long *catcount;
@@ -576,6 +580,11 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 		s->kernel_no_dur++;
 		return 0;
 	}
+	/* sync events and runtime calls are not GPU work, whatever their stream (deviations.md) */
+	if (kernel_like && !compat_reference && !(e->cf & CF_GPUWORK)) {
+		s->not_gpu_work++;
+		return 0;
+	}
 	return kernel_like;
 }
 
@@ -728,6 +737,8 @@ put_stats(const struct trace_state *s, const struct scan_stats *st)
 	rec_int(RM_stats_launches, (long long)s->launches);
 	rec_int(RM_stats_frames, (long long)s->frames);
 	rec_int(RM_stats_annotations, (long long)s->annotations);
+	if (!compat_reference)
+		rec_int(RM_stats_not_gpu_work, (long long)s->not_gpu_work);
 	sb_addc(&o, '{');
 	for (id = 0; id < strtab_count(s->cats.tab); id++) {
 		if (id)
@@ -924,11 +935,11 @@ extract_operand(const char *arg, int *tindex)
 	char real[PATH_MAX];
 	struct tlist traces = { 0 };
 	char *trace_dir = NULL;
-	sbuf sa = SBUF_INIT;
+	sbuf sa = SBUF_INIT, evidence = SBUF_INIT;
 	struct stat st;
 	int rc, r, is_dir = 0, have_sa = 0, any_ok = 0;
 	size_t i;
-	const char *fw;
+	const char *fw, *src;
 
 	/*
 	 * Standard input, a pipe (<(cmd) gives /dev/fd/N) or a character device
@@ -943,10 +954,11 @@ extract_operand(const char *arg, int *tindex)
 		rec_cstr(RM_input_role, role);
 		rec_cstr(RM_input_path, arg);
 		fw = framework_canonical(framework);
+		src = "option";
 		if (!strcmp(fw, "auto"))
-			fw = fallback && strcmp(framework_canonical(fallback), "auto") ?
-			    framework_canonical(fallback) : "sglang";
+			fw = default_framework(fallback, &src);
 		rec_cstr(RM_input_framework, fw);
+		rec_cstr(RM_input_framework_source, src);
 		rec_null(RM_input_server_args);
 		rec_int(RM_input_tp_size, 1);
 		json_quote(&q, arg, strlen(arg));
@@ -976,12 +988,16 @@ extract_operand(const char *arg, int *tindex)
 		sb_free(&sa);
 		return EXIT_DATA;
 	}
-	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL);
+	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL, &src,
+	    &evidence);
 	rec_begin(RT_input);
 	rec_int(RM_input_v, REC_VERSION);
 	rec_cstr(RM_input_role, role);
 	rec_cstr(RM_input_path, real);
 	rec_cstr(RM_input_framework, fw);
+	rec_cstr(RM_input_framework_source, src);
+	if (evidence.len)
+		rec_str(RM_input_framework_evidence, evidence.s, evidence.len);
 	put_server_args(have_sa > 0 ? sa.s : NULL);
 	{
 		sbuf l = SBUF_INIT;
@@ -1009,5 +1025,6 @@ extract_operand(const char *arg, int *tindex)
 	tlist_free(&traces);
 	free(trace_dir);
 	sb_free(&sa);
+	sb_free(&evidence);
 	return rc;
 }
