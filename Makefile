@@ -33,6 +33,8 @@ MAN5       := $(wildcard man/man5/*.5)
 
 # Per-tool extra libraries.
 LDLIBS_trace-capture = -lcurl
+# the C++ runtime's demangler (__cxa_demangle) for short kernel names
+LDLIBS_triage-render = -lstdc++
 
 all: $(BINS)
 

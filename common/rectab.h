@@ -204,6 +204,10 @@
 	M(T, id, STR, REQ, NULL) \
 	M(T, text, STR, REQ, NULL)
 
+#define REC_MEMBERS_run(M, T) \
+	M(T, id, INT, REQ, NULL) \
+	M(T, label, STR, REQ, NULL)
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -221,6 +225,7 @@
 	T(overlap_row, REC_MEMBERS_overlap_row, X) \
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
 	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \
-	T(note, REC_MEMBERS_note, X)
+	T(note, REC_MEMBERS_note, X) \
+	T(run, REC_MEMBERS_run, X)
 
 #endif

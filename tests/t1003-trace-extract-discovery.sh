@@ -216,8 +216,8 @@ t_fifo() {
 	cat "$T/piped.json" >"$T/pipe" &
 	"$TRIAGE" --input "$T/pipe" >"$T/report.md"
 	wait
-	has "$T/report.md" "Input traces: $T/pipe"
-	has "$T/report.md" 'Kernel Table'
+	has "$T/report.md" "\*\*Traces\*\*: $T/pipe"
+	has "$T/report.md" '^## Kernels'
 }
 check "a named pipe operand (<(cmd)) is one trace, read once" t_fifo
 

@@ -95,7 +95,7 @@ t_triage_prefixes() {
 			rc=$?
 			set -e
 			case $rc in
-			0) has "$T/tri.out" "^Triage View" ;;
+			0) has "$T/tri.out" "^# Triage report" ;;
 			1|3) [ ! -s "$T/tri.out" ] || { echo "$f: exit $rc with output"; return 1; } ;;
 			*) echo "$f: exit $rc"; cat "$T/tri.err"; return 1 ;;
 			esac
@@ -123,7 +123,7 @@ t_big_name() {
 	"$EX" "$T/bigname.json" | "$BIN/trace-stage" >"$T/bn.jsonl"
 	eq 1 "$(jq -c 'select(.type == "kernel" and (.name | length) > 1258291)' "$T/bn.jsonl" | wc -l | tr -d ' ')"
 	"$TRIAGE" --input "$T/bigname.json" >"$T/bn.md"
-	has "$T/bn.md" "^| void kkkkkkkk"
+	has "$T/bn.md" "^| kkkkkkkk"
 }
 check "a kernel name over 1 MiB through the whole pipeline" t_big_name
 

@@ -1,6 +1,9 @@
-# triage-render: report layout, stage sections, escaping, headers, machine formats.
+# triage-render --compat reference: the reference analyzer's report layout,
+# stage sections, escaping, headers, and the machine formats as they were.
+# (t6001 tests the structured report.)
 . "$(dirname "$0")/lib.sh"
-R=$BIN/triage-render
+R=render_ref
+render_ref() { "$BIN/triage-render" --compat reference "$@"; }
 F=$FIX/triage-render
 
 markdown_golden() {
@@ -96,7 +99,7 @@ check "--output writes the file, a bad path exits 1" output_file
 
 usage_errors() {
 	status 2 "$R" --format xml </dev/null 2>"$T/err"
-	has "$T/err" "bad --format value, not md, json, csv or tsv: xml"
+	has "$T/err" "bad --format value, not md, html, json, jsonl, csv or tsv: xml"
 	status 0 "$R" --help >"$T/help"
 	has "$T/help" '^usage: triage-render'
 	"$R" --version | grep -q '^triage-render (llm-torch-profiler-analysis) '

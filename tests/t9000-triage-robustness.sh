@@ -10,7 +10,7 @@ report() {
 	_f=$1
 	shift
 	set +e
-	"$TRIAGE" "$@" --input "$_f" >"$T/r.out" 2>"$T/r.err"
+	"$TRIAGE" --compat reference "$@" --input "$_f" >"$T/r.out" 2>"$T/r.err"
 	echo $? >"$T/r.rc"
 	set -e
 }

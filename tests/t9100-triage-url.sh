@@ -12,7 +12,7 @@ spawn_fake f --framework vllm --trace-dir "$T/f"
 
 t_sglang() {
 	use_fake sg
-	"$TRIAGE" --url "$FAKE_URL" --output-dir "$T/sg" $FAST -q >"$T/sg.md" 2>"$T/sg.err"
+	"$TRIAGE" --compat reference --url "$FAKE_URL" --output-dir "$T/sg" $FAST -q >"$T/sg.md" 2>"$T/sg.err"
 	eq 0 $? exit
 	eq "Mode: single-trace" "$(sed -n 2p "$T/sg.md")"
 	eq "Framework: SGLang" "$(sed -n 3p "$T/sg.md")"
@@ -26,7 +26,7 @@ check "--url on SGLang: both stages captured and tabled" t_sglang
 
 t_vllm() {
 	use_fake vl
-	"$TRIAGE" --url "$FAKE_URL" --output-dir "$T/vl" $FAST -q >"$T/vl.md" 2>"$T/vl.err"
+	"$TRIAGE" --compat reference --url "$FAKE_URL" --output-dir "$T/vl" $FAST -q >"$T/vl.md" 2>"$T/vl.err"
 	eq 0 $? exit
 	eq "Framework: vLLM" "$(sed -n 3p "$T/vl.md")"
 	sed -n 4p "$T/vl.md" | grep -q "^Input traces: $T/vl/prefill/.*, $T/vl/decode/"
@@ -37,7 +37,7 @@ t_dual() {
 	use_fake m
 	mu=$FAKE_URL
 	use_fake f
-	"$TRIAGE" --mapping-url "$mu" --mapping-output-dir "$T/m" --formal-url "$FAKE_URL" \
+	"$TRIAGE" --compat reference --mapping-url "$mu" --mapping-output-dir "$T/m" --formal-url "$FAKE_URL" \
 	    --formal-output-dir "$T/f" $FAST -q >"$T/d.md" 2>"$T/d.err"
 	eq 0 $? exit
 	eq "Mode: mapping-formal" "$(sed -n 2p "$T/d.md")"

@@ -62,7 +62,7 @@ check "mapping/formal: both sides' errors, exit 1, no report, no temporary files
 
 t_side_by_side_report() {
 	TRIAGE_BINDIR=$BIN "$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" \
-	    --format json >"$T/dual.json"
+	    --format jsonl >"$T/dual.json"
 	# the same report as the tools give when run one after the other
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
 	    tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
@@ -70,7 +70,7 @@ t_side_by_side_report() {
 	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
 	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
-	    "$BIN/triage-render" -q --format json >"$T/seq.json"
+	    "$BIN/triage-render" -q --format jsonl >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"
 	eq 3 "$(jq -s 'map(select(.type == "overlap_row")) | length' "$T/dual.json")" "overlap rows"
 }
@@ -83,9 +83,9 @@ t_dual_stdin() {
 	"$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" >"$T/files.md"
 	has "$T/m-stdin.md" 'Overlap'
 	# the same tables; only the input lines name "-"
-	grep -v '^Input\|^Mapping\|^Formal\|^Trace\|^Framework' "$T/files.md" >"$T/a"
-	grep -v '^Input\|^Mapping\|^Formal\|^Trace\|^Framework' "$T/m-stdin.md" >"$T/b"
-	grep -v '^Input\|^Mapping\|^Formal\|^Trace\|^Framework' "$T/f-stdin.md" >"$T/c"
+	grep -v '^- \*\*\|^# Triage' "$T/files.md" >"$T/a"
+	grep -v '^- \*\*\|^# Triage' "$T/m-stdin.md" >"$T/b"
+	grep -v '^- \*\*\|^# Triage' "$T/f-stdin.md" >"$T/c"
 	same "$T/a" "$T/b"
 	same "$T/a" "$T/c"
 }

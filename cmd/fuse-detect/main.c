@@ -280,6 +280,10 @@ group_flush(void)
 		formal = &inputs[fi];
 	if (formal && formal->framework) {
 		ctx.framework = formal->framework;
+		/* one deployment: a formal trace nothing named (stdin) takes the mapping's */
+		if (!compat_reference && strcmp(ctx.framework, "none") == 0 && cur_mapping != NONE &&
+		    inputs[cur_mapping].framework)
+			ctx.framework = inputs[cur_mapping].framework;
 	} else if (!warned_no_input++) {
 		warn_msg("no input record names the framework; assuming sglang");
 	}

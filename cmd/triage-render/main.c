@@ -1,519 +1,309 @@
 /*
- * triage-render: turn the row records of kernel-map, overlap-sweep and
- * fuse-detect into the triage report: the header lines and the Kernel,
- * Overlap Opportunity and Fuse Opportunity tables with their stage sections
- * (capture-and-cli.md §2, kernel-table.md §6, overlap.md §11,
- * fuse-detect.md §9), as markdown or, with --format, as JSON lines, CSV or
- * TSV for machines.
+ * triage-render: turn the record stream into the triage report people and
+ * machines read: markdown (default), one self-contained HTML page, CSV or
+ * TSV of one table, one JSON document, or the records themselves (jsonl).
+ * With --bundle, the runs of a stream (each opened by a "run" record)
+ * become one document grouped by model and framework, with a table of
+ * contents.  With --compat reference, the reference analyzer's layout
+ * (compat.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
-#include "json.h"
-#include "num.h"
 #include "opt.h"
 #include "rec.h"
+#include "render.h"
 #include "rules.h"
-#include "sbuf.h"
-#include "text.h"
 #include "xalloc.h"
 
-enum { F_MD, F_JSON, F_CSV, F_TSV };
-static int fmt = F_MD;
-static const char *outpath;
-
-/* One table row: its stage and its cells (unescaped), plus numbers for machines. */
-struct row {
-	char *stage;
-	char **cell;
-	int ncell;
-	double num[6];
-	int t;
-};
-
-struct table {
-	struct row *r;
-	size_t n, cap;
-};
-
-static struct table kt, ot, ft;
-
-struct input {
-	char *role, *framework, *model, *traces, *path;
-	int has_args;
-};
-static struct input *inputs;
-static size_t ninputs, incap;
-
+enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE };
 
 static const struct opt opts[] = {
-	{ "format", 'f', "FMT", "md (default), json (JSON lines), csv or tsv" },
-	{ "output", 'o', "FILE", "write the report to FILE instead of stdout" },
+	{ "bundle", O_BUNDLE, NULL, "one document of many runs (each opened by a run record)" },
+	{ "format", 'f', "FMT", "md (default), html, json (one document), jsonl (the records),\n"
+	    "                           csv or tsv (one table)" },
+	{ "names", O_NAMES, "WHICH", "short (default in md and html) or full kernel names" },
+	{ "output", 'o', "PATH", "write to PATH instead of stdout; with csv or tsv, a directory\n"
+	    "                           (ending in /) gets one file per table" },
+	{ "table", O_TABLE, "NAME", "csv/tsv: kernel (default), overlap, fuse, fuse_in_use, ..." },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] [-f md|json|csv|tsv] [-o FILE] [file ...]",
-	"Render the triage report from kernel_row, overlap_row and fuse_row records\n"
-	"(triage-records(5)).",
+	"[-q] [-f md|html|json|jsonl|csv|tsv] [-o PATH] [--table NAME] [--bundle]\n"
+	" [--names short|full] [file ...]",
+	"Render the triage report from the record stream of the filters\n"
+	"(triage-records(5)): kernel, overlap and fuse rows, notes, and the sections\n"
+	"of step-stats, trace-health and rank-skew when their records are there.",
 	opts
 };
 
-static char *
-fmt_ms(double us)
+static struct {
+	int fmt;
+	int bundle;
+	const char *out;
+	const char *table;
+	sbuf records;		/* jsonl: the records as they came */
+	struct run *runs;
+	size_t nruns, capruns;
+} R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0 };
+
+int names_full;
+
+static struct run *
+new_run(const char *label)
 {
-	char buf[64];
+	struct run *r;
 
-	snprintf(buf, sizeof buf, "%.2f ms", us / 1000.0);
-	return xstrdup(buf);
-}
-
-static char *
-fmt_pct(double pct)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof buf, "%.1f%%", pct);
-	return xstrdup(buf);
-}
-
-/* A row of stage `stage` ("" groups under "all", fuse-detect.md edge case 39). */
-static struct row *
-add_row(struct table *t, struct rstr stage, long long tr, int ncell)
-{
-	struct row *w;
-
-	xgrow(&t->r, &t->cap, t->n + 1, sizeof *t->r);
-	w = &t->r[t->n++];
-	memset(w, 0, sizeof *w);
-	w->stage = stage.n ? rstr_dup(stage) : xstrdup("all");
-	w->t = (int)tr;
-	w->ncell = ncell;
-	w->cell = xcalloc((size_t)ncell, sizeof *w->cell);
-	return w;
+	xgrow(&R.runs, &R.capruns, R.nruns + 1, sizeof *R.runs);
+	r = &R.runs[R.nruns++];
+	memset(r, 0, sizeof *r);
+	r->label = label ? xstrdup(label) : NULL;
+	return r;
 }
 
 static void
-read_input(rec_reader *r)
+read_stream(FILE *fp, const char *name)
 {
-	struct rec_input x;
-	struct input *in;
-	json_doc d = { 0 };
-	int i, k, n;
-	sbuf b = SBUF_INIT, s = SBUF_INIT;
+	rec_reader r;
 
-	REC_READ(r, input, &x);
-	xgrow(&inputs, &incap, ninputs + 1, sizeof *inputs);
-	in = &inputs[ninputs++];
-	memset(in, 0, sizeof *in);
-	in->role = rstr_dup(x.role);
-	in->framework = rstr_dup(x.framework);
-	in->model = REC_HAS(&x, input, model) ? rstr_dup(x.model) : NULL;
-	in->path = rstr_dup(x.path);
-	if (REC_HAS(&x, input, server_args)) {
-		rec_parse_json(r, &d, x.server_args);
-		in->has_args = json_truthy(&d, 0);
-	}
-	rec_parse_json(r, &d, x.traces);
-	if (d.tok[0].type == JSMN_ARRAY) {
-		n = d.tok[0].size;
-		for (k = 0, i = 1; k < n; k++) {
-			json_str(&d, i, &s, NULL);
-			if (k)
-				sb_adds(&b, ", ");
-			sb_add(&b, sb_str(&s), s.len);
-			i = json_skip(&d, i);
+	rec_reader_init(&r, fp, name);
+	while (rec_next(&r)) {
+		enum rec_type t = rec_type_of(&r);
+		if (compat_reference) {
+			compat_record(&r);
+			continue;
 		}
-	}
-	in->traces = b.s ? sb_detach(&b) : xstrdup("");
-	sb_free(&s);
-	json_doc_free(&d);
-}
-
-static void
-read_kernel_row(rec_reader *r)
-{
-	struct rec_kernel_row x;
-	struct row *w;
-	char buf[64];
-
-	REC_READ(r, kernel_row, &x);
-	if (!x.shown)
-		return;
-	w = add_row(&kt, x.stage, x.t, 7);
-	w->cell[0] = rstr_dup(x.kernel);
-	w->cell[1] = rstr_dup(x.category);
-	w->num[0] = x.total_us;
-	w->num[1] = x.share_pct;
-	w->num[2] = (double)x.launches;
-	w->cell[2] = fmt_ms(x.total_us);
-	w->cell[3] = fmt_pct(x.share_pct);
-	snprintf(buf, sizeof buf, "%lld", x.launches);
-	w->cell[4] = xstrdup(buf);
-	w->cell[5] = rstr_dup(x.location);
-	w->cell[6] = rstr_dup(x.cpu_op);
-}
-
-static void
-read_overlap_row(rec_reader *r)
-{
-	struct rec_overlap_row x;
-	struct row *w;
-	char buf[256];
-
-	REC_READ(r, overlap_row, &x);
-	w = add_row(&ot, x.stage, 0, 7);
-	w->cell[0] = rstr_dup(x.priority);
-	w->cell[1] = rstr_dup(x.verdict);
-	w->cell[2] = rstr_dup(x.kernel);
-	w->cell[3] = rstr_dup(x.python_scope);
-	w->num[0] = x.total_us;
-	w->num[1] = x.share_pct;
-	w->num[2] = x.exclusive_ratio;
-	w->num[3] = x.hidden_ratio;
-	snprintf(buf, sizeof buf, "%.1f us, share %.1f%%, excl %.1f%% / hid %.1f%%", w->num[0],
-	    w->num[1], w->num[2] * 100, w->num[3] * 100);
-	w->cell[4] = xstrdup(buf);
-	w->cell[5] = rstr_dup(x.dep_risk);
-	w->cell[6] = rstr_dup(x.recommendation);
-}
-
-static void
-read_fuse_row(rec_reader *r)
-{
-	struct rec_fuse_row x;
-	struct row *w;
-
-	REC_READ(r, fuse_row, &x);
-	w = add_row(&ft, x.stage, x.t, 8);
-	w->cell[0] = rstr_dup(x.pattern);
-	w->cell[1] = rstr_dup(x.confidence);
-	w->num[0] = x.related_us;
-	w->num[1] = x.share_pct;
-	w->cell[2] = fmt_ms(x.related_us);
-	w->cell[3] = fmt_pct(x.share_pct);
-	w->cell[4] = rstr_dup(x.evidence);
-	w->cell[5] = rstr_dup(x.current_locations);
-	w->cell[6] = rstr_dup(x.candidate_path);
-	w->cell[7] = rstr_dup(x.rationale);
-}
-
-static const char *kernel_head =
-    "| Kernel | Category | GPU time | Share | Launches | Python location (site share) | CPU op |\n"
-    "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
-static const char *kernel_empty =
-    "| No kernel rows at or above 1.0% share. | - | - | - | - | - | - |\n";
-static const char *overlap_head =
-    "| Priority | Verdict | Kernel | Python scope | Formal signal | Dep risk | Recommendation |\n"
-    "| --- | --- | --- | --- | --- | --- | --- |\n";
-static const char *overlap_empty =
-    "| - | - | No rows cleared the 1.0% reporting bar. Use mapping/formal mode for overlap "
-    "attribution. | - | - | - | - |\n";
-static const char *fuse_head =
-    "| Pattern | Confidence | Related GPU time | Share | Evidence kernels | "
-    "Current kernel Python location | Candidate fused Python path | Rationale |\n"
-    "| --- | --- | ---: | ---: | --- | --- | --- | --- |\n";
-static const char *fuse_empty =
-    "| No medium-confidence source-backed fusion opportunity matched this trace. | - | - | "
-    "- | - | - | - | - |\n";
-
-static void
-md_row(sbuf *out, const struct row *w)
-{
-	int i;
-
-	sb_addc(out, '|');
-	for (i = 0; i < w->ncell; i++) {
-		sb_addc(out, ' ');
-		text_md_escape(w->cell[i], strlen(w->cell[i]), out);
-		sb_add(out, " |", 2);
-	}
-	sb_addc(out, '\n');
-}
-
-/* Stage sections (kernel-table.md §6.3): one unlabeled table for "all" alone. */
-static void
-md_table(sbuf *out, const struct table *t, const char *head, const char *empty)
-{
-	const char *order[64];
-	int norder = 0, i, j;
-	size_t k;
-
-	if (t->n == 0) {
-		sb_adds(out, head);
-		sb_adds(out, empty);
-		return;
-	}
-	for (k = 0; k < t->n; k++) {
-		for (i = 0; i < norder; i++)
-			if (!strcmp(order[i], t->r[k].stage))
-				break;
-		if (i == norder && norder < 64)
-			order[norder++] = t->r[k].stage;
-	}
-	/* stable sort of the groups by stage index */
-	for (i = 1; i < norder; i++)
-		for (j = i; j > 0 && stage_index(order[j - 1]) > stage_index(order[j]); j--) {
-			const char *x = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = x;
+		if (R.fmt == F_JSONL) {
+			sb_add(&R.records, r.line, r.len);
+			sb_addc(&R.records, '\n');
+			continue;
 		}
-	if (norder == 1 && !strcmp(order[0], "all")) {
-		sb_adds(out, head);
-		for (k = 0; k < t->n; k++)
-			md_row(out, &t->r[k]);
-		return;
-	}
-	for (i = 0; i < norder; i++) {
-		if (i)
-			sb_addc(out, '\n');
-		sb_printf(out, "##### %s\n", stage_label(order[i]));
-		sb_adds(out, head);
-		for (k = 0; k < t->n; k++)
-			if (!strcmp(t->r[k].stage, order[i]))
-				md_row(out, &t->r[k]);
-	}
-}
-
-static const struct input *
-find_input(const char *role)
-{
-	size_t i;
-
-	for (i = 0; i < ninputs; i++)
-		if (!strcmp(inputs[i].role, role))
-			return &inputs[i];
-	return NULL;
-}
-
-static void
-md_report(sbuf *out)
-{
-	const struct input *m = find_input("mapping"), *f = find_input("formal");
-	const struct input *s = find_input("single"), *margs;
-	int dual = m || f;
-
-	sb_adds(out, "Triage View\n");
-	if (dual) {
-		const char *mf = m ? m->framework : f->framework, *ff = f ? f->framework : mf;
-		sb_adds(out, "Mode: mapping-formal\n");
-		if (!strcmp(mf, ff))
-			sb_printf(out, "Framework: %s\n", framework_display(ff));
-		else {
-			sb_printf(out, "Mapping framework: %s\n", framework_display(mf));
-			sb_printf(out, "Formal framework: %s\n", framework_display(ff));
+		if (t == RT_run && R.bundle) {
+			struct rec_run x;
+			char *label;
+			REC_READ(&r, run, &x);
+			label = rstr_dup(x.label);
+			new_run(label);
+			free(label);
+			continue;
 		}
-		sb_printf(out, "Mapping traces: %s\n", m ? m->traces : "");
-		sb_printf(out, "Formal traces: %s\n", f ? f->traces : "");
-		margs = f && f->has_args ? f : m;
-	} else {
-		sb_adds(out, "Mode: single-trace\n");
-		sb_printf(out, "Framework: %s\n", framework_display(s ? s->framework : "sglang"));
-		sb_printf(out, "Input traces: %s\n", s ? s->traces : "");
-		margs = s;
+		if (R.nruns == 0)
+			new_run(NULL);
+		run_add(&R.runs[R.nruns - 1], &r);
 	}
-	if (margs && margs->model)
-		sb_printf(out, "Model: %s\n", margs->model);
-	sb_adds(out, "\nKernel Table\n");
-	md_table(out, &kt, kernel_head, kernel_empty);
-	sb_adds(out, "\nOverlap Opportunity Table\n");
-	md_table(out, &ot, overlap_head, overlap_empty);
-	sb_adds(out, "\nFuse Opportunity Table\n");
-	md_table(out, &ft, fuse_head, fuse_empty);
-	while (out->len && (out->s[out->len - 1] == '\n' || out->s[out->len - 1] == ' ' ||
-	    out->s[out->len - 1] == '\t' || out->s[out->len - 1] == '\r'))
-		out->len--;
-	sb_addc(out, '\n');
+	rec_reader_free(&r);
 }
 
-/* ---- machine formats ---- */
+/* Bundles: runs grouped by model, then framework, then their order. */
+static int
+cmp_doc(const void *pa, const void *pb)
+{
+	const struct doc *a = *(const struct doc *const *)pa, *b = *(const struct doc *const *)pb;
+	int c = strcmp(a->model ? a->model : "~", b->model ? b->model : "~");
 
-static const char *overlap_cols[] = { "priority", "verdict", "kernel", "python_scope",
-	"total_us", "share_pct", "exclusive_pct", "hidden_pct", "dep_risk", "recommendation" };
-static const char *fuse_cols[] = { "pattern", "confidence", "related_gpu_time_us",
-	"share_pct", "evidence_kernels", "current_python_locations", "candidate_fused_path",
-	"rationale" };
+	if (c)
+		return c;
+	c = strcmp(a->framework ? a->framework : "", b->framework ? b->framework : "");
+	return c ? c : (a < b ? -1 : a > b);
+}
 
-/* The operand a row's trace came from: the formal input, else the single one. */
+/* A bundle's framework group: its display name, or that none was detected. */
 static const char *
-row_source(void)
+fw_group(const char *fw)
 {
-	const struct input *in = find_input("formal");
-
-	if (!in)
-		in = find_input("single");
-	return in ? in->path : "";
+	if (!fw || strcmp(fw, "none") == 0)
+		return "PyTorch (no serving framework detected)";
+	return framework_display(fw);
 }
 
 static void
-json_rows(sbuf *out, const char *type, const struct table *t, int which)
-{
-	size_t k;
-	char buf[40];
-	const char *src = row_source();
-
-	for (k = 0; k < t->n; k++) {
-		const struct row *w = &t->r[k];
-		sb_printf(out, "{\"type\":\"%s\",\"schema\":1,\"input\":", type);
-		json_quote(out, src, strlen(src));
-		sb_printf(out, ",\"t\":%d,\"stage\":", w->t);
-		json_quote(out, w->stage, strlen(w->stage));
-		if (which == 0) {
-			sb_adds(out, ",\"kernel\":");
-			json_quote(out, w->cell[0], strlen(w->cell[0]));
-			sb_adds(out, ",\"category\":");
-			json_quote(out, w->cell[1], strlen(w->cell[1]));
-			sb_printf(out, ",\"gpu_time_us\":%s", num_json(w->num[0], buf));
-			sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
-			sb_printf(out, ",\"launches\":%s", num_json(w->num[2], buf));
-			sb_adds(out, ",\"python_location\":");
-			json_quote(out, w->cell[5], strlen(w->cell[5]));
-			sb_adds(out, ",\"cpu_op\":");
-			json_quote(out, w->cell[6], strlen(w->cell[6]));
-		} else if (which == 1) {
-			int i;
-			for (i = 0; i < 4; i++) {
-				sb_printf(out, ",\"%s\":", overlap_cols[i]);
-				json_quote(out, w->cell[i], strlen(w->cell[i]));
-			}
-			sb_printf(out, ",\"total_us\":%s", num_json(w->num[0], buf));
-			sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
-			sb_printf(out, ",\"exclusive_pct\":%s", num_json(w->num[2] * 100, buf));
-			sb_printf(out, ",\"hidden_pct\":%s", num_json(w->num[3] * 100, buf));
-			sb_adds(out, ",\"dep_risk\":");
-			json_quote(out, w->cell[5], strlen(w->cell[5]));
-			sb_adds(out, ",\"recommendation\":");
-			json_quote(out, w->cell[6], strlen(w->cell[6]));
-		} else {
-			int i;
-			for (i = 0; i < 8; i++) {
-				if (i == 2) {
-					sb_printf(out, ",\"related_gpu_time_us\":%s", num_json(w->num[0], buf));
-					continue;
-				}
-				if (i == 3) {
-					sb_printf(out, ",\"share_pct\":%s", num_json(w->num[1], buf));
-					continue;
-				}
-				sb_printf(out, ",\"%s\":", fuse_cols[i]);
-				json_quote(out, w->cell[i], strlen(w->cell[i]));
-			}
-		}
-		sb_adds(out, "}\n");
-	}
-}
-
-static void
-json_report(sbuf *out)
+md_bundle(struct doc **docs, size_t n, sbuf *out)
 {
 	size_t i;
+	const char *gm = NULL, *gf = NULL;
 
-	sb_printf(out, "{\"type\":\"report\",\"schema\":1,\"mode\":\"%s\",\"inputs\":[",
-	    (find_input("mapping") || find_input("formal")) ? "mapping-formal" : "single-trace");
-	for (i = 0; i < ninputs; i++) {
-		if (i)
-			sb_addc(out, ',');
-		sb_adds(out, "{\"role\":");
-		json_quote(out, inputs[i].role, strlen(inputs[i].role));
-		sb_adds(out, ",\"path\":");
-		json_quote(out, inputs[i].path, strlen(inputs[i].path));
-		sb_adds(out, ",\"framework\":");
-		json_quote(out, inputs[i].framework, strlen(inputs[i].framework));
-		sb_adds(out, ",\"model\":");
-		if (inputs[i].model)
-			json_quote(out, inputs[i].model, strlen(inputs[i].model));
-		else
-			sb_adds(out, "null");
-		sb_adds(out, ",\"traces\":");
-		json_quote(out, inputs[i].traces, strlen(inputs[i].traces));
-		sb_addc(out, '}');
-	}
-	sb_printf(out, "],\"kernel_rows\":%zu,\"overlap_rows\":%zu,\"fuse_rows\":%zu}\n", kt.n,
-	    ot.n, ft.n);
-	json_rows(out, "kernel_row", &kt, 0);
-	json_rows(out, "overlap_row", &ot, 1);
-	json_rows(out, "fuse_row", &ft, 2);
-}
-
-/* RFC 4180 field: quote when it holds the separator, a quote or a line break. */
-static void
-dsv_field(sbuf *out, const char *s, char sep)
-{
-	const char *p;
-
-	if (!strchr(s, sep) && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
-		sb_adds(out, s);
-		return;
-	}
-	sb_addc(out, '"');
-	for (p = s; *p; p++) {
-		if (*p == '"')
-			sb_addc(out, '"');
-		sb_addc(out, *p);
-	}
-	sb_addc(out, '"');
-}
-
-static void
-dsv_report(sbuf *out, char sep)
-{
-	const char *eol = sep == ',' ? "\r\n" : "\n";
-	size_t k;
-	int i;
-	char buf[40];
-	const struct table *tabs[3] = { &kt, &ot, &ft };
-	static const char *names[3] = { "kernel", "overlap", "fuse" };
-
-	sb_printf(out, "table%cstage%cc1%cc2%cc3%cc4%cc5%cc6%cc7%cc8%s", sep, sep, sep, sep, sep,
-	    sep, sep, sep, sep, eol);
-	for (i = 0; i < 3; i++) {
-		for (k = 0; k < tabs[i]->n; k++) {
-			const struct row *w = &tabs[i]->r[k];
-			int c;
-			sb_printf(out, "%s%c", names[i], sep);
-			dsv_field(out, w->stage, sep);
-			for (c = 0; c < 8; c++) {
-				const char *v = c < w->ncell ? w->cell[c] : "";
-				sb_addc(out, sep);
-				if (i != 1 && (c == 2 || c == 3)) {
-					/* plain numbers rather than "1.23 ms" / "4.5%" */
-					sb_adds(out, num_json(w->num[c - 2], buf));
-					continue;
-				}
-				dsv_field(out, v, sep);
-			}
-			sb_adds(out, eol);
+	sb_printf(out, "# Triage bundle: %zu run%s\n\n## Contents\n\n", n, n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		const char *m = docs[i]->model ? docs[i]->model : "(model unknown)";
+		const char *f = fw_group(docs[i]->framework);
+		if (!gm || strcmp(gm, m) != 0) {
+			sb_printf(out, "- %s\n", m);
+			gf = NULL;
 		}
+		if (!gf || strcmp(gf, f) != 0)
+			sb_printf(out, "  - %s\n", f);
+		sb_printf(out, "    - [%s](#run-%zu)\n", docs[i]->title, i + 1);
+		gm = m;
+		gf = f;
 	}
+	sb_addc(out, '\n');
+	gm = gf = NULL;
+	for (i = 0; i < n; i++) {
+		const char *m = docs[i]->model ? docs[i]->model : "(model unknown)";
+		const char *f = fw_group(docs[i]->framework);
+		if (!gm || strcmp(gm, m) != 0 || strcmp(gf, f) != 0)
+			sb_printf(out, "## %s: %s\n\n", m, f);
+		sb_printf(out, "<a id=\"run-%zu\"></a>\n\n", i + 1);
+		md_write(docs[i], 3, out);
+		gm = m;
+		gf = f;
+	}
+}
+
+/* Write text to path atomically: a temporary file beside it, then rename. */
+static void
+write_file(const char *path, const sbuf *text)
+{
+	sbuf tmp = SBUF_INIT;
+	FILE *fp;
+
+	sb_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (!(fp = fopen(tmp.s, "w")))
+		die(EXIT_DATA, "cannot write '%s': %s", path, strerror(errno));
+	if (fwrite(text->s ? text->s : "", 1, text->len, fp) != text->len || fflush(fp) != 0 ||
+	    ferror(fp)) {
+		int e = errno;
+		fclose(fp);
+		unlink(tmp.s);
+		die(EXIT_DATA, "write error on '%s': %s", path, strerror(e));
+	}
+	if (fclose(fp) != 0 || rename(tmp.s, path) != 0) {
+		int e = errno;
+		unlink(tmp.s);
+		die(EXIT_DATA, "cannot write '%s': %s", path, strerror(e));
+	}
+	sb_free(&tmp);
+}
+
+static int
+is_dir_path(const char *p)
+{
+	struct stat st;
+	size_t n = strlen(p);
+
+	return (n && p[n - 1] == '/') || (stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* csv/tsv into a directory: one file per table of the (first) run. */
+static void
+dsv_dir(struct doc **docs, char sep)
+{
+	const char *ids[32];
+	size_t n = docs ? doc_table_ids(docs[0], ids, 32) : 0, i;
+	sbuf path = SBUF_INIT, text = SBUF_INIT;
+
+	if (mkdir(R.out, 0777) != 0 && errno != EEXIST)
+		die(EXIT_DATA, "cannot create directory '%s': %s", R.out, strerror(errno));
+	for (i = 0; i < n; i++) {
+		sb_reset(&path);
+		sb_reset(&text);
+		sb_printf(&path, "%s%s%s.%s", R.out, R.out[strlen(R.out) - 1] == '/' ? "" : "/",
+		    ids[i], sep == ',' ? "csv" : "tsv");
+		dsv_write(docs[0], ids[i], sep, &text);
+		write_file(path.s, &text);
+	}
+	sb_free(&path);
+	sb_free(&text);
+}
+
+static void
+render(sbuf *text)
+{
+	struct doc *d = xcalloc(R.nruns ? R.nruns : 1, sizeof *d), **dp;
+	size_t i, n = R.nruns;
+
+	if (n == 0) {
+		new_run(NULL);
+		n = 1;
+	}
+	dp = xcalloc(n, sizeof *dp);
+	for (i = 0; i < n; i++) {
+		doc_build(&R.runs[i], &d[i]);
+		if (R.runs[i].label) {
+			free(d[i].title);
+			d[i].title = xstrdup(R.runs[i].label);
+		}
+		dp[i] = &d[i];
+	}
+	if (R.bundle && n > 1)
+		qsort(dp, n, sizeof *dp, cmp_doc);
+	switch (R.fmt) {
+	case F_HTML:
+		html_write((const struct doc *const *)dp, n, n > 1 ? "Triage bundle" : dp[0]->title,
+		    text);
+		break;
+	case F_JSON:
+		jsondoc_write((const struct doc *const *)dp, n, text);
+		break;
+	case F_CSV:
+	case F_TSV:
+		if (R.out && is_dir_path(R.out)) {
+			dsv_dir(dp, R.fmt == F_CSV ? ',' : '\t');
+			break;
+		}
+		if (dsv_write(dp[0], R.table ? R.table : "kernel", R.fmt == F_CSV ? ',' : '\t',
+		    text) < 0)
+			die(EXIT_USAGE, "no table '%s' in this report (tables: kernel, overlap, fuse, "
+			    "fuse_in_use, and those of the sections present)", R.table);
+		break;
+	default:
+		if (R.bundle)
+			md_bundle(dp, n, text);
+		else
+			for (i = 0; i < n; i++)
+				md_write(dp[i], 1, text);
+		break;
+	}
+	for (i = 0; i < n; i++)
+		doc_free(&d[i]);
+	free(d);
+	free(dp);
 }
 
 int
 main(int argc, char **argv)
 {
-	rec_reader r;
-	int c, i;
-	FILE *fp, *out;
 	sbuf text = SBUF_INIT;
+	int c, i;
 
 	tool_init(argc, argv);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "md") || !strcmp(optarg, "markdown"))
-				fmt = F_MD;
+				R.fmt = F_MD;
 			else if (!strcmp(optarg, "json"))
-				fmt = F_JSON;
+				R.fmt = F_JSON;
+			else if (!strcmp(optarg, "jsonl"))
+				R.fmt = F_JSONL;
 			else if (!strcmp(optarg, "csv"))
-				fmt = F_CSV;
+				R.fmt = F_CSV;
 			else if (!strcmp(optarg, "tsv"))
-				fmt = F_TSV;
+				R.fmt = F_TSV;
+			else if (!strcmp(optarg, "html"))
+				R.fmt = F_HTML;
 			else
-				opt_bad(&tool, "format", "not md, json, csv or tsv", optarg);
+				opt_bad(&tool, "format", "not md, html, json, jsonl, csv or tsv", optarg);
 			break;
 		case 'o':
-			outpath = optarg;
+			R.out = optarg;
+			break;
+		case O_BUNDLE:
+			R.bundle = 1;
+			break;
+		case O_NAMES:
+			if (strcmp(optarg, "short") && strcmp(optarg, "full"))
+				opt_bad(&tool, "names", "not short or full", optarg);
+			names_full = strcmp(optarg, "full") == 0;
+			break;
+		case O_TABLE:
+			R.table = optarg;
 			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
@@ -521,54 +311,35 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (compat_reference && (R.fmt == F_HTML || R.fmt == F_JSONL || R.bundle)) {
+		warnx("--compat reference has the reference's formats only: md, json, csv, tsv");
+		opt_usage(&tool, EXIT_USAGE);
+	}
+	if (R.table && R.fmt != F_CSV && R.fmt != F_TSV) {
+		warnx("--table goes with --format csv or tsv");
+		opt_usage(&tool, EXIT_USAGE);
+	}
 	for (i = 0; i < (argc ? argc : 1); i++) {
 		const char *name = argc ? argv[i] : "-";
-		fp = rec_open(name);
-		rec_reader_init(&r, fp, strcmp(name, "-") ? name : "<stdin>");
-		while (rec_next(&r)) {
-			switch (rec_type_of(&r)) {
-			case RT_kernel_row:
-				read_kernel_row(&r);
-				break;
-			case RT_overlap_row:
-				read_overlap_row(&r);
-				break;
-			case RT_fuse_row:
-				read_fuse_row(&r);
-				break;
-			case RT_input:
-				read_input(&r);
-				break;
-			default:
-				break;
-			}
-		}
-		rec_reader_free(&r);
+		FILE *fp = rec_open(name);
+		read_stream(fp, strcmp(name, "-") ? name : "<stdin>");
 		if (fp != stdin)
 			fclose(fp);
 	}
-	switch (fmt) {
-	case F_MD:
-		md_report(&text);
-		break;
-	case F_JSON:
-		json_report(&text);
-		break;
-	case F_CSV:
-		dsv_report(&text, ',');
-		break;
-	case F_TSV:
-		dsv_report(&text, '\t');
-		break;
-	}
-	if (outpath) {
-		out = fopen(outpath, "w");
-		if (!out)
-			die(EXIT_DATA, "cannot write '%s': %m", outpath);
-		if (fwrite(text.s, 1, text.len, out) != text.len || fclose(out) != 0)
-			die(EXIT_DATA, "write error on '%s': %m", outpath);
-	} else
-		fwrite(text.s, 1, text.len, stdout);
+	if (compat_reference)
+		compat_report(R.fmt, &text);
+	else if (R.fmt == F_JSONL)
+		sb_add(&text, R.records.s ? R.records.s : "", R.records.len);
+	else
+		render(&text);
+	if (R.out && !((R.fmt == F_CSV || R.fmt == F_TSV) && is_dir_path(R.out)))
+		write_file(R.out, &text);
+	else if (!R.out)
+		fwrite(text.s ? text.s : "", 1, text.len, stdout);
+	for (i = 0; i < (int)R.nruns; i++)
+		run_free(&R.runs[i]);
+	free(R.runs);
+	sb_free(&R.records);
 	sb_free(&text);
 	return tool_finish(EXIT_OK);
 }

@@ -1,0 +1,91 @@
+/*
+ * One table of the report as CSV (RFC 4180) or TSV: a header of the
+ * column names, the stage first; numbers as plain numbers in the column's
+ * unit (microseconds, percent); a cell's several values joined with "; ".
+ */
+#include <string.h>
+
+#include "num.h"
+#include "render.h"
+
+static void
+field(sbuf *out, const char *s, char sep)
+{
+	const char *p;
+
+	if (sep == '\t') {
+		/* TSV has no quoting: tabs and line breaks become spaces */
+		for (p = s; *p; p++)
+			sb_addc(out, *p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+		return;
+	}
+	if (!strchr(s, ',') && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
+		sb_adds(out, s);
+		return;
+	}
+	sb_addc(out, '"');
+	for (p = s; *p; p++) {
+		if (*p == '"')
+			sb_addc(out, '"');
+		sb_addc(out, *p);
+	}
+	sb_addc(out, '"');
+}
+
+/* A list cell's lines joined with "; ". */
+static void
+list_field(sbuf *out, const char *s, char sep)
+{
+	sbuf b = SBUF_INIT;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '\n')
+			sb_adds(&b, "; ");
+		else
+			sb_addc(&b, *p);
+	}
+	field(out, b.s ? b.s : "", sep);
+	sb_free(&b);
+}
+
+int
+dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
+{
+	const char *eol = sep == ',' ? "\r\n" : "\n";
+	const struct tab *first = NULL;
+	size_t i, j, r, c;
+	char buf[40];
+
+	for (i = 0; i < d->nsecs && !first; i++)
+		for (j = 0; j < d->secs[i].ntabs && !first; j++)
+			if (strcmp(d->secs[i].tabs[j].id, table) == 0)
+				first = &d->secs[i].tabs[j];
+	if (!first)
+		return -1;
+	sb_adds(out, "stage");
+	for (c = 0; c < first->ncols; c++) {
+		sb_addc(out, sep);
+		sb_adds(out, first->cols[c].key);
+	}
+	sb_adds(out, eol);
+	for (i = 0; i < d->nsecs; i++)
+		for (j = 0; j < d->secs[i].ntabs; j++) {
+			const struct tab *t = &d->secs[i].tabs[j];
+			if (strcmp(t->id, table) != 0)
+				continue;
+			for (r = 0; r < t->nrows; r++) {
+				field(out, t->stage ? t->stage : "", sep);
+				for (c = 0; c < t->ncols; c++) {
+					const struct cell *x = &t->cells[r * t->ncols + c];
+					sb_addc(out, sep);
+					if (x->has_num)
+						sb_adds(out, num_json(x->num, buf));
+					else
+						list_field(out, x->full ? x->full : x->text, sep);
+				}
+				sb_adds(out, eol);
+			}
+		}
+	return 0;
+}

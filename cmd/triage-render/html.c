@@ -1,0 +1,346 @@
+/*
+ * The report as one self-contained HTML file: no network, no external
+ * assets.  The tables are written here (short names, the full name on
+ * hover); a small script makes them sortable and draws, per stage, a
+ * stacked bar of GPU time by category plus idle time, a bar chart of the
+ * heaviest kernels and a strip of step durations, as inline SVG, from data
+ * embedded in the page.  The script marks the body data-ready="1" when it
+ * ran and counts errors in data-errors, which the tests read back from a
+ * headless browser.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "num.h"
+#include "render.h"
+#include "rules.h"
+
+static void
+esc(sbuf *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			sb_adds(out, "&amp;");
+			break;
+		case '<':
+			sb_adds(out, "&lt;");
+			break;
+		case '>':
+			sb_adds(out, "&gt;");
+			break;
+		case '"':
+			sb_adds(out, "&quot;");
+			break;
+		case '\n':
+			sb_adds(out, "<br>");
+			break;
+		default:
+			sb_addc(out, *s);
+		}
+	}
+}
+
+static const char css[] =
+    "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}"
+    "main{max-width:1200px;margin:0 auto;padding:16px 24px}"
+    "h1{font-size:22px;margin:18px 0 8px}h2{font-size:18px;margin:26px 0 6px;"
+    "border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}"
+    "ul.facts{list-style:none;padding:0;margin:0 0 10px}ul.facts li{margin:2px 0}"
+    ".banner{padding:8px 12px;border-radius:6px;margin:10px 0;font-weight:600}"
+    ".banner.ok{background:#dafbe1}.banner.degraded{background:#fff8c5}"
+    ".banner.unusable{background:#ffebe9}.note{background:#f6f8fa;padding:6px 10px;"
+    "border-left:3px solid #8c959f;margin:6px 0}.headline{font-weight:600}"
+    "table{border-collapse:collapse;margin:6px 0 4px;width:100%}"
+    "th,td{border:1px solid #d0d7de;padding:3px 6px;vertical-align:top;text-align:left}"
+    "th{background:#f6f8fa;cursor:pointer;user-select:none}td.n,th.n{text-align:right}"
+    "td.k{font-family:ui-monospace,monospace;font-size:12px}.more{color:#57606a}"
+    ".chart{margin:6px 0}.chart svg{width:100%;display:block}.legend{font-size:12px}"
+    ".legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;"
+    "width:10px;height:10px;margin-right:4px;vertical-align:middle}"
+    "nav.toc{background:#f6f8fa;padding:8px 16px}nav.toc a{margin-right:14px}";
+
+static const char js[] =
+    "(function(){\n"
+    "var body=document.body;\n"
+    "var data=JSON.parse(document.getElementById('chart-data').textContent);\n"
+    "var NS='http://www.w3.org/2000/svg';\n"
+    "var colors={gemm:'#0969da',attention:'#8250df',moe:'#bf3989',communication:'#cf222e',"
+    "memcpy:'#bc4c00',memset:'#d4a72c',memory:'#bc4c00',norm:'#1a7f37',elementwise:'#57606a',"
+    "activation:'#4ac26b',rope:'#54aeff',softmax:'#a475f9',quantize:'#e16f24',"
+    "reduce_topk:'#768390',kv_cache:'#fb8f44',convolution:'#0550ae',idle:'#eaeef2'};\n"
+    "function color(c,i){return colors[c]||['#6e7781','#953800','#116329','#0a3069',"
+    "'#8a4600','#6639ba'][i%6];}\n"
+    "function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);"
+    "return e;}\n"
+    "function ms(us){return (us/1000).toFixed(2)+' ms';}\n"
+    "function stack(box,st){var segs=st.cats.slice();if(st.idle>=0)segs.push({name:'idle',"
+    "us:st.idle});var tot=0;segs.forEach(function(s){tot+=s.us;});if(!(tot>0))return;"
+    "var svg=el('svg',{viewBox:'0 0 1000 28',preserveAspectRatio:'none',height:'28'});"
+    "var x=0;segs.forEach(function(s,i){var w=1000*s.us/tot;var r=el('rect',{x:x,y:0,"
+    "width:Math.max(w,0.5),height:28,fill:color(s.name,i),'class':'seg','data-cat':s.name});"
+    "var t=el('title',{});t.textContent=s.name+': '+ms(s.us)+' ('+(100*s.us/tot).toFixed(1)"
+    "+'%)';r.appendChild(t);svg.appendChild(r);x+=w;});box.appendChild(svg);"
+    "var lg=document.createElement('div');lg.className='legend';segs.forEach(function(s,i){"
+    "var sp=document.createElement('span');var sw=document.createElement('i');"
+    "sw.style.background=color(s.name,i);sp.appendChild(sw);sp.appendChild("
+    "document.createTextNode(s.name+' '+(100*s.us/tot).toFixed(1)+'%'));lg.appendChild(sp);});"
+    "box.appendChild(lg);}\n"
+    "function bars(box,st){var ks=st.top;if(!ks.length)return;var max=ks[0].us;"
+    "var h=20*ks.length;var svg=el('svg',{viewBox:'0 0 1000 '+h,height:h});"
+    "ks.forEach(function(k,i){var w=max>0?620*k.us/max:0;var r=el('rect',{x:360,y:i*20+3,"
+    "width:Math.max(w,1),height:14,fill:color(k.cat,i),'class':'bar'});var t=el('title',{});"
+    "t.textContent=k.full+': '+ms(k.us);r.appendChild(t);svg.appendChild(r);"
+    "var l=el('text',{x:354,y:i*20+14,'text-anchor':'end','font-size':'11'});"
+    "l.textContent=k.name.length>52?k.name.slice(0,51)+'\\u2026':k.name;svg.appendChild(l);"
+    "var v=el('text',{x:366+w,y:i*20+14,'font-size':'11'});v.textContent=ms(k.us);"
+    "svg.appendChild(v);});box.appendChild(svg);}\n"
+    "function steps(box,st){var s=st.steps;if(!s.length)return;var max=Math.max.apply(null,s);"
+    "var svg=el('svg',{viewBox:'0 0 1000 40',preserveAspectRatio:'none',height:'40'});"
+    "var w=1000/s.length;s.forEach(function(u,i){var hh=max>0?38*u/max:0;var r=el('rect',"
+    "{x:i*w,y:40-hh,width:Math.max(w-1,0.5),height:hh,fill:'#0969da','class':'step'});"
+    "var t=el('title',{});t.textContent='step '+(i+1)+': '+ms(u);r.appendChild(t);"
+    "svg.appendChild(r);});box.appendChild(svg);}\n"
+    "document.querySelectorAll('.chart').forEach(function(box){var st=data[box.dataset.run]"
+    "[box.dataset.stage];if(!st)return;if(box.dataset.chart==='stack')stack(box,st);"
+    "else if(box.dataset.chart==='top')bars(box,st);else steps(box,st);});\n"
+    "document.querySelectorAll('table.sortable').forEach(function(tb){var ths=tb.tHead.rows[0]"
+    ".cells;Array.prototype.forEach.call(ths,function(th,ci){th.addEventListener('click',"
+    "function(){var num=th.classList.contains('n');var dir=th.dataset.dir==='asc'?-1:1;"
+    "th.dataset.dir=dir>0?'asc':'desc';var rows=Array.prototype.slice.call(tb.tBodies[0].rows);"
+    "rows.sort(function(a,b){var x=a.cells[ci].dataset.v,y=b.cells[ci].dataset.v;"
+    "if(num)return dir*(parseFloat(x)-parseFloat(y));return dir*x.localeCompare(y);});"
+    "rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});});\n"
+    "body.dataset.ready='1';\n"
+    "})();\n";
+
+/* Chart data of one run: {stage: {cats, idle, top, steps}}. */
+static void
+chart_data(sbuf *out, const struct doc *d)
+{
+	size_t i, j, r, k;
+	char buf[40];
+
+	sb_addc(out, '{');
+	for (i = 0; i < d->ncharts; i++) {
+		const struct stagechart *c = &d->charts[i];
+		const struct tab *kt = NULL;
+		if (i)
+			sb_addc(out, ',');
+		json_quote(out, c->stage, strlen(c->stage));
+		sb_adds(out, ":{\"cats\":[");
+		for (j = 0; j < c->ncat; j++) {
+			sb_adds(out, j ? ",{\"name\":" : "{\"name\":");
+			json_quote(out, c->cat[j], strlen(c->cat[j]));
+			sb_printf(out, ",\"us\":%s}", num_json(c->cat_us[j], buf));
+		}
+		sb_printf(out, "],\"idle\":%s,\"top\":[", c->idle_us >= 0 ?
+		    num_json(c->idle_us, buf) : "-1");
+		for (j = 0; j < d->nsecs && !kt; j++)
+			for (k = 0; k < d->secs[j].ntabs; k++)
+				if (strcmp(d->secs[j].tabs[k].id, "kernel") == 0 &&
+				    d->secs[j].tabs[k].stage &&
+				    strcmp(d->secs[j].tabs[k].stage, c->stage) == 0)
+					kt = &d->secs[j].tabs[k];
+		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
+			const struct cell *x = &kt->cells[r * kt->ncols];
+			sb_adds(out, r ? ",{\"name\":" : "{\"name\":");
+			json_quote(out, x[0].text, strlen(x[0].text));
+			sb_adds(out, ",\"full\":");
+			json_quote(out, x[0].full ? x[0].full : x[0].text,
+			    strlen(x[0].full ? x[0].full : x[0].text));
+			sb_adds(out, ",\"cat\":");
+			json_quote(out, x[1].text, strlen(x[1].text));
+			sb_printf(out, ",\"us\":%s}", num_json(x[2].num, buf));
+		}
+		sb_adds(out, "],\"steps\":[");
+		for (j = 0; j < c->nstep; j++)
+			sb_printf(out, "%s%s", j ? "," : "", num_json(c->step_us[j], buf));
+		sb_adds(out, "]}");
+	}
+	sb_addc(out, '}');
+}
+
+static void
+html_table(sbuf *out, const struct tab *t)
+{
+	size_t r, c;
+	char buf[40];
+
+	if (t->nrows == 0) {
+		sb_adds(out, "<p class=\"empty\">");
+		esc(out, t->empty ? t->empty : "No rows.");
+		sb_adds(out, "</p>\n");
+		return;
+	}
+	sb_printf(out, "<table class=\"sortable\" data-table=\"%s\"><thead><tr>", t->id);
+	for (c = 0; c < t->ncols; c++) {
+		sb_printf(out, "<th%s>", t->cols[c].num ? " class=\"n\"" : "");
+		esc(out, t->cols[c].title);
+		sb_adds(out, "</th>");
+	}
+	sb_adds(out, "</tr></thead><tbody>\n");
+	for (r = 0; r < t->nrows; r++) {
+		sb_adds(out, "<tr>");
+		for (c = 0; c < t->ncols; c++) {
+			const struct cell *x = &t->cells[r * t->ncols + c];
+			const char *cls = t->cols[c].num ? "n" : strcmp(t->cols[c].key, "kernel") == 0 ?
+			    "k" : NULL;
+			sb_adds(out, "<td");
+			if (cls)
+				sb_printf(out, " class=\"%s\"", cls);
+			if (x->full) {
+				sb_adds(out, " title=\"");
+				esc(out, x->full);
+				sb_addc(out, '"');
+			}
+			sb_adds(out, " data-v=\"");
+			if (x->has_num)
+				sb_adds(out, num_json(x->num, buf));
+			else
+				esc(out, x->text);
+			sb_adds(out, "\">");
+			esc(out, x->text);
+			sb_adds(out, "</td>");
+		}
+		sb_adds(out, "</tr>\n");
+	}
+	sb_adds(out, "</tbody></table>\n");
+}
+
+static void
+html_run(sbuf *out, const struct doc *d, size_t run)
+{
+	size_t i, j;
+	const char *verdict;
+
+	sb_printf(out, "<article class=\"run\" id=\"run-%zu\">\n<h1>Triage report: ", run + 1);
+	esc(out, d->title);
+	sb_adds(out, "</h1>\n<ul class=\"facts\">\n");
+	for (i = 0; i < d->nfacts; i++) {
+		sb_adds(out, "<li><b>");
+		esc(out, d->facts[i].key);
+		sb_adds(out, "</b>: ");
+		esc(out, d->facts[i].value);
+		sb_adds(out, "</li>\n");
+	}
+	sb_adds(out, "</ul>\n");
+	if (d->health) {
+		verdict = strstr(d->health, "unusable") ? "unusable" :
+		    strstr(d->health, "degraded") ? "degraded" : "ok";
+		sb_printf(out, "<div class=\"banner %s\">", verdict);
+		esc(out, d->health);
+		sb_adds(out, "</div>\n");
+	}
+	for (i = 0; i < d->nnotes; i++) {
+		sb_adds(out, "<p class=\"note\">");
+		esc(out, d->notes[i]);
+		sb_adds(out, "</p>\n");
+	}
+	for (i = 0; i < d->nsecs; i++) {
+		const struct section *s = &d->secs[i];
+		sb_printf(out, "<section data-section=\"%s\">\n<h2>", s->id);
+		esc(out, s->title);
+		sb_adds(out, "</h2>\n");
+		if (s->intro) {
+			sb_adds(out, "<p>");
+			esc(out, s->intro);
+			sb_adds(out, "</p>\n");
+		}
+		for (j = 0; j < s->ntabs; j++) {
+			const struct tab *t = &s->tabs[j];
+			if (t->stage) {
+				sb_adds(out, "<h3>");
+				esc(out, stage_label(t->stage));
+				sb_adds(out, "</h3>\n");
+			}
+			if (t->headline) {
+				sb_adds(out, "<p class=\"headline\">");
+				esc(out, t->headline);
+				sb_adds(out, "</p>\n");
+			}
+			if (t->stage && strcmp(t->id, "kernel") == 0) {
+				sb_adds(out, "<div class=\"chart\" data-chart=\"stack\" data-run=\"");
+				sb_printf(out, "%zu\" data-stage=\"", run);
+				esc(out, t->stage);
+				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"steps\" "
+				    "data-run=\"%zu\" data-stage=\"", run);
+				esc(out, t->stage);
+				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"top\" "
+				    "data-run=\"%zu\" data-stage=\"", run);
+				esc(out, t->stage);
+				sb_adds(out, "\"></div>\n");
+			}
+			if (t->total) {
+				sb_adds(out, "<p>");
+				esc(out, t->total);
+				sb_adds(out, "</p>\n");
+			}
+			html_table(out, t);
+			if (t->more) {
+				sb_adds(out, "<p class=\"more\">");
+				esc(out, t->more);
+				sb_adds(out, "</p>\n");
+			}
+		}
+		sb_adds(out, "</section>\n");
+	}
+	sb_adds(out, "</article>\n");
+}
+
+/* JSON inside <script>: "</" must not close the element. */
+static void
+script_json(sbuf *out, const sbuf *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->len; i++) {
+		if (j->s[i] == '<' && i + 1 < j->len && j->s[i + 1] == '/')
+			sb_adds(out, "<\\");
+		else
+			sb_addc(out, j->s[i]);
+	}
+}
+
+void
+html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out)
+{
+	sbuf data = SBUF_INIT;
+	size_t i;
+
+	sb_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width\"><title>");
+	esc(out, title);
+	sb_printf(out, "</title>\n<style>%s</style></head>\n<body data-ready=\"0\" "
+	    "data-errors=\"0\">\n<script>window.onerror=function(){var b=document.body;"
+	    "b.dataset.errors=String(+b.dataset.errors+1);};</script>\n", css);
+	if (n > 1) {
+		sb_adds(out, "<nav class=\"toc\">");
+		for (i = 0; i < n; i++) {
+			sb_printf(out, "<a href=\"#run-%zu\">", i + 1);
+			esc(out, docs[i]->title);
+			sb_adds(out, "</a>");
+		}
+		sb_adds(out, "</nav>\n");
+	}
+	sb_adds(out, "<main>\n");
+	for (i = 0; i < n; i++)
+		html_run(out, docs[i], i);
+	sb_adds(out, "<section data-section=\"legend\"><h2>Legend</h2><p>Share: a kernel's "
+	    "GPU time over its stage's total, the sum of its kernel durations. Overlap "
+	    "verdicts: headroom, the kernel runs exposed and overlapping could hide it; "
+	    "low-roi-hidden, it is already hidden. Priority: P1 act, P2 check dependencies, "
+	    "P4/P5 skip. Click a column title to sort.</p></section>\n</main>\n");
+	sb_adds(&data, "[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			sb_addc(&data, ',');
+		chart_data(&data, docs[i]);
+	}
+	sb_adds(&data, "]");
+	sb_adds(out, "<script type=\"application/json\" id=\"chart-data\">");
+	script_json(out, &data);
+	sb_printf(out, "</script>\n<script>%s</script>\n</body></html>\n", js);
+	sb_free(&data);
+}

@@ -1,0 +1,119 @@
+/* The records of a run, kept whole for the report document. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+#include "xalloc.h"
+
+/*
+ * The record types the report reads: the rows, the header's inputs and
+ * notes, and the sections of the other filters.  The rest (kernels,
+ * frames, ...) pass by unread and unkept.
+ */
+static int
+wanted(rec_reader *r, enum rec_type t)
+{
+	static const char *const others[] = { "gpu_time", "step", "graph_escape", "health",
+		"rank_row", "collective_row", "rank_kernel_delta", "rank_alignment", "diff_row",
+		"verdict", "probe", NULL };
+	const char *s;
+	size_t n, i;
+
+	if (t == RT_input || t == RT_trace || t == RT_kernel_row || t == RT_overlap_row ||
+	    t == RT_fuse_row || t == RT_note)
+		return 1;
+	s = rec_type(r, &n);
+	for (i = 0; others[i]; i++)
+		if (strlen(others[i]) == n && memcmp(others[i], s, n) == 0)
+			return 1;
+	return 0;
+}
+
+void
+run_add(struct run *run, rec_reader *r)
+{
+	enum rec_type t = rec_type_of(r);
+	struct item *it;
+
+	if (!wanted(r, t))
+		return;
+	if (t != RT_UNKNOWN) {
+		/* the same checks every tool makes (triage-records(5)) */
+		union {
+			uint64_t has;
+			char bytes[1024];
+		} rec;
+		rec_read(r, t, &rec);
+	}
+	xgrow(&run->it, &run->cap, run->n + 1, sizeof *run->it);
+	it = &run->it[run->n++];
+	memset(it, 0, sizeof *it);
+	it->type = t;
+	it->line = xstrndup(r->line, r->len);
+	if (json_parse(&it->doc, it->line, r->len) < 0)
+		rec_die(r, "record is not a JSON object");
+}
+
+void
+run_free(struct run *run)
+{
+	size_t i;
+
+	for (i = 0; i < run->n; i++) {
+		free(run->it[i].line);
+		json_doc_free(&run->it[i].doc);
+	}
+	free(run->it);
+	free(run->label);
+	memset(run, 0, sizeof *run);
+}
+
+int
+item_get(const struct item *it, const char *m)
+{
+	return json_get(&it->doc, 0, m);
+}
+
+const char *
+item_str(const struct item *it, const char *m, sbuf *buf, const char *dflt)
+{
+	int i = item_get(it, m);
+
+	sb_reset(buf);
+	if (json_kind(&it->doc, i) != JK_STR) {
+		sb_adds(buf, dflt ? dflt : "");
+		return dflt ? sb_str(buf) : NULL;
+	}
+	json_str(&it->doc, i, buf, NULL);
+	return sb_str(buf);
+}
+
+double
+item_num(const struct item *it, const char *m, double dflt)
+{
+	int i = item_get(it, m);
+	double v;
+
+	if ((json_kind(&it->doc, i) != JK_INT && json_kind(&it->doc, i) != JK_FLOAT) ||
+	    !json_todouble(&it->doc, i, &v))
+		return dflt;
+	return v;
+}
+
+long long
+item_int(const struct item *it, const char *m, long long dflt)
+{
+	int i = item_get(it, m);
+	long long v;
+
+	if ((json_kind(&it->doc, i) != JK_INT && json_kind(&it->doc, i) != JK_FLOAT) ||
+	    !json_coerce_int(&it->doc, i, &v))
+		return dflt;
+	return v;
+}
+
+int
+item_bool(const struct item *it, const char *m)
+{
+	return json_kind(&it->doc, item_get(it, m)) == JK_TRUE;
+}
