@@ -208,6 +208,48 @@
 	M(T, id, INT, REQ, NULL) \
 	M(T, label, STR, REQ, NULL)
 
+#define REC_MEMBERS_gpu_time(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernels, INT, REQ, NULL) \
+	M(T, kernel_us, NUM, REQ, NULL) \
+	M(T, busy_us, NUM, REQ, NULL) \
+	M(T, span_us, NUM, REQ, NULL) \
+	M(T, idle_us, NUM, REQ, NULL) \
+	M(T, idle_launch_us, NUM, OPT, NULL) \
+	M(T, compute_us, NUM, REQ, NULL) \
+	M(T, comm_us, NUM, REQ, NULL) \
+	M(T, memcpy_us, NUM, REQ, NULL) \
+	M(T, graph_us, NUM, OPT, NULL) \
+	M(T, graph_pct, NUM, OPT, NULL) \
+	M(T, eager_kernels, INT, OPT, NULL) \
+	M(T, steps, INT, OPT, NULL) \
+	M(T, step_p50_us, NUM, OPT, NULL) \
+	M(T, step_p90_us, NUM, OPT, NULL) \
+	M(T, step_max_us, NUM, OPT, NULL)
+
+#define REC_MEMBERS_step(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, index, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, cpu_us, NUM, REQ, NULL) \
+	M(T, batch, INT, OPT, NULL) \
+	M(T, tokens, INT, OPT, NULL) \
+	M(T, kernels, INT, OPT, NULL) \
+	M(T, gpu_busy_us, NUM, OPT, NULL) \
+	M(T, gpu_span_us, NUM, OPT, NULL)
+
+#define REC_MEMBERS_graph_escape(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, launches, INT, REQ, NULL) \
+	M(T, total_us, NUM, REQ, NULL) \
+	M(T, share_pct, NUM, REQ, NULL) \
+	M(T, location, STR, OPT, NULL)
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -226,6 +268,9 @@
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
 	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \
 	T(note, REC_MEMBERS_note, X) \
-	T(run, REC_MEMBERS_run, X)
+	T(run, REC_MEMBERS_run, X) \
+	T(gpu_time, REC_MEMBERS_gpu_time, X) \
+	T(step, REC_MEMBERS_step, X) \
+	T(graph_escape, REC_MEMBERS_graph_escape, X)
 
 #endif

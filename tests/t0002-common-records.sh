@@ -73,6 +73,7 @@ overlap-sweep trace kernel thread_name site stats
 overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats
 fuse-detect trace kernel_row
 triage-render kernel_row overlap_row fuse_row
+step-stats trace kernel launch annotation kernel_row stats
 '
 
 # run_filter SPEC INPUT: run the filter with INPUT as the records it reads

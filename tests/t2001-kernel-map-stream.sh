@@ -7,12 +7,13 @@ KF=$FIX/kernel-map
 
 t_consumed() {
 	km <"$KF/attribution.jsonl" >"$T/out" &&
-	eq 0 "$(jq -s '[.[]|select(.type=="frame" or .type=="cpu_op" or .type=="launch" or .type=="corr")]|length' "$T/out")" &&
+	eq 0 "$(jq -s '[.[]|select(.type=="frame" or .type=="cpu_op" or .type=="corr")]|length' "$T/out")" &&
+	eq "$(grep -c '"type":"launch",' "$KF/attribution.jsonl")" "$(grep -c '"type":"launch",' "$T/out")" launches &&
 	eq 7 "$(grep -c '"type":"kernel",' "$T/out")" &&
 	has "$T/out" '"type":"thread_name"' &&
 	has "$T/out" '"other_pid_kernel"'
 }
-check 'frame, cpu_op, launch and corr are consumed; kernels pass' t_consumed
+check 'frame, cpu_op and corr are consumed; kernels and launches pass' t_consumed
 
 t_passthrough_bytes() {
 	km <"$KF/rows.jsonl" >"$T/out" &&

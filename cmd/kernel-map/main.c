@@ -38,8 +38,8 @@ static const struct tool tool = {
 	"[-q] [--kernel-table-limit N] [--mapping FILE | --sites-only] [file]",
 	"Attribute kernels to Python sites and build the kernel table from a staged\n"
 	"record stream (trace-extract | trace-stage).  Writes \"site\" records (the\n"
-	"kernel -> location payloads) and \"kernel_row\" records; frames, CPU ops,\n"
-	"launches and corr records are consumed, the rest passes through.  The\n"
+	"kernel -> location payloads) and \"kernel_row\" records; frames, CPU ops\n"
+	"and corr records are consumed, the rest passes through.  The\n"
 	"mapping/formal flow runs it twice: --sites-only on the mapping trace, then\n"
 	"--mapping with those sites on the formal trace.",
 	opts
@@ -238,7 +238,8 @@ main(int argc, char **argv)
 	}
 	ops.collect = TR_MASK(kernel) | TR_MASK(cpu_op) | TR_MASK(launch) | TR_MASK(frame) |
 	    TR_MASK(corr);
-	ops.consume = TR_MASK(cpu_op) | TR_MASK(launch) | TR_MASK(frame) | TR_MASK(corr);
+	/* launches pass: step-stats reads them downstream (graph launches, host gaps) */
+	ops.consume = TR_MASK(cpu_op) | TR_MASK(frame) | TR_MASK(corr);
 	ops.pass = !run.sites_only;
 	ops.keep = keep;
 	ops.on_trace = on_trace;

@@ -1,0 +1,191 @@
+/* Interval figures of GPU work items: busy, idle, host-bound gaps, buckets, graphs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "ss.h"
+#include "xalloc.h"
+
+int
+stage_cmp(const strtab *str, uint32_t a, uint32_t b)
+{
+	const char *x, *y;
+	int ix, iy;
+
+	if (a == b)
+		return 0;
+	x = strtab_str(str, a);
+	y = strtab_str(str, b);
+	ix = stage_index(x);
+	iy = stage_index(y);
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	return strcmp(x, y);
+}
+
+static int
+items_cmp(const void *pa, const void *pb, void *str)
+{
+	const struct item *a = pa, *b = pb;
+	int c = stage_cmp(str, a->stage, b->stage);
+
+	if (c)
+		return c;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+void
+items_sort(struct item *it, size_t n, const strtab *str)
+{
+	if (n > 1)
+		qsort_r(it, n, sizeof *it, items_cmp, (void *)str);
+}
+
+double
+union_measure(const struct span *s, size_t n, double *span)
+{
+	double busy = 0, first, cur_ts, cur_end, last;
+	size_t i;
+
+	*span = 0;
+	if (n == 0)
+		return 0;
+	first = cur_ts = s[0].ts;
+	cur_end = last = s[0].end;
+	for (i = 1; i < n; i++) {
+		if (s[i].ts > cur_end) {
+			busy += cur_end - cur_ts;
+			cur_ts = s[i].ts;
+			cur_end = s[i].end;
+		} else if (s[i].end > cur_end) {
+			cur_end = s[i].end;
+		}
+		if (s[i].end > last)
+			last = s[i].end;
+	}
+	busy += cur_end - cur_ts;
+	*span = last - first;
+	return busy;
+}
+
+/* An endpoint of an item for the bucket sweep. */
+struct edge {
+	double t;
+	int delta;		/* +1 start, -1 end */
+	unsigned char bucket, graph;
+};
+
+static int
+edge_cmp(const void *pa, const void *pb)
+{
+	const struct edge *a = pa, *b = pb;
+
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->delta - b->delta;	/* ends first: touching items leave no segment */
+}
+
+/*
+ * Split the busy time into buckets (the highest-precedence bucket running
+ * owns each instant) and measure the time some graph item runs.  Each
+ * elementary segment between consecutive endpoints is attributed once.
+ */
+static void
+bucket_sweep(const struct item *it, size_t n, struct figures *f)
+{
+	struct edge *e = xmalloc((n ? 2 * n : 1) * sizeof *e);
+	long cnt[B_COUNT] = { 0 }, graph = 0;
+	size_t i, ne = 0;
+	int b;
+
+	for (i = 0; i < n; i++) {
+		if (it[i].end <= it[i].ts)
+			continue;	/* zero length: no time to attribute */
+		e[ne++] = (struct edge){ it[i].ts, 1, it[i].bucket, it[i].graph };
+		e[ne++] = (struct edge){ it[i].end, -1, it[i].bucket, it[i].graph };
+	}
+	xqsort(e, ne, sizeof *e, edge_cmp);
+	for (i = 0; i < ne; i++) {
+		if (i > 0 && e[i].t > e[i - 1].t) {
+			double seg = e[i].t - e[i - 1].t;
+			for (b = 0; b < B_COUNT; b++) {
+				if (cnt[b] > 0) {
+					f->bucket_us[b] += seg;
+					break;
+				}
+			}
+			if (graph > 0)
+				f->graph_us += seg;
+		}
+		cnt[e[i].bucket] += e[i].delta;
+		if (e[i].graph)
+			graph += e[i].delta;
+	}
+	free(e);
+}
+
+/*
+ * The host-bound part of the gap [gap_ts, next->ts): the GPU idled until
+ * the launch call of the next item ended, or until the item started when
+ * the call ended later.  Only the first item of a launch waits for it: the
+ * other kernels of a graph replay were submitted with the first.
+ */
+static double
+host_part(const struct item *next, double gap_ts, const struct tcall *ln)
+{
+	double lend, h;
+
+	if (next->launch < 0 || !next->first)
+		return 0;
+	lend = ln[next->launch].ts + (ln[next->launch].dur > 0 ? ln[next->launch].dur : 0);
+	h = (lend < next->ts ? lend : next->ts) - gap_ts;
+	return h > 0 ? h : 0;
+}
+
+void
+stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f)
+{
+	double cur_end = 0, first = 0, last = 0, busy_ts = 0;
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	f->kernels = (long long)n;
+	for (i = 0; i < n; i++) {
+		const struct item *x = &it[i];
+		f->kernel_us += x->dur;
+		if (x->graph)
+			f->graph_mode = 1;
+		if (i == 0) {
+			first = busy_ts = x->ts;
+			cur_end = last = x->end;
+			continue;
+		}
+		if (x->ts > cur_end) {	/* an idle gap [cur_end, x->ts) */
+			f->busy_us += cur_end - busy_ts;
+			f->idle_launch_us += host_part(x, cur_end, ln);
+			busy_ts = x->ts;
+			cur_end = x->end;
+		} else if (x->end > cur_end) {
+			cur_end = x->end;
+		}
+		if (x->end > last)
+			last = x->end;
+	}
+	if (n) {
+		f->busy_us += cur_end - busy_ts;
+		f->span_us = last - first;
+	}
+	f->idle_us = f->span_us - f->busy_us;
+	if (f->idle_us < 0)	/* rounding of the two sums */
+		f->idle_us = 0;
+	if (f->idle_launch_us > f->idle_us)
+		f->idle_launch_us = f->idle_us;
+	if (f->graph_mode)
+		for (i = 0; i < n; i++)
+			f->eager += it[i].kernel && !it[i].graph;
+	bucket_sweep(it, n, f);
+}

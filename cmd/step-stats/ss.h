@@ -1,0 +1,174 @@
+/*
+ * step-stats internals: the GPU work items of one trace, the interval
+ * figures computed from them (busy.c), the step markers and their work
+ * (steps.c), and the eager kernels of graph-mode stages (escape.c).
+ *
+ * Times are microseconds as in the trace.  Strings are ids in the tool's
+ * one string table (the trace reader's); NOSTR marks an absent one.  Every
+ * array here is owned by the caller that passes it, unless a function says
+ * it allocates.
+ */
+#ifndef SS_H
+#define SS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/*
+ * Corrupt times (microseconds), as trace-extract and trace-stage judge
+ * them: a duration beyond a year, a timestamp beyond 1e17 either way.  A
+ * few would overflow every sum; items and markers with them, or with a
+ * non-finite time, are left out (ss_bad_time).
+ */
+#define SS_DUR_ABSURD_US 3.2e13
+#define SS_TS_ABSURD_US 1e17
+
+/* Is (ts, dur) unusable: not finite, or corrupt as above? */
+static inline int
+ss_bad_time(double ts, double dur)
+{
+	return !(ts >= -SS_TS_ABSURD_US && ts <= SS_TS_ABSURD_US && dur <= SS_DUR_ABSURD_US &&
+	    dur >= -SS_DUR_ABSURD_US);
+}
+
+/*
+ * Busy-time buckets, in precedence order: where items of several buckets
+ * run at once, the time counts once, for the lowest-numbered bucket.
+ */
+enum { B_COMPUTE, B_COMM, B_MEM, B_COUNT };
+
+/* One GPU work item of the analyzed process (man page: "GPU work item"). */
+struct item {
+	double ts, end, dur;	/* dur >= 0, end = ts + dur */
+	uint32_t stage;		/* the kernel's stage, else the trace's path stage */
+	uint32_t name;		/* raw kernel name */
+	long launch;		/* index into the trace's launches, or -1 */
+	long step;		/* index into the steps, or -1 */
+	size_t ord;		/* input order, the last sort key */
+	unsigned char bucket;	/* B_* */
+	unsigned graph : 1;	/* launched by a graph launch */
+	unsigned kernel : 1;	/* a kernel (not a copy or set) */
+	unsigned first : 1;	/* starts first among the items of its launch */
+};
+
+/* Interval figures of one set of items (a stage); see step-stats(1). */
+struct figures {
+	long long kernels, eager;
+	double kernel_us, busy_us, span_us, idle_us, idle_launch_us;
+	double bucket_us[B_COUNT];
+	double graph_us;
+	int graph_mode;		/* at least one item was launched by a graph launch */
+};
+
+/* ---- busy.c ---- */
+
+/* Stage order: stage_index() (extend, decode, all, others), then the text. */
+int stage_cmp(const strtab *str, uint32_t a, uint32_t b);
+
+/*
+ * Sort items by stage order (stage_index(), then the stage text), then by
+ * start, end and input order, so each stage is one run sorted by start.
+ * str resolves the stage ids.
+ */
+void items_sort(struct item *it, size_t n, const strtab *str);
+
+/*
+ * The figures of items it[0..n), one stage's run as items_sort leaves it.
+ * ln: the trace's launches (the items' launch indexes point there).  The
+ * sweep needs 2n events of scratch, allocated and freed here.  Every
+ * figure is finite and non-negative.
+ */
+void stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f);
+
+/*
+ * Measure of the union of [ts, end] of spans sorted by start, and their
+ * span (last end minus first start) in *span.  n may be 0 (both 0).
+ */
+struct span {
+	double ts, end;
+};
+double union_measure(const struct span *s, size_t n, double *span);
+
+/* ---- steps.c ---- */
+
+/* Step marker families, in the order a trace's family is chosen. */
+enum { SF_NONE, SF_SGLANG, SF_VLLM, SF_PYTORCH };
+
+/*
+ * What a marker name says: its family (SF_*), the batch size and token
+ * count when it carries them (has_* set), and the stage it names
+ * ("extend", "decode") or NULL.
+ */
+struct marker {
+	int family;
+	int has_batch, has_tokens;
+	long long batch, tokens;
+	const char *stage;	/* static string or NULL */
+};
+
+/* Classify and parse a marker name s[0..n); family SF_NONE when it is none. */
+void marker_parse(const char *s, size_t n, struct marker *m);
+
+/* One step: a marker of the trace's chosen family and the work it launched. */
+struct step {
+	double ts, dur;		/* the marker's CPU span (dur >= 0) */
+	uint32_t name, pid;	/* pid: string id of the marker's process */
+	uint32_t stage;		/* resolved by steps_finish */
+	struct marker m;
+	size_t ord;		/* input order, the last sort key */
+	long long kernels;
+	double busy_us, span_us;
+};
+
+/*
+ * The steps of a trace: the CPU-side annotations (cat other than
+ * gpu_user_annotation) of the first family present among SGLang, vLLM and
+ * PyTorch, sorted by start (then input order).  Returns the count and
+ * sets *out to a new array (NULL when none); the caller frees it.
+ */
+size_t steps_find(struct trace_reader *r, const struct trace *tr, struct step **out);
+
+/*
+ * Give each item the step whose marker contains its launch call's start,
+ * on the same process (the latest-starting such marker).  Items without a
+ * launch get none.
+ */
+void steps_assign(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
+    struct item *it, size_t n);
+
+/*
+ * Per step: kernels, busy and span of its items, and its stage (the stage
+ * holding most of its items' time; without items the trace's path stage,
+ * else the stage the marker names, else "all").  it[0..n) is reordered.
+ */
+void steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
+    struct item *it, size_t n);
+
+/*
+ * Nearest-rank percentile p (1..100) of v[0..n), n > 0, sorted ascending:
+ * the smallest value with at least p % of the values at or below it.
+ */
+double percentile(const double *v, size_t n, int p);
+
+/* ---- escape.c ---- */
+
+/*
+ * Remember a kernel_row's location for (t, stage, kernel), from on_line;
+ * the first row of a key wins (kernel-map writes one per key).
+ */
+void escape_note_row(long long t, struct rstr stage, struct rstr kernel, struct rstr location);
+
+/*
+ * Queue the graph_escape rows of one graph-mode stage: the eager kernels
+ * among it[0..n) grouped by canonical name, largest total first.
+ * kernel_us is the stage's kernel time (for share_pct).
+ */
+void escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct item *it,
+    size_t n, double kernel_us);
+
+/* Write the queued rows with the locations noted so far, and free everything. */
+void escape_flush(void);
+
+#endif

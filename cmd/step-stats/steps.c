@@ -1,0 +1,329 @@
+/* Step markers: which annotations are steps, what they say, and the GPU work they launched. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "ss.h"
+#include "xalloc.h"
+
+/* ---- marker names ---- */
+
+/* Digits at s[*i..n) as a number (saturating); 0 when there are none. */
+static int
+digits(const char *s, size_t n, size_t *i, long long *v)
+{
+	size_t start = *i;
+
+	*v = 0;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
+		if (*v < 100000000000000000LL)
+			*v = *v * 10 + (s[*i] - '0');
+		(*i)++;
+	}
+	return *i > start;
+}
+
+/* Skip a "(...)" group at s[*i]; returns 0 when there is none or it is open. */
+static int
+group(const char *s, size_t n, size_t *i)
+{
+	if (*i >= n || s[*i] != '(')
+		return 0;
+	while (*i < n && s[*i] != ')')
+		(*i)++;
+	if (*i >= n)
+		return 0;
+	(*i)++;
+	return 1;
+}
+
+static int
+lit(const char *s, size_t n, size_t *i, const char *l)
+{
+	size_t k = strlen(l);
+
+	if (n - *i < k || memcmp(s + *i, l, k) != 0)
+		return 0;
+	*i += k;
+	return 1;
+}
+
+/* PyTorch's profiler schedule: "ProfilerStep#<N>". */
+static int
+parse_pytorch(const char *s, size_t n)
+{
+	size_t i = 0;
+	long long v;
+
+	return lit(s, n, &i, "ProfilerStep#") && digits(s, n, &i, &v) && i == n;
+}
+
+/*
+ * SGLang: "step[<MODE> key=value ...]", e.g. "step[DECODE bs=32]",
+ * "step[EXTEND bs=15 toks=15360]".  bs is the batch, toks the tokens.
+ */
+static int
+parse_sglang(const char *s, size_t n, struct marker *m)
+{
+	size_t i = 5, w;
+	long long v;
+
+	if (n < 6 || memcmp(s, "step[", 5) != 0 || s[n - 1] != ']')
+		return 0;
+	n--;	/* the closing bracket */
+	for (w = i; w < n && s[w] != ' '; w++)
+		;
+	if (w - i == 6 && !memcmp(s + i, "DECODE", 6))
+		m->stage = "decode";
+	else if ((w - i == 6 && !memcmp(s + i, "EXTEND", 6)) ||
+	    (w - i == 7 && !memcmp(s + i, "PREFILL", 7)))
+		m->stage = "extend";
+	for (i = w; i < n; i++) {
+		if (s[i] != ' ')
+			continue;
+		i++;
+		if (lit(s, n, &i, "bs=") && digits(s, n, &i, &v)) {
+			m->has_batch = 1;
+			m->batch = v;
+		} else if (lit(s, n, &i, "toks=") && digits(s, n, &i, &v)) {
+			m->has_tokens = 1;
+			m->tokens = v;
+		}
+		i--;	/* the loop's i++ lands on the next character */
+	}
+	return 1;
+}
+
+/*
+ * vLLM's per-iteration execute marker, two spellings seen in traces:
+ *   execute_<T>_context_<C>(...)_generation_<G>(...)   T tokens
+ *   execute_context_<C>(...)_generation_<G>(...)
+ * C requests in prefill and G in decode: the batch is C + G.
+ */
+static int
+parse_vllm(const char *s, size_t n, struct marker *m)
+{
+	size_t i = 0;
+	long long tok = 0, c, g;
+	int has_tok;
+
+	if (!lit(s, n, &i, "execute_"))
+		return 0;
+	has_tok = digits(s, n, &i, &tok);
+	if (has_tok && !lit(s, n, &i, "_"))
+		return 0;
+	if (!lit(s, n, &i, "context_") || !digits(s, n, &i, &c))
+		return 0;
+	group(s, n, &i);
+	if (!lit(s, n, &i, "_generation_") || !digits(s, n, &i, &g))
+		return 0;
+	group(s, n, &i);
+	if (i != n)
+		return 0;
+	m->has_batch = 1;
+	m->batch = c + g;
+	if (has_tok) {
+		m->has_tokens = 1;
+		m->tokens = tok;
+	}
+	if (c > 0 && g == 0)
+		m->stage = "extend";
+	else if (c == 0 && g > 0)
+		m->stage = "decode";
+	return 1;
+}
+
+void
+marker_parse(const char *s, size_t n, struct marker *m)
+{
+	memset(m, 0, sizeof *m);
+	if (parse_sglang(s, n, m))
+		m->family = SF_SGLANG;
+	else if (parse_vllm(s, n, m))
+		m->family = SF_VLLM;
+	else if (parse_pytorch(s, n))
+		m->family = SF_PYTORCH;
+	else
+		memset(m, 0, sizeof *m);
+}
+
+/* ---- the steps of a trace ---- */
+
+static int
+step_cmp(const void *pa, const void *pb)
+{
+	const struct step *a = pa, *b = pb;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+size_t
+steps_find(struct trace_reader *r, const struct trace *tr, struct step **out)
+{
+	uint32_t gpu = strtab_find(r->str, "gpu_user_annotation", 19);
+	struct marker *m = xmalloc((tr->nan ? tr->nan : 1) * sizeof *m);
+	struct step *st = NULL;
+	size_t i, n = 0, cap = 0;
+	int best = SF_NONE;
+
+	for (i = 0; i < tr->nan; i++) {
+		const struct tannot *a = &tr->an[i];
+		memset(&m[i], 0, sizeof m[i]);
+		if (a->cat == gpu)
+			continue;	/* the GPU-side copy of a CPU marker */
+		if (ss_bad_time(a->ts, a->dur))
+			continue;	/* no time to measure */
+		marker_parse(strtab_str(r->str, a->name), strtab_len(r->str, a->name), &m[i]);
+		if (m[i].family != SF_NONE && (best == SF_NONE || m[i].family < best))
+			best = m[i].family;
+	}
+	for (i = 0; best != SF_NONE && i < tr->nan; i++) {
+		const struct tannot *a = &tr->an[i];
+		if (m[i].family != best)
+			continue;
+		xgrow(&st, &cap, n + 1, sizeof *st);
+		memset(&st[n], 0, sizeof st[n]);
+		st[n].ts = a->ts;
+		st[n].dur = a->dur > 0 ? a->dur : 0;
+		st[n].name = a->name;
+		st[n].pid = trace_thread_pid(r, a->thread);
+		st[n].stage = NOSTR;
+		st[n].m = m[i];
+		st[n].ord = n;
+		n++;
+	}
+	free(m);
+	xqsort(st, n, sizeof *st, step_cmp);
+	*out = st;
+	return n;
+}
+
+void
+steps_assign(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
+    struct item *it, size_t n)
+{
+	double *maxend;		/* prefix maximum of the markers' ends */
+	size_t i, k, lo, hi, mid;
+
+	if (nst == 0)
+		return;
+	maxend = xmalloc(nst * sizeof *maxend);
+	for (k = 0; k < nst; k++) {
+		double e = st[k].ts + st[k].dur;
+		maxend[k] = k && maxend[k - 1] > e ? maxend[k - 1] : e;
+	}
+	for (i = 0; i < n; i++) {
+		const struct tcall *l;
+		uint32_t pid;
+		if (it[i].launch < 0)
+			continue;
+		l = &tr->ln[it[i].launch];
+		pid = trace_thread_pid(r, l->thread);
+		lo = 0;
+		hi = nst;
+		while (lo < hi) {	/* lo = markers starting at or before the call */
+			mid = (lo + hi) / 2;
+			if (st[mid].ts <= l->ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k-- > 0 && maxend[k] >= l->ts;) {
+			if (st[k].pid == pid && st[k].ts + st[k].dur >= l->ts) {
+				it[i].step = (long)k;
+				break;
+			}
+		}
+	}
+	free(maxend);
+}
+
+static int
+by_step(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+/* Per-stage time of one step's items: a handful of stages, searched linearly. */
+struct stime {
+	uint32_t stage;
+	double us;
+};
+
+static uint32_t
+major_stage(struct trace_reader *r, const struct stime *s, size_t n)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < n; i++) {
+		int bi = stage_index(strtab_str(r->str, s[best].stage));
+		int ii = stage_index(strtab_str(r->str, s[i].stage));
+		if (s[i].us > s[best].us || (s[i].us == s[best].us && ii < bi))
+			best = i;
+	}
+	return s[best].stage;
+}
+
+void
+steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
+    struct item *it, size_t n)
+{
+	struct span *sp = xmalloc((n ? n : 1) * sizeof *sp);
+	struct stime *stt = NULL;
+	size_t i, j, k, nstt, capstt = 0;
+
+	xqsort(it, n, sizeof *it, by_step);
+	for (i = 0; i < n && it[i].step < 0; i++)
+		;
+	while (i < n) {
+		struct step *s = &st[it[i].step];
+		nstt = 0;
+		for (j = i; j < n && it[j].step == it[i].step; j++) {
+			sp[j - i] = (struct span){ it[j].ts, it[j].end };
+			for (k = 0; k < nstt && stt[k].stage != it[j].stage; k++)
+				;
+			if (k == nstt) {
+				xgrow(&stt, &capstt, nstt + 1, sizeof *stt);
+				stt[nstt++] = (struct stime){ it[j].stage, 0 };
+			}
+			stt[k].us += it[j].dur;
+		}
+		s->kernels = (long long)(j - i);
+		s->busy_us = union_measure(sp, j - i, &s->span_us);
+		s->stage = major_stage(r, stt, nstt);
+		i = j;
+	}
+	for (k = 0; k < nst; k++) {
+		const char *st_name;
+		if (st[k].stage != NOSTR)
+			continue;
+		st_name = strtab_str(r->str, tr->stage);
+		if (!strcmp(st_name, "all") && st[k].m.stage)
+			st_name = st[k].m.stage;
+		st[k].stage = strtab_intern(r->str, st_name, strlen(st_name));
+	}
+	free(sp);
+	free(stt);
+}
+
+double
+percentile(const double *v, size_t n, int p)
+{
+	size_t rank = ((size_t)p * n + 99) / 100;	/* ceil(p * n / 100) */
+
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return v[rank - 1];
+}

@@ -1,0 +1,172 @@
+#!/bin/sh
+# step-stats: the gpu_time figures on hand-computed fixtures (step-stats(1)):
+# overlapping streams, graph and eager launches, host-bound gaps, the
+# compute/comm/memory split, legacy categories, degenerate items.
+. "$(dirname "$0")/lib.sh"
+. "$FIX/step-stats/records.sh"
+
+# Seven work items on streams 7, 8, 9 of decode (times in us):
+#   K1 gemm      [100,110] eager,  launch ends  95
+#   K2 attention [115,125] graph,  launch ends 120 (first of the replay)
+#   K3 nccl      [120,140] graph   (same replay, starts later)
+#   K4 memcpy    [135,145] no launch record
+#   K5 rmsnorm   [165,170] eager,  launch ends 160
+#   K6 silu      [180,190] eager,  launch ends 175
+#   K7 rmsnorm   [192,195] eager,  launch ends 187 (before the gap began)
+# plus a cuda_sync, a cuda_runtime event and another process's kernel.
+# busy [100,110] [115,145] [165,170] [180,195]... = 10+30+5+10+3 = 58,
+# span 95, idle 37; gaps 110-115 (host 5: the replay's call ended at 120),
+# 145-165 (host 15), 170-180 (host 5), 190-192 (host 0) = 25.
+# compute K1 10, K2 10 (K3 overlaps it 120-125), K5 5, K6 10, K7 3 = 38;
+# comm K3 alone 125-140 = 15 (K4 overlaps 135-140); memory K4 140-145 = 5.
+# graph: union of K2, K3 = [115,140] = 25, 25/58 = 43.1 %; eager kernels
+# K1 K5 K6 K7 = 4 (the memcpy is no kernel).
+worked() {
+	trc /p/decode/x.json
+	launch cudaLaunchKernel 90 5 1
+	launch cudaGraphLaunch 100 20 2
+	launch cudaLaunchKernel 150 10 3
+	launch cudaLaunchKernel 170 5 4
+	launch cudaLaunchKernel 185 2 6
+	kern sm90_xmma_gemm_bf16_kernel kernel 100 10 1 7
+	kern 'void flash_attention_kernel<64>(float*)' kernel 115 10 2 7
+	kern 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)' kernel 120 20 2 9
+	kern 'Memcpy HtoD (Pageable -> Device)' gpu_memcpy 135 10 5 8
+	kern 'void rmsnorm_kernel<float>(float*, int)' kernel 165 5 3 7
+	kern 'void silu_kernel(float*)' kernel 180 10 4 7
+	kern 'void rmsnorm_kernel<float>(half*, int)' kernel 192 3 6 7
+	kern 'Stream Wait Event' cuda_sync 150 5 - 7
+	kern hipLaunchKernel cuda_runtime 100 60 - 7
+	other ghost_kernel kernel 146 100
+	end
+}
+
+t_worked() {
+	worked >"$T/in"
+	ss <"$T/in" >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
+	hasnt "$T/out" '"type":"step"'
+}
+check 'worked fixture: busy, idle, host-bound gaps, split, graph share' t_worked
+
+t_escape() {
+	worked | ss >"$T/out"
+	rec graph_escape '[.stage, .kernel, .launches, .total_us, .share_pct, has("location")] | @tsv' \
+	    "$T/out" >"$T/got"
+	printf '%s\n' \
+	    'decode	sm90_xmma_gemm_bf16_kernel	1	10	14.705882352941176	false' \
+	    'decode	void silu_kernel	1	10	14.705882352941176	false' \
+	    'decode	void rmsnorm_kernel<float>	2	8	11.764705882352942	false' >"$T/want"
+	same "$T/want" "$T/got"
+}
+check 'graph_escape: eager kernels by canonical name, largest first, ties by name' t_escape
+
+t_no_launches() {
+	worked | grep -v '"type":"launch"' | ss >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+	hasnt "$T/out" '"type":"graph_escape"'
+}
+check 'no launch records: launch-dependent members absent, the rest unchanged' t_no_launches
+
+# Legacy categories count, sync and runtime events do not; a copy kernel is
+# memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
+# [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.
+t_categories() {
+	{
+		STAGE=all trc /p/t.json
+		STAGE=all kern gemm_legacy Kernel 0 10 -
+		STAGE=all kern 'Memcpy DtoD (Device -> Device)' Memcpy 5 10 -
+		STAGE=all kern 'Memset (Device)' Memset 20 2 -
+		STAGE=all kern 'void copy_kernel(float*)' kernel 30 4 -
+		STAGE=all kern 'Context Sync' cuda_sync 10 20 -
+		STAGE=all kern cudaMemcpyAsync cuda_runtime 10 20 -
+		end
+	} | ss >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+}
+check 'legacy Kernel/Memcpy/Memset count; cuda_sync and runtime events never' t_categories
+
+# A [10,20] whose launch call ended at 30 (clock skew), C with dur -5 and B
+# with dur 0 inside A's time, D and E both [40,50], F [45,48] inside them;
+# D's call ended at 60.  busy 20 of span 40; the gap 20-40 is host-bound
+# entirely (20); nothing negative, nothing NaN.
+t_degenerate() {
+	{
+		trc /p/decode/x.json
+		launch cudaLaunchKernel 5 25 1
+		launch cudaLaunchKernel 35 25 4
+		kern gemm_a kernel 10 10 1 7
+		kern gemm_b kernel 20 0 - 7
+		kern gemm_c kernel 15 -5 - 7
+		kern gemm_d kernel 40 10 4 7
+		kern gemm_e kernel 40 10 - 8
+		kern gemm_f kernel 45 3 - 9
+		end
+	} | ss >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"graph_us":0,"graph_pct":0}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+}
+check 'zero-length, negative, identical items and clock skew: exact, never negative' t_degenerate
+
+# A graph replay of one zero-length kernel: busy 0, graph_pct 0, not NaN.
+t_all_zero() {
+	{
+		trc /p/decode/x.json
+		launch cudaGraphLaunch 0 1 1
+		kern k0 kernel 5 0 1 7
+		end
+	} | ss >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+}
+check 'only zero-length items: every figure 0, graph_pct 0' t_all_zero
+
+# Corrupt times are left out with a warning: ts 1e18, dur 1e14 (3 years),
+# 1e999 (infinite); a step marker of 1e14 us too.  Two items of 1e308 us
+# would have made every sum infinite.
+t_corrupt() {
+	{
+		trc /p/decode/x.json
+		ann 'ProfilerStep#1' 0 1e14
+		ann 'ProfilerStep#2' 0 10
+		kern k_far kernel 1e18 5 - 7
+		kern k_long kernel 10 1e14 - 7
+		kern k_inf kernel 10 1e999 - 7
+		kern k_huge kernel 0 1e308 - 7
+		kern k_huge kernel 1 1e308 - 7
+		kern k_ok kernel 3 4 - 7
+		end
+	} | ss >"$T/out" 2>"$T/err"
+	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"steps":1}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
+}
+check 'corrupt times: items and markers left out with a warning, sums stay finite' t_corrupt
+
+# Stages in order extend, decode, all; a kernel without stage takes its
+# trace's path stage; each trace's records come before its own stats.
+t_stages() {
+	{
+		trc /p/x.json
+		STAGE=decode kern k_dec kernel 0 10 -
+		STAGE=extend kern k_ext kernel 20 10 -
+		STAGE=- kern k_none kernel 40 5 -
+		end
+		T_IDX=1 trc /q/decode/y.json
+		T_IDX=1 STAGE=- kern k_path kernel 0 7 -
+		T_IDX=1 end
+	} | ss >"$T/out"
+	jq -r '[.type, .t, .stage // "", .kernel_us // ""] | join(" ")' "$T/out" |
+	    grep -v -e '^kernel ' -e '^gpu_pids ' >"$T/got"
+	printf '%s\n' 'trace 0  ' 'gpu_time 0 extend 10' 'gpu_time 0 decode 10' \
+	    'gpu_time 0 all 5' 'stats 0  ' 'trace 1  ' 'gpu_time 1 decode 7' 'stats 1  ' >"$T/want"
+	same "$T/want" "$T/got"
+}
+check 'one gpu_time per trace and stage, in stage order, before the stats record' t_stages
+
+done_testing
