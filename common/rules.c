@@ -167,6 +167,13 @@ parse_tp_rank(const char *name, long long *rank)
 }
 
 int
+category_moves_memory(const char *c)
+{
+	return !strcmp(c, "memory") || !strcmp(c, "memcpy") || !strcmp(c, "memset") ||
+	    !strcmp(c, "copy");
+}
+
+int
 gpu_work_category(const char *lower, size_t n)
 {
 	static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset", "memcpy",

@@ -62,6 +62,12 @@ int overlap_name_hint(const char *lower, size_t n);
  */
 int gpu_work_category(const char *lower, size_t n);
 
+/*
+ * Does a classify_kernel category move memory rather than compute: memory
+ * (the reference's), memcpy, memset or copy (the corrected ones)?
+ */
+int category_moves_memory(const char *cat);
+
 /* classify_kernel of the overlap table (overlap.md §2.7); a different list. */
 const char *overlap_classify(const char *raw, size_t n);
 

@@ -163,7 +163,7 @@ bucket_of(const strtab *str, uint32_t name, int mem)
 	if (!run.bucket[name]) {
 		c = classify_kernel(strtab_str(str, name), strtab_len(str, name));
 		run.bucket[name] = 1 + (!strcmp(c, "communication") ? B_COMM :
-		    !strcmp(c, "memory") ? B_MEM : B_COMPUTE);
+		    category_moves_memory(c) ? B_MEM : B_COMPUTE);
 	}
 	return run.bucket[name] - 1;
 }

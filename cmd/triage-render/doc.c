@@ -162,6 +162,17 @@ item_is(const struct item *it, const char *type)
 	return s && n == strlen(type) && memcmp(s, type, n) == 0;
 }
 
+static int
+has_gpu_time(const struct run *run)
+{
+	size_t i;
+
+	for (i = 0; i < run->n; i++)
+		if (run->it[i].type == RT_gpu_time)
+			return 1;
+	return 0;
+}
+
 /* ---- the run's stages ---- */
 
 /* The distinct stages of items of `type`, in report order (extend, decode, all, others). */
@@ -542,7 +553,8 @@ kernel_section(const struct run *run, struct doc *d)
 			free((char *)names[i]);
 		free(names);
 		free(shorts);
-		t->headline = headline(run, stages[si]);
+		if (!has_gpu_time(run))
+			t->headline = headline(run, stages[si]);
 		sb_reset(&b);
 		sb_adds(&b, "Stage GPU time ");
 		fmt_ms(&b, total);
@@ -769,6 +781,164 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 	sb_free(&b);
 }
 
+/* ---- GPU time (step-stats) ---- */
+
+static const struct col gpu_cols[] = {
+	{ "kernels", "Kernels", 1 },
+	{ "busy_us", "GPU busy", 1 },
+	{ "idle_us", "GPU idle", 1 },
+	{ "idle_launch_us", "Idle waiting for launches", 1 },
+	{ "span_us", "Span", 1 },
+	{ "compute_us", "Compute", 1 },
+	{ "comm_us", "Communication", 1 },
+	{ "memcpy_us", "Memory", 1 },
+	{ "graph_pct", "In CUDA graphs", 1 },
+	{ "steps", "Steps", 1 },
+	{ "step_p50_us", "Step p50", 1 },
+	{ "step_p90_us", "Step p90", 1 },
+	{ "step_max_us", "Step max", 1 },
+};
+
+static const struct col step_cols[] = {
+	{ "index", "Step", 1 },
+	{ "name", "Marker", 0 },
+	{ "batch", "Batch", 1 },
+	{ "cpu_us", "CPU time", 1 },
+	{ "gpu_busy_us", "GPU busy", 1 },
+	{ "gpu_span_us", "GPU span", 1 },
+	{ "kernels", "Kernels", 1 },
+};
+
+static const struct col escape_cols[] = {
+	{ "kernel", "Kernel", 0 },
+	{ "launches", "Eager launches", 1 },
+	{ "total_us", "GPU time", 1 },
+	{ "share_pct", "Share", 1 },
+	{ "python_location", "Python location", 0 },
+};
+
+/* A number member as a cell: ms for *_us, percent for *_pct, else an integer; "-" when absent. */
+static void
+cell_member(struct cell *c, const struct item *it, const char *m)
+{
+	size_t n = strlen(m);
+	double v;
+
+	if (item_get(it, m) < 0) {
+		cell_text(c, "-");
+		return;
+	}
+	v = item_num(it, m, 0);
+	if (n > 3 && strcmp(m + n - 3, "_us") == 0)
+		cell_ms(c, v);
+	else if (n > 4 && strcmp(m + n - 4, "_pct") == 0)
+		cell_pct(c, v);
+	else
+		cell_int(c, (long long)v);
+}
+
+/* The graph_escape rows of a stage, when step-stats wrote any. */
+static void
+escapes(const struct run *run, struct section *sec, const char *stage)
+{
+	struct tab *t;
+	const char **names = NULL;
+	char **shorts;
+	size_t nn = 0, capn = 0, r = 0, i;
+	sbuf b = SBUF_INIT;
+
+	for (i = 0; i < run->n; i++)
+		if (run->it[i].type == RT_graph_escape && item_in_stage(&run->it[i], stage, &b)) {
+			xgrow(&names, &capn, nn + 1, sizeof *names);
+			names[nn++] = xstrdup(item_str(&run->it[i], "kernel", &b, ""));
+		}
+	if (nn == 0) {
+		sb_free(&b);
+		return;
+	}
+	t = add_tab(sec, "escape", stage, escape_cols, sizeof escape_cols / sizeof escape_cols[0]);
+	shorts = xcalloc(nn, sizeof *shorts);
+	short_names(names, nn, shorts);
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		struct cell *cl;
+		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
+			continue;
+		cl = add_row(t);
+		cl[0].text = shorts[r];
+		if (strcmp(shorts[r], names[r]) != 0)
+			cl[0].full = xstrdup(names[r]);
+		r++;
+		cell_member(&cl[1], it, "launches");
+		cell_member(&cl[2], it, "total_us");
+		cell_member(&cl[3], it, "share_pct");
+		cell_list(&cl[4], item_str(it, "location", &b, "-"));
+	}
+	for (i = 0; i < nn; i++)
+		free((char *)names[i]);
+	free(names);
+	free(shorts);
+	t->total = xstrdup("Kernels launched outside CUDA graphs in this graph-mode stage, "
+	    "largest first:");
+	sb_free(&b);
+}
+
+static void
+gpu_section(const struct run *run, struct doc *d)
+{
+	struct section *sec;
+	char **stages;
+	size_t ns, si, i, c;
+	sbuf b = SBUF_INIT;
+
+	for (i = 0; i < run->n && !item_is(&run->it[i], "gpu_time"); i++)
+		;
+	if (i == run->n)
+		return;
+	sec = add_section(d, "gpu", "GPU time");
+	sec->intro = xstrdup("How busy the GPU was per stage (the union of its kernels' "
+	    "intervals), how long it sat idle between them and how much of that was spent "
+	    "waiting for the host to launch work, the busy time by kind (overlaps counted "
+	    "once: compute, then communication, then memory), the part run in CUDA graphs, "
+	    "and the steps (step-stats(1) defines each figure).");
+	ns = stages_of(run, RT_gpu_time, &stages);
+	for (si = 0; si < ns; si++) {
+		struct tab *t = add_tab(sec, "gpu", stages[si], gpu_cols,
+		    sizeof gpu_cols / sizeof gpu_cols[0]);
+		struct tab *st;
+		for (i = 0; i < run->n; i++) {
+			const struct item *it = &run->it[i];
+			struct cell *cl;
+			if (it->type != RT_gpu_time || !item_in_stage(it, stages[si], &b))
+				continue;
+			cl = add_row(t);
+			for (c = 0; c < t->ncols; c++)
+				cell_member(&cl[c], it, t->cols[c].key);
+		}
+		t->headline = headline(run, stages[si]);
+		t->empty = xstrdup("No GPU work in this stage.");
+		st = add_tab(sec, "step", stages[si], step_cols, sizeof step_cols / sizeof step_cols[0]);
+		for (i = 0; i < run->n; i++) {
+			const struct item *it = &run->it[i];
+			struct cell *cl;
+			if (it->type != RT_step || !item_in_stage(it, stages[si], &b))
+				continue;
+			cl = add_row(st);
+			cell_member(&cl[0], it, "index");
+			cell_text(&cl[1], item_str(it, "name", &b, ""));
+			cell_member(&cl[2], it, "batch");
+			for (c = 3; c < st->ncols; c++)
+				cell_member(&cl[c], it, st->cols[c].key);
+		}
+		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
+		    "step[...], vLLM execute_...): no per-step figures.");
+		st->total = xstrdup("Steps, from the trace's step markers:");
+		escapes(run, sec, stages[si]);
+	}
+	free_strings(stages, ns);
+	sb_free(&b);
+}
+
 /* ---- charts ---- */
 
 static void
@@ -801,7 +971,7 @@ charts(const struct run *run, struct doc *d)
 				c->idle_us = item_num(it, "idle_us", -1);
 			if (item_is(it, "step") && item_in_stage(it, stages[si], &b)) {
 				c->step_us = xrealloc(c->step_us, (c->nstep + 1) * sizeof *c->step_us);
-				c->step_us[c->nstep++] = item_num(it, "dur", item_num(it, "cpu_us", 0));
+				c->step_us[c->nstep++] = item_num(it, "cpu_us", 0);
 			}
 		}
 	}
@@ -814,6 +984,7 @@ doc_build(const struct run *run, struct doc *d)
 {
 	memset(d, 0, sizeof *d);
 	header(run, d);
+	gpu_section(run, d);
 	kernel_section(run, d);
 	overlap_section(run, d);
 	fuse_section(run, d, 0);

@@ -250,7 +250,8 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 		}
 		for (j = 0; j < s->ntabs; j++) {
 			const struct tab *t = &s->tabs[j];
-			if (t->stage) {
+			if (t->stage && (j == 0 || !s->tabs[j - 1].stage ||
+			    strcmp(s->tabs[j - 1].stage, t->stage) != 0)) {
 				sb_adds(out, "<h3>");
 				esc(out, stage_label(t->stage));
 				sb_adds(out, "</h3>\n");

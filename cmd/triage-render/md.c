@@ -110,7 +110,9 @@ md_write(const struct doc *d, int level, sbuf *out)
 			sb_printf(out, "%s\n\n", s->intro);
 		for (j = 0; j < s->ntabs; j++) {
 			const struct tab *t = &s->tabs[j];
-			if (t->stage) {
+			/* a stage's tables share its heading */
+			if (t->stage && (j == 0 || !s->tabs[j - 1].stage ||
+			    strcmp(s->tabs[j - 1].stage, t->stage) != 0)) {
 				hashes(out, level + 2);
 				sb_printf(out, "%s\n\n", stage_label(t->stage));
 			}

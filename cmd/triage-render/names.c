@@ -3,11 +3,13 @@
  * was raw mangled names of up to 1,470 characters).  The full name stays
  * in JSON and, in HTML, on hover.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
 #include "sbuf.h"
+#include "strtab.h"
 #include "xalloc.h"
 
 /* The C++ runtime's demangler (libstdc++; cxxabi.h declares it for C++). */
@@ -112,7 +114,27 @@ utf8_floor(const char *s, size_t i)
 	return i;
 }
 
-/* One name at a given effort: level 0 elides and cuts at 60 bytes, 1 cuts at 100, 2 keeps all. */
+/* One name at a given effort: level 0 elides and cuts at 60 bytes, 1 cuts at 100. */
+static char *
+shorten(const char *name, int level);
+
+/*
+ * The last resort for names that still clash: the level-0 form tagged with
+ * four hex digits of a hash of the whole name (stable from run to run).
+ */
+static char *
+tagged(const char *name)
+{
+	char *s = shorten(name, 0), tag[16];
+	sbuf b = SBUF_INIT;
+
+	snprintf(tag, sizeof tag, " #%04x", (unsigned)(hash_bytes(name, strlen(name)) & 0xffff));
+	sb_adds(&b, s);
+	sb_adds(&b, tag);
+	free(s);
+	return sb_detach(&b);
+}
+
 static char *
 shorten(const char *name, int level)
 {
@@ -120,13 +142,13 @@ shorten(const char *name, int level)
 	char *dm = NULL;
 	const char *s = name;
 	int status = -1;
-	size_t max = level == 0 ? 60 : level == 1 ? 100 : (size_t)-1;
+	size_t max = level == 0 ? 60 : 100;
 
 	if (strncmp(name, "_Z", 2) == 0) {
 		dm = __cxa_demangle(name, NULL, NULL, &status);
 		if (status == 0 && dm) {
 			s = dm;
-		} else if (level < 2 && partial_demangle(name, &e)) {
+		} else if (partial_demangle(name, &e)) {
 			/* already short: no further eliding */
 			free(dm);
 			if (e.len > max) {
@@ -175,12 +197,12 @@ short_names(const char *const *names, size_t n, char **out)
 					continue;
 				if (level[i] < 2) {
 					free(out[i]);
-					out[i] = shorten(names[i], ++level[i]);
+					out[i] = ++level[i] == 1 ? shorten(names[i], 1) : tagged(names[i]);
 					changed = 1;
 				}
 				if (level[j] < 2) {
 					free(out[j]);
-					out[j] = shorten(names[j], ++level[j]);
+					out[j] = ++level[j] == 1 ? shorten(names[j], 1) : tagged(names[j]);
 					changed = 1;
 				}
 			}
