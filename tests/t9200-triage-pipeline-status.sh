@@ -6,8 +6,8 @@
 # A tool directory where one filter is replaced by a failing stand-in.
 fake_bin() {	# fake_bin DIR TOOL CODE
 	mkdir -p "$1"
-	for t in trace-extract trace-stage kernel-map overlap-sweep fuse-detect triage-render trace-capture; do
-		ln -sf "$BIN/$t" "$1/$t"
+	for t in "$BIN"/*; do
+		ln -sf "$t" "$1/${t##*/}"
 	done
 	rm -f "$1/$2"
 	printf '#!/bin/sh\necho "%s: simulated failure" >&2\nexit %s\n' "$2" "$3" >"$1/$2"
@@ -68,7 +68,7 @@ t_side_by_side_report() {
 	    tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
 	cat "$T/sites.jsonl" >>"$T/m.jsonl"
 	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
+	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" | "$BIN/step-stats" -q |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
 	    "$BIN/triage-render" -q --format jsonl >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"
