@@ -194,6 +194,12 @@
 	M(T, verdict, STR, REQ, NULL) \
 	M(T, detail, STR, REQ, NULL)
 
+#define REC_MEMBERS_health(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, path, STR, OPT, "") \
+	M(T, verdict, STR, REQ, NULL) \
+	M(T, checks, JSON, REQ, NULL)
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -210,6 +216,7 @@
 	T(kernel_row, REC_MEMBERS_kernel_row, X) \
 	T(overlap_row, REC_MEMBERS_overlap_row, X) \
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
-	T(fuse_explain, REC_MEMBERS_fuse_explain, X)
+	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \
+	T(health, REC_MEMBERS_health, X)
 
 #endif
