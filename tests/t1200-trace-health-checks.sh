@@ -110,6 +110,18 @@ t_no_kernels_stage() {
 }
 check "no_kernels: a stage the annotations name but without kernels fails" t_no_kernels_stage
 
+t_no_kernels_mapping() {
+	# kernel-map --sites-only says nothing about an empty mapping input: the
+	# mapping trace's health record does
+	printf '%s\n' '{"type":"trace","v":1,"t":0,"role":"mapping","path":"/m/a.json","stage":"all"}' \
+	    '{"type":"stats","t":0,"events":4}' >"$T/map0.jsonl"
+	health map0
+	eq "fail 1" "$(ck map0 no_kernels | cut -d' ' -f1-2)"
+	status 0 "$BIN/kernel-map" --sites-only "$T/map0.out" >"$T/map0.sites" 2>"$T/map0.kerr"
+	eq "" "$(cat "$T/map0.kerr")"
+}
+check "no_kernels: an empty mapping trace (kernel-map's old warning)" t_no_kernels_mapping
+
 # ---- graph_launch_without_kernels ----
 
 # drop_graph NAME OUT K: drop the kernels of the first K graph launches

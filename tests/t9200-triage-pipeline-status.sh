@@ -6,7 +6,8 @@
 # A tool directory where one filter is replaced by a failing stand-in.
 fake_bin() {	# fake_bin DIR TOOL CODE
 	mkdir -p "$1"
-	for t in trace-extract trace-stage kernel-map overlap-sweep fuse-detect triage-render trace-capture; do
+	for t in trace-extract trace-stage trace-health kernel-map overlap-sweep fuse-detect \
+	    triage-render trace-capture; do
 		ln -sf "$BIN/$t" "$1/$t"
 	done
 	rm -f "$1/$2"
@@ -65,10 +66,10 @@ t_side_by_side_report() {
 	    --format json >"$T/dual.json"
 	# the same report as the tools give when run one after the other
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
-	    tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
+	    "$BIN/trace-health" -q | tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
 	cat "$T/sites.jsonl" >>"$T/m.jsonl"
 	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
+	    "$BIN/trace-health" -q | "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
 	    "$BIN/triage-render" -q --format json >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"
