@@ -250,6 +250,12 @@
 	M(T, share_pct, NUM, REQ, NULL) \
 	M(T, location, STR, OPT, NULL)
 
+#define REC_MEMBERS_health(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, path, STR, OPT, "") \
+	M(T, verdict, STR, REQ, NULL) \
+	M(T, checks, JSON, REQ, NULL)
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -271,6 +277,7 @@
 	T(run, REC_MEMBERS_run, X) \
 	T(gpu_time, REC_MEMBERS_gpu_time, X) \
 	T(step, REC_MEMBERS_step, X) \
-	T(graph_escape, REC_MEMBERS_graph_escape, X)
+	T(graph_escape, REC_MEMBERS_graph_escape, X) \
+	T(health, REC_MEMBERS_health, X)
 
 #endif

@@ -68,6 +68,7 @@ first_required() {
 # Which record types each filter reads (the others pass through unread).
 readers='
 trace-stage trace kernel annotation launch corr stats
+trace-health trace kernel launch frame annotation gpu_pids stats
 kernel-map trace kernel cpu_op launch frame corr stats
 overlap-sweep trace kernel thread_name site stats
 overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats

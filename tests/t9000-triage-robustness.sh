@@ -61,7 +61,7 @@ t_lenient() {
 	    trailing-comma:"trailing commas" no-close:"no closing ']'" \
 	    nan:"NaN/Infinity literals" inf:"events skipped: ts_not_finite" \
 	    nodur:"missing, null or non-positive dur" negdur:"non-positive dur" \
-	    strnum: disorder: ns: skew: multimember: plain-gz:; do
+	    skew:"start before their launch call" strnum: disorder: ns: multimember: plain-gz:; do
 		kind=${d%%:*}
 		msg=${d#*:}
 		f=$T/$kind.json
@@ -96,7 +96,7 @@ check "invalid UTF-8 and lone surrogates: valid UTF-8 report with U+FFFD" t_utf8
 t_warned() {
 	# exit 0 with a data-quality warning, and --strict makes each fail
 	for d in dup-ranks:"same stream ends" two-gpus:"kernels on 2 GPU processes" \
-	    orphan:"launch-to-kernel coverage" absurd-ts:"absurd timestamps" \
+	    orphan:"launch-to-kernel coverage" absurd-ts:"absurd timestamp" \
 	    nodur:"non-positive dur"; do
 		kind=${d%%:*}
 		"$GEN" -d "$kind" -o "$T/$kind.json"

@@ -65,10 +65,11 @@ t_side_by_side_report() {
 	    --format jsonl >"$T/dual.json"
 	# the same report as the tools give when run one after the other
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
-	    tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
+	    "$BIN/trace-health" -q | tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
 	cat "$T/sites.jsonl" >>"$T/m.jsonl"
 	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" | "$BIN/step-stats" -q |
+	    "$BIN/trace-health" -q | "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
+	    "$BIN/step-stats" -q |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
 	    "$BIN/triage-render" -q --format jsonl >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"

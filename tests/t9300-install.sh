@@ -5,8 +5,8 @@
 t_install() {
 	make -s -C "$TOP" install DESTDIR="$T/root" PREFIX=/usr O="${O:-build}" >"$T/make.out" 2>&1 ||
 	    { cat "$T/make.out"; return 1; }
-	for t in trace-extract trace-stage kernel-map overlap-sweep fuse-detect triage-render \
-	    trace-capture triage; do
+	for t in trace-extract trace-stage trace-health kernel-map overlap-sweep fuse-detect \
+	    triage-render trace-capture triage; do
 		[ -x "$T/root/usr/bin/$t" ] || { echo "missing bin/$t"; return 1; }
 	done
 	for m in triage.1 trace-extract.1 kernel-map.1 fuse-detect.1; do

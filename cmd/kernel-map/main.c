@@ -263,8 +263,6 @@ main(int argc, char **argv)
 			    "category: %s)", rd.ntraces, rd.ntraces == 1 ? "" : "s",
 			    run.cats.len ? run.cats.s : "none");
 		}
-	} else if (run.kernel_traces == 0) {
-		warn_msg("no GPU kernels in the mapping input; the mapping map is empty");
 	}
 	trace_reader_free(&rd);
 	table_free();

@@ -4,7 +4,7 @@
  * stage of its trace, or else the stage of the user annotation it falls in.
  * Kernels are held per trace until its "stats" record, because annotations
  * and the correlation map can come after them; everything else streams
- * through.  Also reports data-quality problems per trace.
+ * through.  Whether the trace can be trusted is trace-health's question.
  */
 #include <math.h>
 #include <stdio.h>
@@ -49,17 +49,15 @@ struct stager {
 	struct wlist gpu, cpu;
 };
 
-static int strict;
 static long long kernels_total;
 static sbuf seen_cats;		/* "cat N, ..." of traces without kernels */
 
 static const struct opt opts[] = {
-	{ "strict", 's', NULL, "data-quality warnings become errors (exit 1)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-qs] [file ...]",
+	"[-q] [file ...]",
 	"Select the kernel-table GPU process and resolve each kernel's stage in a\n"
 	"trace-extract record stream (triage-records(5)).  Kernels get \"stage\" and,\n"
 	"on the selected process, \"sel\"; a \"gpu_pids\" record per trace names the\n"
@@ -84,15 +82,8 @@ main(int argc, char **argv)
 	int c, i, rc = EXIT_OK;
 
 	tool_init(argc, argv);
-	while ((c = opt_next(&tool, argc, argv)) != -1) {
-		switch (c) {
-		case 's':
-			strict = 1;
-			break;
-		default:
-			opt_usage(&tool, EXIT_USAGE);
-		}
-	}
+	while ((c = opt_next(&tool, argc, argv)) != -1)
+		opt_usage(&tool, EXIT_USAGE);
 	argc -= optind;
 	argv += optind;
 	ops.collect = TR_MASK(kernel) | TR_MASK(annotation) | TR_MASK(corr) | TR_MASK(launch);
@@ -377,93 +368,6 @@ resolve_stage(const struct stager *sg, const struct tkernel *k)
 	return "all";
 }
 
-/* ---- data quality ---- */
-
-struct sk {
-	uint32_t stream;
-	double ts, end;
-};
-
-static int
-sk_cmp(const void *a, const void *b)
-{
-	const struct sk *x = a, *y = b;
-
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-static void
-warn_quality(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
-    const double *times, const uint32_t *pids, size_t npids)
-{
-	const char *path = S(r, tr->path);
-	size_t i, j, ns = 0, overlaps = 0, missing = 0, bad_ts = 0;
-	struct sk *v;
-	imap kc = { 0 };
-	int bad = 0;
-	double other = 0, total = 0;
-
-	/* Several GPU processes: only one is analyzed. */
-	for (j = 0; j < npids; j++) {
-		total += times[j];
-		if (pids[j] != sel)
-			other += times[j];
-	}
-	if (npids > 1) {
-		warn_msg("'%s': kernels on %zu GPU processes; analyzing pid %s, the others hold "
-		    "%.2f ms (%.1f%% of kernel time)", path, npids, S(r, sel), other / 1000.0,
-		    pct(other, total));
-		bad = 1;
-	}
-	/* Same-stream overlaps on the analyzed process (merged ranks, clock errors). */
-	v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		if (trace_thread_pid(r, k->thread) != sel)
-			continue;
-		if (k->ts < 0 || k->ts > 1e17)
-			bad_ts++;
-		v[ns].stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
-		v[ns].ts = k->ts;
-		v[ns].end = k->ts + k->dur;
-		ns++;
-	}
-	xqsort(v, ns, sizeof *v, sk_cmp);
-	for (i = 1; i < ns; i++)
-		if (v[i].stream == v[i - 1].stream && v[i].ts < v[i - 1].end - 1e-3)
-			overlaps++;
-	free(v);
-	if (overlaps) {
-		warn_msg("'%s': %zu kernels start before the previous kernel on the same stream "
-		    "ends (merged ranks or duplicated processes?)", path, overlaps);
-		bad = 1;
-	}
-	if (bad_ts) {
-		warn_msg("'%s': %zu kernels have negative or absurd timestamps", path, bad_ts);
-		bad = 1;
-	}
-	/* Launch coverage: launches whose kernel never appears. */
-	for (i = 0; i < tr->nk; i++)
-		if (tr->k[i].has_corr)
-			imap_put(&kc, (uint64_t)tr->k[i].corr, NULL);
-	for (i = 0; i < tr->nln; i++)
-		if (!imap_get(&kc, (uint64_t)tr->ln[i].corr))
-			missing++;
-	imap_free(&kc);
-	if (missing && missing * 100 >= tr->nln) {
-		warn_msg("'%s': %zu of %zu CUDA launches have no recorded kernel (launch-to-kernel "
-		    "coverage %.1f%%)", path, missing, tr->nln, pct((double)(tr->nln - missing),
-		    (double)tr->nln));
-		bad = 1;
-	}
-	if (strict && bad)
-		die(EXIT_DATA, "'%s': data-quality warnings are errors under --strict", path);
-}
-
 /* ---- output ---- */
 
 static void
@@ -569,9 +473,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
 	}
 	kernels_total += (long long)tr->nk;
-	if (tr->nk)
-		warn_quality(r, tr, sel, times, pids, npids);
-	else
+	if (!tr->nk)
 		note_categories(tr);
 	free(times);
 	free(pids);

@@ -1,0 +1,583 @@
+/*
+ * Measure a staged trace for trace-health: what its records hold and lack,
+ * as counts and times; checks.c decides what they mean.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "health.h"
+#include "imap.h"
+#include "json.h"
+#include "text.h"
+#include "xalloc.h"
+
+/*
+ * Times closer than this (1 ns, below the trace's resolution) are equal: a
+ * kernel starts before its launch, or before the previous kernel's end,
+ * only by more.
+ */
+#define EPS_US 1e-3
+/* Timestamps outside [0, 1e17] us are clock garbage (1e17 us is year 5138). */
+#define ABSURD_US 1e17
+
+static const char *
+S(const struct trace_reader *r, uint32_t id)
+{
+	return strtab_str(r->str, id);
+}
+
+/* Sum of an integer member of a JSON object member of the stats record. */
+static long long
+stats_int(const struct rstr *obj, const char *key)
+{
+	json_doc d = { 0 };
+	long long v = 0;
+	int i;
+
+	if (obj->s && json_parse(&d, obj->s, obj->n) == 0 && d.ntok > 0 &&
+	    d.tok[0].type == JSMN_OBJECT && (i = json_get(&d, 0, key)) >= 0 &&
+	    !json_coerce_int(&d, i, &v))
+		v = 0;
+	json_doc_free(&d);
+	return v;
+}
+
+/* Append "reason N" to why, ", " between. */
+static void
+add_why(char *why, size_t size, const char *reason, size_t n, long long count)
+{
+	size_t len = strlen(why);
+
+	if (len + 1 < size)
+		snprintf(why + len, size - len, "%s%.*s %lld", len ? ", " : "", (int)n, reason, count);
+}
+
+/*
+ * The sum of every member of a JSON object of counts (stats.skipped), each
+ * nonzero one also named in why.
+ */
+static long long
+stats_sum(const struct rstr *obj, char *why, size_t size)
+{
+	json_doc d = { 0 };
+	long long v, sum = 0;
+	const char *key;
+	size_t n;
+	int k, i;
+
+	if (obj->s && json_parse(&d, obj->s, obj->n) == 0 && d.ntok > 0 &&
+	    d.tok[0].type == JSMN_OBJECT)
+		for (k = 0, i = 1; k < d.tok[0].size; k++, i = json_skip(&d, i + 1))
+			if (json_coerce_int(&d, i + 1, &v) && v) {
+				sum += v;
+				key = json_span(&d, i, &n);
+				add_why(why, size, key, n, v);
+			}
+	json_doc_free(&d);
+	return sum;
+}
+
+static void
+measure_stats(struct facts *f, const struct trace *tr)
+{
+	static const char *const extra[] = { "kernels_without_positive_dur", "non_object_events" };
+	const struct rec_stats *s = &tr->stats;
+	long long v;
+	size_t i;
+
+	f->events = s->events;
+	f->cpu_ops = s->cpu_ops;
+	f->frames = s->frames;
+	/* stats.skipped counts by reason; GPU events without a positive dur and
+	 * array elements that are not objects are skipped too, counted apart */
+	f->skipped = stats_sum(&s->skipped, f->skipped_why, sizeof f->skipped_why);
+	for (i = 0; i < 2; i++)
+		if ((v = stats_int(&s->warnings, extra[i]))) {
+			f->skipped += v;
+			add_why(f->skipped_why, sizeof f->skipped_why, extra[i], strlen(extra[i]), v);
+		}
+	f->missing_close = stats_int(&s->warnings, "missing_close_bracket") != 0;
+}
+
+/*
+ * The GPU processes: kernel time per pid, summed in record order per pid
+ * and then over the pids in first-seen order, as trace-stage sums them, so
+ * the figures equal its gpu_pids record.
+ */
+static void
+measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+{
+	imap ix = { 0 };
+	uint32_t *pid = NULL;
+	double *us = NULL;
+	size_t i, n = 0, cap = 0;
+	int isnew;
+
+	for (i = 0; i < tr->nk; i++) {
+		uint32_t p = trace_thread_pid(r, tr->k[i].thread);
+		uint64_t *v = imap_put(&ix, p, &isnew);
+		if (isnew) {
+			size_t c2 = cap;
+			xgrow(&pid, &c2, n + 1, sizeof *pid);
+			if (c2 != cap)
+				us = xrealloc(us, c2 * sizeof *us);
+			cap = c2;
+			pid[n] = p;
+			us[n] = 0.0;
+			*v = n++;
+		}
+		us[*v] += tr->k[i].dur;
+		if (p == f->sel)
+			f->nk_sel++;
+	}
+	for (i = 0; i < n; i++) {
+		f->total_us += us[i];
+		if (pid[i] != f->sel)
+			f->other_us += us[i];
+	}
+	f->npids = n;
+	f->nk = (long long)tr->nk;
+	imap_free(&ix);
+	free(pid);
+	free(us);
+}
+
+/* ---- CUDA-graph capture regions ---- */
+
+struct region {
+	uint32_t thread;
+	double ts, end;
+};
+
+static int
+frame_cmp(const void *a, const void *b)
+{
+	const struct tframe *x = *(const struct tframe *const *)a;
+	const struct tframe *y = *(const struct tframe *const *)b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int
+region_cmp(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/*
+ * torch.cuda.graph captures between its capture_begin and capture_end
+ * calls: launches made in between on that thread are recorded into the
+ * graph, not run, so they never get a kernel.  A region runs from the end
+ * of the capture_begin frame (which may itself launch work that runs) to
+ * the start of the next capture_end frame on the same thread.
+ */
+static struct region *
+capture_regions(const struct trace_reader *r, const struct trace *tr, size_t *nreg)
+{
+	const struct tframe **fr = xmalloc((tr->nfr ? tr->nfr : 1) * sizeof *fr);
+	struct region *reg = xmalloc((tr->nfr ? tr->nfr : 1) * sizeof *reg);
+	const struct tframe *open = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < tr->nfr; i++)
+		fr[i] = &tr->fr[i];
+	xqsort(fr, tr->nfr, sizeof *fr, frame_cmp);
+	for (i = 0; i < tr->nfr; i++) {
+		const char *name = S(r, fr[i]->name);
+		if (open && open->thread != fr[i]->thread)
+			open = NULL;
+		if (text_ends(name, strlen(name), ": capture_begin")) {
+			open = fr[i];
+		} else if (open && text_ends(name, strlen(name), ": capture_end")) {
+			reg[n].thread = open->thread;
+			reg[n].ts = open->ts + open->dur;
+			reg[n].end = fr[i]->ts;
+			n++;
+			open = NULL;
+		}
+	}
+	free(fr);
+	xqsort(reg, n, sizeof *reg, region_cmp);
+	*nreg = n;
+	return reg;
+}
+
+/* Is ts on thread inside a capture region?  reg sorted by (thread, ts). */
+static int
+in_capture(const struct region *reg, size_t n, uint32_t thread, double ts)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {	/* the first region after (thread, ts) */
+		mid = (lo + hi) / 2;
+		if (reg[mid].thread < thread || (reg[mid].thread == thread && reg[mid].ts <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && reg[lo - 1].thread == thread && ts <= reg[lo - 1].end;
+}
+
+/* ---- launches against kernels ---- */
+
+struct eager {
+	double ts;
+	int missing;
+};
+
+static int
+eager_cmp(const void *a, const void *b)
+{
+	const struct eager *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->missing - y->missing;
+}
+
+/*
+ * Sort every launch into graph launches, captured launches and eager
+ * launches, and count those whose correlation no kernel carries.  The
+ * tail is the run of eager launches at the end of the trace whose kernels
+ * are all missing, after at least one that has its kernel.
+ */
+static void
+measure_launches(struct facts *f, const struct trace_reader *r, const struct trace *tr,
+    imap *lcorr)
+{
+	imap kcorr = { 0 };
+	struct region *reg;
+	struct eager *eg = xmalloc((tr->nln ? tr->nln : 1) * sizeof *eg);
+	size_t i, nreg, neg = 0;
+	int isnew;
+
+	for (i = 0; i < tr->nk; i++)
+		if (tr->k[i].has_corr)
+			imap_put(&kcorr, (uint64_t)tr->k[i].corr, NULL);
+	reg = capture_regions(r, tr, &nreg);
+	f->capture_regions = (long long)nreg;
+	for (i = 0; i < tr->nln; i++) {
+		const struct tcall *l = &tr->ln[i];
+		const char *name = S(r, l->name);
+		size_t len = strlen(name);
+		int missing = imap_get(&kcorr, (uint64_t)l->corr) == NULL;
+		uint64_t *v = imap_put(lcorr, (uint64_t)l->corr, &isnew);
+
+		if (isnew)
+			*v = i;
+		if (text_starts(name, len, "hip"))
+			f->amd = 1;
+		if (text_has_ci(name, len, "graphlaunch")) {
+			f->graph++;
+			f->graph_missing += missing;
+		} else if (missing && nreg && in_capture(reg, nreg, l->thread, l->ts)) {
+			f->captured++;
+		} else {
+			f->eager++;
+			f->eager_missing += missing;
+			eg[neg].ts = l->ts;
+			eg[neg++].missing = missing;
+		}
+	}
+	f->nln = (long long)tr->nln;
+	xqsort(eg, neg, sizeof *eg, eager_cmp);
+	for (i = neg; i > 0 && eg[i - 1].missing; i--)
+		f->tail_missing++;
+	if (i == 0)		/* no eager launch has its kernel: not a cut tail */
+		f->tail_missing = 0;
+	free(eg);
+	free(reg);
+	imap_free(&kcorr);
+}
+
+/*
+ * Compute kernels of the analyzed process without a launch, kernels that
+ * start before their launch, and timestamps no clock gives.
+ */
+static void
+measure_kernels(struct facts *f, const struct trace_reader *r, const struct trace *tr,
+    const imap *lcorr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		const uint64_t *v;
+
+		if (trace_thread_pid(r, k->thread) != f->sel)
+			continue;
+		if (k->ts < 0 || k->ts > ABSURD_US)
+			f->absurd++;
+		v = k->has_corr ? imap_get(lcorr, (uint64_t)k->corr) : NULL;
+		if (strcasecmp(S(r, k->cat), "kernel") == 0) {
+			f->compute++;
+			f->compute_no_launch += v == NULL;
+		}
+		if (v && k->ts < tr->ln[*v].ts - EPS_US) {
+			double d = tr->ln[*v].ts - k->ts;
+			f->skew++;
+			if (d > f->skew_max)
+				f->skew_max = d;
+		}
+	}
+}
+
+/* ---- same-stream overlap ---- */
+
+struct sk {
+	uint32_t stream, name;
+	double ts, end;
+};
+
+static int
+sk_cmp(const void *a, const void *b)
+{
+	const struct sk *x = a, *y = b;
+
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/*
+ * The GPU architecture the kernel names give away: cuBLAS, cuBLASLt and
+ * CUTLASS kernels carry it ("sm90_xmma_gemm", "nvjet_sm103_tst").  A device
+ * runs kernels built for older architectures too, so the highest number
+ * found is the closest to the device.  Returns it, 0 when none is named.
+ */
+static int
+kernel_arch(const struct trace_reader *r, const struct trace *tr, uint32_t sel)
+{
+	imap seen = { 0 };
+	size_t i;
+	int best = 0, isnew;
+
+	for (i = 0; i < tr->nk; i++) {
+		const char *p, *name;
+		if (trace_thread_pid(r, tr->k[i].thread) != sel)
+			continue;
+		imap_put(&seen, tr->k[i].name, &isnew);
+		if (!isnew)
+			continue;
+		name = S(r, tr->k[i].name);
+		for (p = name; (p = strstr(p, "sm")) != NULL; p += 2) {
+			const char *q = p + 2;
+			int v = 0, nd = 0;
+			if (p > name && ((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')))
+				continue;
+			if (*q == '_')
+				q++;
+			while (*q >= '0' && *q <= '9' && nd < 4) {
+				v = v * 10 + (*q++ - '0');
+				nd++;
+			}
+			if ((nd == 2 || nd == 3) && !(*q >= '0' && *q <= '9') && v >= 50 && v > best)
+				best = v;
+		}
+	}
+	imap_free(&seen);
+	return best;
+}
+
+/*
+ * Kernels of the analyzed process that start before the previous kernel
+ * on their stream ends.  cuda_sync events are waits, not work, and overlap
+ * the work they wait for by nature.  Then why, when the pattern tells:
+ * merged processes repeat each kernel (most overlapping kernels have the
+ * name of the one before); programmatic dependent launch (sm90 and later)
+ * starts a kernel shortly before the previous one ends, which it then
+ * outlasts.
+ */
+static void
+measure_overlap(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+{
+	struct sk *v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
+	size_t i, n = 0;
+	int arch;
+
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		if (trace_thread_pid(r, k->thread) != f->sel || strcasecmp(S(r, k->cat), "cuda_sync") == 0)
+			continue;
+		v[n].stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
+		v[n].name = k->name;
+		v[n].ts = k->ts;
+		v[n].end = k->ts + k->dur;
+		n++;
+	}
+	xqsort(v, n, sizeof *v, sk_cmp);
+	f->overlap_partial = 1;
+	for (i = 1; i < n; i++) {
+		if (v[i].stream != v[i - 1].stream || v[i].ts >= v[i - 1].end - EPS_US)
+			continue;
+		f->overlaps++;
+		f->overlaps_same += v[i].name == v[i - 1].name;
+		if (v[i - 1].end - v[i].ts > f->overlap_max)
+			f->overlap_max = v[i - 1].end - v[i].ts;
+		if (v[i].end <= v[i - 1].end)
+			f->overlap_partial = 0;
+	}
+	free(v);
+	if (f->overlaps == 0) {
+		f->cause = OV_NONE;
+		return;
+	}
+	arch = kernel_arch(r, tr, f->sel);
+	if (arch >= 90) {
+		f->arch = arch >= 100 ? "Blackwell" : "Hopper";
+		snprintf(f->arch_tag, sizeof f->arch_tag, "sm%d", arch);
+	}
+	if (f->overlaps_same * 2 >= f->overlaps)
+		f->cause = OV_MERGED;
+	else if (f->overlaps_same == 0 && f->overlap_partial && f->overlap_max < 10.0 &&
+	    !f->amd && (arch == 0 || arch >= 90))
+		f->cause = OV_PDL;
+	else
+		f->cause = OV_UNKNOWN;
+}
+
+/* ---- stages and steps ---- */
+
+static struct stage_facts *
+stage_slot(struct facts *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->nst; i++)
+		if (strcmp(f->st[i].name, name) == 0)
+			return &f->st[i];
+	if (f->nst == NSTAGE)
+		return NULL;
+	memset(&f->st[f->nst], 0, sizeof f->st[0]);
+	f->st[f->nst].name = name;
+	return &f->st[f->nst++];
+}
+
+/* "extend" or "decode" as a static string, or NULL. */
+static const char *
+stage_name(const char *s)
+{
+	if (strcmp(s, "extend") == 0)
+		return "extend";
+	if (strcmp(s, "decode") == 0)
+		return "decode";
+	return NULL;
+}
+
+/*
+ * The stages the trace names: its path's stage when that is not "all"
+ * (trace-stage then gives every kernel that stage), else the stages its
+ * annotations name.  Launches inside a stage's CPU windows are counted only
+ * for stages without kernels, where the detail needs them.
+ */
+static void
+measure_stages(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+{
+	const char *ps = stage_name(S(r, tr->stage));
+	struct stage_facts *sf;
+	size_t i, j, s;
+
+	if (ps) {
+		sf = stage_slot(f, ps);
+		sf->from_path = 1;
+	} else {
+		for (i = 0; i < tr->nan; i++) {
+			const char *an;
+			if (tr->an[i].stage == NOSTR || !(an = stage_name(S(r, tr->an[i].stage))))
+				continue;
+			if ((sf = stage_slot(f, an)))
+				sf->windows++;
+		}
+	}
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		if (trace_thread_pid(r, k->thread) != f->sel || k->stage == NOSTR)
+			continue;
+		for (s = 0; s < f->nst; s++)
+			if (strcmp(S(r, k->stage), f->st[s].name) == 0)
+				f->st[s].kernels++;
+	}
+	for (s = 0; s < f->nst; s++) {
+		if (f->st[s].kernels || f->st[s].from_path)
+			continue;
+		for (j = 0; j < tr->nln; j++)
+			for (i = 0; i < tr->nan; i++) {
+				const struct tannot *a = &tr->an[i];
+				const char *an;
+				if (a->stage == NOSTR || !(an = stage_name(S(r, a->stage))) ||
+				    strcmp(an, f->st[s].name) != 0 ||
+				    strcmp(S(r, a->cat), "gpu_user_annotation") == 0)
+					continue;
+				if (tr->ln[j].ts >= a->ts && tr->ln[j].ts <= a->ts + a->dur) {
+					f->st[s].launches++;
+					break;
+				}
+			}
+	}
+}
+
+/*
+ * Steps: CPU annotations of one iteration, in the first vocabulary the
+ * trace uses: torch.profiler's "ProfilerStep#N", a scheduler's "step[...]",
+ * vLLM's "execute_..._context_..._generation_...".
+ */
+static void
+measure_steps(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+{
+	static const char *const kind[] = {
+		"ProfilerStep#N", "step[...]", "execute_<n>_context_<...>_generation_<...>"
+	};
+	long long n[3] = { 0, 0, 0 };
+	size_t i;
+	int k;
+
+	for (i = 0; i < tr->nan; i++) {
+		const char *name = S(r, tr->an[i].name);
+		size_t len = strlen(name);
+		if (strcmp(S(r, tr->an[i].cat), "user_annotation") != 0)
+			continue;
+		if (text_starts(name, len, "ProfilerStep#"))
+			n[0]++;
+		else if (text_starts(name, len, "step["))
+			n[1]++;
+		else if (text_starts(name, len, "execute_") && text_has(name, len, "_context_") &&
+		    text_has(name, len, "_generation_"))
+			n[2]++;
+	}
+	for (k = 0; k < 3; k++)
+		if (n[k]) {
+			f->steps = n[k];
+			f->step_kind = kind[k];
+			return;
+		}
+}
+
+void
+facts_measure(struct facts *f, const struct trace_reader *r, const struct trace *tr,
+    uint32_t sel)
+{
+	imap lcorr = { 0 };
+
+	memset(f, 0, sizeof *f);
+	f->path = S(r, tr->path);
+	f->sel = sel;
+	f->sel_name = sel != NOSTR ? S(r, sel) : "";
+	measure_stats(f, tr);
+	measure_pids(f, r, tr);
+	measure_launches(f, r, tr, &lcorr);
+	measure_kernels(f, r, tr, &lcorr);
+	measure_overlap(f, r, tr);
+	measure_stages(f, r, tr);
+	measure_steps(f, r, tr);
+	imap_free(&lcorr);
+}
