@@ -61,6 +61,33 @@ t_jobs_same() {
 }
 check "-j 1 and -j 4 give the same records" t_jobs_same
 
+t_jobs_limit() {
+	# a trace-extract that notes how many ranks run at once
+	slow=$T/slowbin
+	mkdir -p "$slow" "$T/running"
+	for t in "$BIN"/*; do ln -s "$t" "$slow/$(basename "$t")"; done
+	rm "$slow/trace-extract"
+	cat >"$slow/trace-extract" <<EOF
+#!/bin/sh
+case " \$* " in
+*" --rank "*)
+	: >"$T/running/\$\$"
+	ls "$T/running" | wc -l >>"$T/concurrent"
+	sleep 0.4
+	rm "$T/running/\$\$"
+	;;
+esac
+exec "$BIN/trace-extract" "\$@"
+EOF
+	chmod +x "$slow/trace-extract"
+	for j in 1 2 4; do
+		: >"$T/concurrent"
+		TRIAGE_BINDIR=$slow "$TRIAGE" --all-ranks -j "$j" --input "$d" >/dev/null
+		eq "$j" "$(sort -n "$T/concurrent" | tail -n 1)" "most ranks at once with -j $j"
+	done
+}
+check "-j N runs N ranks at a time" t_jobs_limit
+
 t_failed_rank() {
 	b=$T/broken
 	mkdir -p "$b"
