@@ -56,6 +56,15 @@ t_two_traces_one_rank() {
 }
 check "a rank with two traces in a stage: joined, with a warning" t_two_traces_one_rank
 
+t_no_collectives() {
+	{ trc 0 a 0; k 0 gemm 10 5; st 0; trc 1 b 1; k 1 gemm 12 7; st 1; } |
+	    "$RS" --no-pass >"$T/out" 2>"$T/err"
+	has "$T/err" "stage 'decode': no collective kernels on any rank: nothing to match"
+	eq "rank_align rank_row rank_row" "$(jq -r .type "$T/out" | tr '\n' ' ' | sed 's/ $//')"
+	eq "5 7" "$(jq -r 'select(.type == "rank_row") | .busy_us' "$T/out" | tr '\n' ' ' | sed 's/ $//')"
+}
+check "ranks without collectives: their rows, nothing matched" t_no_collectives
+
 t_ranks_list() {
 	{ trc 0 a 0; k 0 "$AR" 10 5; st 0; trc 1 b 2; k 1 "$AR" 12 3; st 1; } >"$T/in"
 	"$RS" --no-pass -q --ranks 0-2,5 "$T/in" >"$T/out" 2>"$T/err"

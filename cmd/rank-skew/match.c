@@ -501,7 +501,10 @@ analyze_stage(struct skew *s, uint32_t id, const long long *ranks, size_t nranks
 		lag = NULL;
 	}
 	warn_gaps(&st);
-	if (st.nr > 1 && st.align_g < 0 && s->align_end)
+	if (st.nr > 1 && st.ng == 0)
+		warn_msg("stage '%s': no collective kernels on any rank: nothing to match",
+		    S(&st, id));
+	else if (st.nr > 1 && st.align_g < 0 && s->align_end)
 		warn_msg("stage '%s': no collective is matched on every rank: clocks not "
 		    "aligned", S(&st, id));
 	put_align(&st);

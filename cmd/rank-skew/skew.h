@@ -6,7 +6,9 @@
  *
  * Times are microseconds as in the trace.  Names are ids in the caller's
  * string table; kernel names are canonical (canonicalize_name, the kernel
- * table's row key).
+ * table's row key).  Everything here belongs to the struct skew and is
+ * released by skew_free.  Allocation failures end the run (xalloc.h);
+ * nothing else here fails: problems in the data are warnings and records.
  */
 #ifndef SKEW_H
 #define SKEW_H
@@ -31,10 +33,10 @@ enum ckind {
 };
 
 /*
- * The collective kind of a raw kernel name, from its function name alone
- * (template arguments and parameters are not read, so cub's
- * DispatchReduceByKey inside a template is no MoE dispatch).  Returns
- * CK_NONE for any other kernel.
+ * The collective kind (enum ckind) of the raw kernel name name[0..n), not
+ * NUL-terminated, from its function name alone (template arguments and
+ * parameters are not read, so cub's DispatchReduceByKey inside a template
+ * is no MoE dispatch).  Returns CK_NONE for any other kernel.
  */
 int coll_kind(const char *name, size_t n);
 
@@ -104,33 +106,39 @@ void skew_free(struct skew *s);
 
 /*
  * Add one trace (from trace_reader's on_trace): its selected kernels
- * (those with "sel", or all when none has it) go to the rankstage of the
- * trace's rank and each kernel's stage.  `seq` numbers the traces of the
- * stream (0, 1, ...).  A trace without a rank is counted and left out.
+ * (those with "sel", or all when none has it, with a warning) go to the
+ * rankstage of the trace's rank and each kernel's stage ("all" when it has
+ * none).  The trace stays the reader's; only ids of r's string table (which
+ * must be s->str) and copied numbers are kept.  `seq` numbers the traces
+ * of the stream (0, 1, ...).  A trace without a rank is counted in
+ * s->unranked, warned about and left out.
  */
 void skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr,
     long long seq);
 
-/* Expect rank r (--ranks, input tp_size) even when no trace has it. */
+/* Expect rank r (--ranks, input tp_size) even when no trace has it; repeats are ignored. */
 void skew_expect(struct skew *s, long long r);
 
 /*
- * Match, align and write the records of every stage (stage order:
- * extend, decode, all, then others by name), with warnings for missing
- * ranks and sequences that do not line up.  Returns the number of stages
- * written.
+ * Match, align and write the records of every stage to stdout (rec.h;
+ * stage order: extend, decode, all, then others by name), with warnings
+ * for missing ranks and sequences that do not line up.  Sorts each
+ * rankstage's collectives by start and fills its result fields.  Returns
+ * the number of stages written.
  */
 size_t skew_report(struct skew *s);
 
 /* ---- what makes the straggler late (delta.c) ---- */
 
-/* The median of v[0..n) (n > 0); sorts v. */
+/* The median of v[0..n) (n > 0; the mean of the middle two when n is even); sorts v in place. */
 double median(double *v, size_t n);
 
 /*
- * The rank_kernel_delta records of a stage: the kernels whose time on
- * `straggler` exceeds the median over the stage's n ranks `rs` the most,
- * at most s->top of them (all when 0).
+ * Write the rank_kernel_delta records of a stage to stdout: the kernels
+ * (collectives aside) whose time on `straggler`, one of the stage's n ranks
+ * rs[0..n), exceeds their median time over those ranks (0 where a kernel
+ * did not run) the most, largest first, at most s->top of them (all when
+ * 0).  Nothing is written when no kernel exceeds its median.
  */
 void write_deltas(const struct skew *s, struct rankstage *const *rs, size_t n,
     const struct rankstage *straggler);
