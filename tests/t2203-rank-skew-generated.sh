@@ -63,6 +63,22 @@ t_busy_kernel() {
 }
 check "kernel and busy time per rank and stage agree with jq" t_busy_kernel
 
+t_cut_rank() {
+	# rank 3's trace lost its last all-reduce (decode): decode is reported, extend still matched
+	c=$T/cut
+	mkdir -p "$c"
+	cp "$d"/run-TP-[012].trace.json.gz "$c/"
+	"$GEN" $common --rank 3 --comm-wait 12 --comm-drop 1 -o "$c/run-TP-3.trace.json.gz"
+	"$BIN/trace-extract" -q --all-ranks "$c" | "$BIN/trace-stage" -q |
+	    "$BIN/rank-skew" --no-pass >"$T/cut.out" 2>"$T/cut.err"
+	eq '{"stage":"decode","reason":"count","kind":"custom-all-reduce","ranks":[{"rank":0,"count":6},{"rank":1,"count":6},{"rank":2,"count":6},{"rank":3,"count":5}]}' \
+	    "$(jq -c 'select(.type == "rank_gap") | del(.type)' "$T/cut.out")"
+	has "$T/cut.err" "stage 'decode': custom-all-reduce counts differ between ranks (5 on rank 3, 6 on rank 0): not paired"
+	eq "extend:3" "$(jq -r 'select(.type == "collective_row") | .stage' "$T/cut.out" | uniq -c |
+	    awk '{ print $2 ":" $1 }')"
+}
+check "a rank's sequence cut short: reported, the other stage still matched" t_cut_rank
+
 t_order_free() {
 	# the ranks in another order, each rank's pipeline run on its own: the same analysis
 	for r in 3 1 0 2; do
