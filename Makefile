@@ -27,6 +27,7 @@ TOOLS      := $(sort $(notdir $(patsubst %/,%,$(wildcard cmd/*/))))
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/kernel_categories.o
 COMMON_HDR := $(wildcard common/*.h) $(wildcard common/*.inc)
+TOOL_HDR   := $(wildcard cmd/*/*.h)
 BINS       := $(TOOLS:%=$(O)/bin/%)
 MAN1       := $(wildcard man/man1/*.1)
 MAN5       := $(wildcard man/man5/*.5)
@@ -42,7 +43,9 @@ $(O)/libcommon.a: $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(O)/%.o: %.c $(COMMON_HDR)
+# A tool's private headers count too: a struct changed in one of them must
+# rebuild every file of the tool that uses it.
+$(O)/%.o: %.c $(COMMON_HDR) $(TOOL_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

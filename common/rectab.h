@@ -256,6 +256,54 @@
 	M(T, verdict, STR, REQ, NULL) \
 	M(T, checks, JSON, REQ, NULL)
 
+#define REC_MEMBERS_rank_align(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, method, STR, REQ, NULL) \
+	M(T, ref_rank, INT, OPT, NULL) \
+	M(T, kind, STR, OPT, NULL) \
+	M(T, name, STR, OPT, NULL) \
+	M(T, ordinal, INT, OPT, NULL) \
+	M(T, end_spread_us, NUM, OPT, NULL)
+
+#define REC_MEMBERS_rank_gap(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, reason, STR, REQ, NULL) \
+	M(T, kind, STR, OPT, NULL) \
+	M(T, ordinal, INT, OPT, NULL) \
+	M(T, ranks, JSON, REQ, NULL)
+
+#define REC_MEMBERS_rank_row(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, rank, INT, REQ, NULL) \
+	M(T, busy_us, NUM, REQ, NULL) \
+	M(T, kernel_us, NUM, REQ, NULL) \
+	M(T, comm_us, NUM, REQ, NULL) \
+	M(T, wait_us, NUM, REQ, NULL) \
+	M(T, last_arrivals, INT, REQ, NULL) \
+	M(T, collectives, INT, OPT, "0") \
+	M(T, matched, INT, OPT, "0") \
+	M(T, offset_us, NUM, OPT, "0") \
+	M(T, straggler, BOOL, OPT, "false")
+
+#define REC_MEMBERS_collective_row(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kind, STR, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, ordinal, INT, REQ, NULL) \
+	M(T, ranks, JSON, REQ, NULL) \
+	M(T, skew_us, NUM, REQ, NULL) \
+	M(T, wait_us, NUM, REQ, NULL) \
+	M(T, last_rank, INT, OPT, NULL)
+
+#define REC_MEMBERS_rank_kernel_delta(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, rank, INT, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, rank_us, NUM, REQ, NULL) \
+	M(T, median_us, NUM, REQ, NULL) \
+	M(T, delta_us, NUM, REQ, NULL) \
+	M(T, launches, INT, OPT, "0")
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -278,6 +326,11 @@
 	T(gpu_time, REC_MEMBERS_gpu_time, X) \
 	T(step, REC_MEMBERS_step, X) \
 	T(graph_escape, REC_MEMBERS_graph_escape, X) \
-	T(health, REC_MEMBERS_health, X)
+	T(health, REC_MEMBERS_health, X) \
+	T(rank_align, REC_MEMBERS_rank_align, X) \
+	T(rank_gap, REC_MEMBERS_rank_gap, X) \
+	T(rank_row, REC_MEMBERS_rank_row, X) \
+	T(collective_row, REC_MEMBERS_collective_row, X) \
+	T(rank_kernel_delta, REC_MEMBERS_rank_kernel_delta, X)
 
 #endif

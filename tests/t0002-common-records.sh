@@ -73,6 +73,7 @@ kernel-map trace kernel cpu_op launch frame corr stats
 overlap-sweep trace kernel thread_name site stats
 overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats
 fuse-detect trace kernel_row
+rank-skew trace kernel input stats
 triage-render kernel_row overlap_row fuse_row
 step-stats trace kernel launch annotation kernel_row stats
 '

@@ -34,6 +34,8 @@ tlist_add(struct tlist *l, const char *path, long long mtime, int order)
 	l->v[l->n].path = xstrdup(path);
 	l->v[l->n].mtime_ns = mtime;
 	l->v[l->n].order = order;
+	l->v[l->n].rank = 0;
+	l->v[l->n].has_rank = 0;
 	l->n++;
 }
 
@@ -227,33 +229,164 @@ newest_trace_dir(const char *path)
 	return best;
 }
 
+/* (rank, stage, file name) order; ranks are equal in the reference's mode. */
 static int
-stage_name_cmp(const void *a, const void *b)
+target_cmp(const void *a, const void *b)
 {
 	const struct tfile *x = a, *y = b;
 	int sx = stage_index(parse_stage(x->path)), sy = stage_index(parse_stage(y->path));
 	int c;
 
+	if (x->has_rank != y->has_rank)
+		return x->has_rank - y->has_rank;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	if (sx != sy)
 		return sx - sy;
 	c = strcmp(base_name(x->path), base_name(y->path));
 	return c ? c : x->order - y->order;
 }
 
+/* "rank" then "-" or "_" then digits, between separators (see extract.h). */
+static int
+dashed_rank(const char *l, size_t n, long long *rank)
+{
+	size_t i, j;
+	long long v;
+
+	for (i = 0; i + 6 <= n; i++) {
+		if (memcmp(l + i, "rank", 4) != 0 || (l[i + 4] != '-' && l[i + 4] != '_'))
+			continue;
+		if (i > 0 && l[i - 1] != '_' && l[i - 1] != '-' && l[i - 1] != '.')
+			continue;
+		j = i + 5;
+		if (l[j] < '0' || l[j] > '9')
+			continue;
+		for (v = 0; j < n && l[j] >= '0' && l[j] <= '9'; j++)
+			v = v < 100000000000000000LL ? v * 10 + (l[j] - '0') : v;
+		if (j < n && l[j] != '_' && l[j] != '.' && l[j] != '-')
+			continue;
+		*rank = v;
+		return 1;
+	}
+	return 0;
+}
+
 int
-discover_targets(const char *abspath, struct tlist *out, char **trace_dir)
+rank_of_name(const char *name, long long *rank)
+{
+	char *l;
+	int ok;
+
+	if (parse_tp_rank(name, rank))
+		return 1;
+	l = xstrdup(name);
+	text_lower(l, strlen(l));
+	ok = dashed_rank(l, strlen(l), rank);
+	free(l);
+	return ok;
+}
+
+static void
+list_ranks(const struct tlist *l, sbuf *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < l->n; i++) {
+		if (!l->v[i].has_rank)
+			continue;
+		for (j = 0; j < i; j++)
+			if (l->v[j].has_rank && l->v[j].rank == l->v[i].rank)
+				break;
+		if (j == i)
+			sb_printf(out, "%s%lld", out->len ? ", " : "", l->v[i].rank);
+	}
+}
+
+/*
+ * Keep the traces of the selected ranks (capture-and-cli.md §3.6 step 4.1
+ * for RANKS_LOWEST).  Returns 0, or 3 after a message when RANKS_ONE finds
+ * no trace of its rank.
+ */
+static int
+select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
+{
+	size_t i, j;
+	int have_rank = 0, unranked = 0;
+	long long best = 0;
+
+	for (i = 0; i < all->n; i++) {
+		struct tfile *f = &all->v[i];
+		const char *b = base_name(f->path);
+		f->has_rank = sel->mode == RANKS_LOWEST ? parse_tp_rank(b, &f->rank) :
+		    rank_of_name(b, &f->rank);
+		if (!f->has_rank) {
+			f->rank = 0;
+			unranked++;
+			continue;
+		}
+		if (!have_rank || f->rank < best)
+			best = f->rank;
+		have_rank = 1;
+	}
+	if (!have_rank && sel->mode == RANKS_ONE) {
+		warnx("no trace under '%s' names a rank, so none is rank %lld", where, sel->rank);
+		return EXIT_EMPTY;
+	}
+	if (!have_rank) {
+		if (sel->mode == RANKS_ALL)
+			warn_msg("no trace under '%s' names a rank: analyzing it as one rank",
+			    where);
+		return 0;
+	}
+	if (sel->mode == RANKS_ALL && unranked)
+		warn_msg("%d trace%s under '%s' name%s no rank and %s left out", unranked,
+		    unranked == 1 ? "" : "s", where, unranked == 1 ? "s" : "",
+		    unranked == 1 ? "is" : "are");
+	if (sel->mode == RANKS_ONE) {
+		for (i = 0; i < all->n; i++)
+			if (all->v[i].has_rank && all->v[i].rank == sel->rank)
+				break;
+		if (i == all->n) {
+			sbuf r = SBUF_INIT;
+			list_ranks(all, &r);
+			warnx("no trace of rank %lld under '%s' (ranks found: %s)", sel->rank, where,
+			    sb_str(&r));
+			sb_free(&r);
+			return EXIT_EMPTY;
+		}
+		best = sel->rank;
+	}
+	for (i = j = 0; i < all->n; i++) {
+		int keep = all->v[i].has_rank &&
+		    (sel->mode == RANKS_ALL || all->v[i].rank == best);
+		if (keep)
+			all->v[j++] = all->v[i];
+		else
+			free(all->v[i].path);
+	}
+	all->n = j;
+	return 0;
+}
+
+int
+discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *out,
+    char **trace_dir)
 {
 	struct stat st;
 	struct tlist all = { 0 }, rec = { 0 }, keep = { 0 };
 	size_t i, j;
-	int any_stage = 0, have_rank = 0, nonmerged = 0;
-	long long rank, best_rank = 0;
+	int any_stage = 0, nonmerged = 0, rc;
 
 	*trace_dir = NULL;
 	if (stat(abspath, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		tlist_add(out, abspath, (long long)st.st_mtim.tv_sec * 1000000000LL +
 		    st.st_mtim.tv_nsec, 0);
-		return 0;
+		if (sel->mode == RANKS_ONE && (rc = select_ranks(out, sel, abspath)) != 0)
+			tlist_free(out);
+		else
+			rc = 0;
+		return rc;
 	}
 	if (stat(abspath, &st) != 0) {
 		warnx("cannot open '%s': %s", abspath, strerror(errno));
@@ -298,34 +431,30 @@ discover_targets(const char *abspath, struct tlist *out, char **trace_dir)
 		}
 		all.n = j;
 	}
-	/* One TP rank: 0 when present, else the smallest. */
-	for (i = 0; i < all.n; i++)
-		if (parse_tp_rank(base_name(all.v[i].path), &rank)) {
-			if (!have_rank || rank < best_rank)
-				best_rank = rank;
-			have_rank = 1;
-		}
-	if (have_rank) {
-		for (i = j = 0; i < all.n; i++) {
-			if (parse_tp_rank(base_name(all.v[i].path), &rank) && rank == best_rank)
-				all.v[j++] = all.v[i];
-			else
-				free(all.v[i].path);
-		}
-		all.n = j;
+	if ((rc = select_ranks(&all, sel, *trace_dir)) != 0) {
+		tlist_free(&all);
+		return rc;
 	}
-	/* Newest trace per path stage (the list is oldest first). */
+	/*
+	 * Newest trace per (rank, path stage); the list is oldest first.  In the
+	 * reference's mode every survivor has the same rank, or none has one,
+	 * so this is its newest trace per stage.
+	 */
 	for (i = 0; i < all.n; i++) {
 		const char *s = parse_stage(all.v[i].path);
 		int newer = 0;
 		for (j = i + 1; j < all.n; j++)
-			if (!strcmp(parse_stage(all.v[j].path), s))
+			if (all.v[j].has_rank == all.v[i].has_rank &&
+			    all.v[j].rank == all.v[i].rank && !strcmp(parse_stage(all.v[j].path), s))
 				newer = 1;
-		if (!newer)
+		if (!newer) {
 			tlist_add(&keep, all.v[i].path, all.v[i].mtime_ns, all.v[i].order);
+			keep.v[keep.n - 1].rank = all.v[i].rank;
+			keep.v[keep.n - 1].has_rank = all.v[i].has_rank;
+		}
 	}
 	tlist_free(&all);
-	xqsort(keep.v, keep.n, sizeof *keep.v, stage_name_cmp);
+	xqsort(keep.v, keep.n, sizeof *keep.v, target_cmp);
 	*out = keep;
 	return 0;
 }

@@ -12,6 +12,8 @@ struct tfile {
 	char *path;		/* absolute, symlink-free */
 	long long mtime_ns;
 	int order;		/* discovery order, for stable ties */
+	long long rank;		/* from the file name, when has_rank */
+	int has_rank;
 };
 
 struct tlist {
@@ -29,13 +31,40 @@ void tlist_free(struct tlist *l);
 int file_looks_like_trace(const char *path);
 
 /*
+ * Which ranks an operand's traces are taken from.
+ *   RANKS_LOWEST  the reference's choice (capture-and-cli.md §3.6 step 4):
+ *                 rank 0, else the smallest rank of parse_tp_rank
+ *   RANKS_ALL     every rank (--all-ranks)
+ *   RANKS_ONE     rank `rank` only (--rank)
+ * The two all-ranks modes read ranks with rank_of_name(), which also knows
+ * the "-rank-N" names the reference does not.
+ */
+struct ranksel {
+	enum { RANKS_LOWEST, RANKS_ALL, RANKS_ONE } mode;
+	long long rank;		/* RANKS_ONE */
+};
+
+/*
+ * The rank a trace file name (not a path) names in the all-ranks modes:
+ * parse_tp_rank (capture-and-cli.md §4.2), else "rank-N" or "rank_N"
+ * between separators ("^", "_", "-", "." before; "$", "_", "-", "." after),
+ * case-insensitive.  Returns 1 and sets *rank, or 0.
+ */
+int rank_of_name(const char *name, long long *rank);
+
+/*
  * discover_trace_targets (capture-and-cli.md §3.6 with all_traces=false,
  * kernel-table.md Appendix A): the traces to analyze for an operand, in
- * analysis order, and the directory whose server_args.json applies.
- * Returns 0, or an exit code after printing a message (no traces: 3;
+ * analysis order, and the directory whose server_args.json applies.  `sel`
+ * says which ranks: with RANKS_LOWEST exactly the reference's selection;
+ * otherwise the newest trace per (rank, stage) of the chosen ranks, in
+ * (rank, stage, name) order.  A file operand is taken as it is, except
+ * that RANKS_ONE requires its name to carry that rank.  Returns 0, or an
+ * exit code after printing a message (no traces, or none of the rank: 3;
  * unreadable: 1).
  */
-int discover_targets(const char *abspath, struct tlist *out, char **trace_dir);
+int discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *out,
+    char **trace_dir);
 
 /* All traces below dir (recursive or not), oldest first. */
 void discover_files(const char *dir, int recursive, struct tlist *out);

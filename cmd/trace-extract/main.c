@@ -33,25 +33,33 @@ static const char *fallback;
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
+static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
+static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
 static int extract_operand(const char *arg, int *tindex);
+static int print_ranks(const char *arg);
 
-enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS };
+enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS };
 
 static const struct opt opts[] = {
+	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
+	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
 	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
 	{ "quiet", 'q', NULL, "no warnings or progress" },
+	{ "rank", O_RANK, "N", "rank N's traces of a profile directory only" },
 	{ "role", 'r', "ROLE", "single (default), mapping or formal" },
 	{ "strict", 's', NULL, "data-quality warnings become errors (exit 1)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [trace-or-dir ...]",
+	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [--all-ranks | --rank N]\n"
+	"    [trace-or-dir ...]\n"
+	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
 	"triage-records(5)).",
@@ -62,6 +70,7 @@ int
 main(int argc, char **argv)
 {
 	int c, i, rval = EXIT_OK, r, tindex = 0;
+	const char *errstr;
 
 	tool_init(argc, argv);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
@@ -80,6 +89,21 @@ main(int argc, char **argv)
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
+			break;
+		case O_ALL_RANKS:
+			if (ranksel.mode == RANKS_ONE)
+				opt_bad(&tool, "all-ranks", "not with --rank", "--all-ranks");
+			ranksel.mode = RANKS_ALL;
+			break;
+		case O_RANK:
+			if (ranksel.mode == RANKS_ALL)
+				opt_bad(&tool, "rank", "not with --all-ranks", optarg);
+			if (!parse_num(optarg, 0, LLONG_MAX, &ranksel.rank, &errstr))
+				opt_bad(&tool, "rank", errstr, optarg);
+			ranksel.mode = RANKS_ONE;
+			break;
+		case O_LIST_RANKS:
+			list_ranks = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -104,6 +128,16 @@ main(int argc, char **argv)
 	    *framework) {
 		opt_bad(&tool, "framework", "not auto, sglang, vllm, trtllm or tokenspeed",
 		    framework);
+	}
+	if (list_ranks) {
+		if (argc == 0 || ranksel.mode == RANKS_ONE)
+			opt_usage(&tool, EXIT_USAGE);
+		for (i = 0; i < argc; i++) {
+			r = print_ranks(argv[i]);
+			if (r != EXIT_OK && (rval == EXIT_OK || rval == EXIT_EMPTY))
+				rval = r;
+		}
+		return tool_finish(rval);
 	}
 	if (argc == 0) {
 		r = extract_operand("-", &tindex);
@@ -692,7 +726,8 @@ put_trace(const struct trace_state *s)
 	rec_cstr(RM_trace_role, role);
 	rec_cstr(RM_trace_path, s->path);
 	rec_cstr(RM_trace_stage, strcmp(s->path, "-") ? parse_stage(s->path) : "all");
-	if (parse_tp_rank(b ? b + 1 : s->path, &rank))
+	b = b ? b + 1 : s->path;
+	if (ranksel.mode == RANKS_LOWEST ? parse_tp_rank(b, &rank) : rank_of_name(b, &rank))
 		rec_int(RM_trace_rank, rank);
 	rec_bool(RM_trace_gzip, zio_is_gzip(s->z));
 	rec_end();
@@ -974,7 +1009,7 @@ extract_operand(const char *arg, int *tindex)
 	}
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		is_dir = 1;
-	if ((rc = discover_targets(real, &traces, &trace_dir)) != 0) {
+	if ((rc = discover_targets(real, &ranksel, &traces, &trace_dir)) != 0) {
 		free(trace_dir);
 		return rc;
 	}
@@ -1026,5 +1061,48 @@ extract_operand(const char *arg, int *tindex)
 	free(trace_dir);
 	sb_free(&sa);
 	sb_free(&evidence);
+	return rc;
+}
+
+/*
+ * --list-ranks: the ranks an operand's traces name, ascending, one a line
+ * (what --rank accepts).  Returns an exit code: 3 when no trace names a
+ * rank.
+ */
+static int
+print_ranks(const char *arg)
+{
+	char real[PATH_MAX];
+	struct tlist traces = { 0 };
+	struct ranksel all = { RANKS_ALL, 0 };
+	char *trace_dir = NULL;
+	size_t i;
+	int rc, any = 0;
+	long long last = 0;
+
+	if (!realpath(arg, real)) {
+		warnx("cannot open '%s': %s", arg, strerror(errno));
+		return EXIT_DATA;
+	}
+	if ((rc = discover_targets(real, &all, &traces, &trace_dir)) != 0) {
+		free(trace_dir);
+		return rc;
+	}
+	/* the targets come in rank order: print each rank at its first trace */
+	for (i = 0; i < traces.n; i++) {
+		long long r;
+		const char *b = strrchr(traces.v[i].path, '/');
+		if (!rank_of_name(b ? b + 1 : traces.v[i].path, &r) || (any && r == last))
+			continue;
+		printf("%lld\n", r);
+		last = r;
+		any = 1;
+	}
+	if (!any) {
+		warnx("no trace under '%s' names a rank", real);
+		rc = EXIT_EMPTY;
+	}
+	tlist_free(&traces);
+	free(trace_dir);
 	return rc;
 }

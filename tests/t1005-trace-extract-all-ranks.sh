@@ -1,0 +1,117 @@
+#!/bin/sh
+# trace-extract --all-ranks, --rank N and --list-ranks: every rank of a
+# profile directory (newest trace per rank and stage, in rank order), one
+# rank alone, the ranks found; the default still keeps the lowest rank only.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$TESTDIR/gen-trace
+EX=$BIN/trace-extract
+
+"$GEN" -n 1 -l 1 -z -o "$T/proto.json.gz"
+
+put() {	# put FILE EPOCH: a copy of the prototype with that mtime
+	mkdir -p "$(dirname "$1")"
+	cp "$T/proto.json.gz" "$1"
+	touch -d "@$2" "$1"
+}
+names() {	# names ARGS...: "rank:file" of each trace record, space separated
+	"$EX" -q "$@" | jq -r 'select(.type == "trace") | "\(.rank):\(.path | split("/") | last)"' |
+	    tr '\n' ' ' | sed 's/ $//'
+}
+
+d=$T/tp
+put "$d/p-TP-2.trace.json.gz" 1000
+put "$d/p-TP-0.trace.json.gz" 1000
+put "$d/old-TP-0.trace.json.gz" 500
+put "$d/p-TP-1.trace.json.gz" 1000
+put "$d/merged-p.trace.json.gz" 2000
+put "$d/notes.trace.json.gz" 2000
+
+t_default_lowest() {
+	eq "0:p-TP-0.trace.json.gz" "$(names "$d")"
+}
+check "without --all-ranks only the lowest rank is read" t_default_lowest
+
+t_all_ranks() {
+	eq "0:p-TP-0.trace.json.gz 1:p-TP-1.trace.json.gz 2:p-TP-2.trace.json.gz" \
+	    "$(names --all-ranks "$d")"
+	# one input record listing them, trace indexes 0, 1, 2
+	eq 3 "$("$EX" -q --all-ranks "$d" | jq -s '[.[] | select(.type == "input")][0].traces | length')"
+	eq "0 1 2" "$("$EX" -q --all-ranks "$d" | jq -r 'select(.type == "trace") | .t' | tr '\n' ' ' |
+	    sed 's/ $//')"
+}
+check "--all-ranks: the newest trace of every rank, in rank order" t_all_ranks
+
+t_unranked_warned() {
+	"$EX" --all-ranks "$d" >/dev/null 2>"$T/err"
+	has "$T/err" "warning: 1 trace under '.*/tp' names no rank and is left out"
+}
+check "--all-ranks warns about the trace that names no rank" t_unranked_warned
+
+t_rank_one() {
+	eq "1:p-TP-1.trace.json.gz" "$(names --rank 1 "$d")"
+	eq '["p-TP-1.trace.json.gz"]' "$("$EX" -q --rank 1 "$d" |
+	    jq -c 'select(.type == "input") | .traces | map(split("/") | last)')"
+	status 3 "$EX" --rank 7 "$d" >"$T/out" 2>"$T/err"
+	has "$T/err" "no trace of rank 7 under '.*/tp' (ranks found: 0, 1, 2)"
+	[ ! -s "$T/out" ]
+	# a file operand must name the rank
+	eq "2:p-TP-2.trace.json.gz" "$(names --rank 2 "$d/p-TP-2.trace.json.gz")"
+	status 3 "$EX" --rank 1 "$d/p-TP-2.trace.json.gz" >/dev/null 2>&1
+}
+check "--rank N: that rank's traces only; exit 3 for a rank not there" t_rank_one
+
+t_list_ranks() {
+	eq "0 1 2" "$("$EX" --list-ranks "$d" | tr '\n' ' ' | sed 's/ $//')"
+	mkdir -p "$T/norank"
+	put "$T/norank/a.trace.json.gz" 1000
+	status 3 "$EX" --list-ranks "$T/norank" 2>"$T/err"
+	has "$T/err" "no trace under '.*/norank' names a rank"
+}
+check "--list-ranks prints the ranks, one a line" t_list_ranks
+
+t_stages_per_rank() {
+	s=$T/staged
+	put "$s/prefill/x-TP-0.trace.json.gz" 1000
+	put "$s/prefill/x-TP-1.trace.json.gz" 1000
+	put "$s/decode/y-TP-0.trace.json.gz" 1000
+	put "$s/decode/z-TP-0.trace.json.gz" 3000
+	put "$s/decode/y-TP-1.trace.json.gz" 1000
+	eq "0:x-TP-0.trace.json.gz 0:z-TP-0.trace.json.gz 1:x-TP-1.trace.json.gz 1:y-TP-1.trace.json.gz" \
+	    "$(names --all-ranks "$s")"
+	eq "extend decode extend decode" "$("$EX" -q --all-ranks "$s" |
+	    jq -r 'select(.type == "trace") | .stage' | tr '\n' ' ' | sed 's/ $//')"
+}
+check "stage folders: the newest trace per rank and stage" t_stages_per_rank
+
+t_dashed_rank_names() {
+	v=$T/vllm
+	put "$v/w-rank-1.1714.pt.trace.json.gz" 1000
+	put "$v/w-rank-0.1714.pt.trace.json.gz" 1000
+	put "$v/w-rank-10.1714.pt.trace.json.gz" 1000
+	# the reference's rule knows no "-rank-N": the default keeps the newest file
+	eq ":w-rank-10.1714.pt.trace.json.gz" "$("$EX" -q "$v" |
+	    jq -r 'select(.type == "trace") | "\(.rank // ""):\(.path | split("/") | last)"')"
+	eq "0:w-rank-0.1714.pt.trace.json.gz 1:w-rank-1.1714.pt.trace.json.gz 10:w-rank-10.1714.pt.trace.json.gz" \
+	    "$(names --all-ranks "$v")"
+	eq "0 1 10" "$("$EX" --list-ranks "$v" | tr '\n' ' ' | sed 's/ $//')"
+}
+check "all-ranks modes read vLLM's -rank-N names" t_dashed_rank_names
+
+t_no_rank_names() {
+	"$EX" --all-ranks "$T/norank" >"$T/out" 2>"$T/err"
+	eq 1 "$(jq -s '[.[] | select(.type == "trace")] | length' "$T/out")"
+	has "$T/err" "warning: no trace under '.*/norank' names a rank: analyzing it as one rank"
+}
+check "--all-ranks on traces without rank names: one rank, with a warning" t_no_rank_names
+
+t_usage() {
+	status 2 "$EX" --all-ranks --rank 1 "$d" 2>"$T/err"
+	has "$T/err" "not with --all-ranks"
+	status 2 "$EX" --rank x "$d" 2>"$T/err"
+	has "$T/err" "bad --rank value"
+	status 2 "$EX" --list-ranks 2>/dev/null
+}
+check "--all-ranks with --rank, a bad rank, --list-ranks without operand: usage" t_usage
+
+done_testing

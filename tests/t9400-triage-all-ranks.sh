@@ -1,0 +1,136 @@
+#!/bin/sh
+# triage --all-ranks: every rank's pipeline in its own processes, -j at a
+# time, merged into rank-skew and the renderer; and the README's xargs
+# example of the same pipelines, run as written.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$TESTDIR/gen-trace
+d=$T/prof
+mkdir -p "$d"
+# four ranks: rank 2 arrives 12 us late at every all-reduce, the others wait
+common="-s both -n 3 -l 3 --streams 2 -z"
+"$GEN" $common --rank 0 --comm-wait 12 -o "$d/run-TP-0.trace.json.gz"
+"$GEN" $common --rank 1 --comm-wait 12 --clock 2000 -o "$d/run-TP-1.trace.json.gz"
+"$GEN" $common --rank 2 --comm-late 12 -o "$d/run-TP-2.trace.json.gz"
+"$GEN" $common --rank 3 --comm-wait 12 --clock 777 -o "$d/run-TP-3.trace.json.gz"
+
+# A bin directory whose triage-render keeps a copy of what it reads.
+fake=$T/bin
+mkdir -p "$fake"
+for t in "$BIN"/*; do ln -s "$t" "$fake/$(basename "$t")"; done
+rm "$fake/triage-render"
+cat >"$fake/triage-render" <<EOF
+#!/bin/sh
+tee "$T/render.in" | "$BIN/triage-render" "\$@"
+EOF
+chmod +x "$fake/triage-render"
+
+t_same_tables() {
+	"$TRIAGE" --input "$d" >"$T/one.md"
+	"$TRIAGE" --all-ranks -j 2 --input "$d" >"$T/all.md" 2>"$T/err"
+	same "$T/one.md" "$T/all.md"
+	"$TRIAGE" --input "$d" --format json >"$T/one.json"
+	"$TRIAGE" --all-ranks -j 3 --input "$d" --format json >"$T/all.json"
+	same "$T/one.json" "$T/all.json"
+	[ ! -s "$T/err" ]
+}
+check "the report's tables are the lowest rank's, as without --all-ranks" t_same_tables
+
+t_renderer_gets_skew() {
+	TRIAGE_BINDIR=$fake "$TRIAGE" --all-ranks -j 2 --input "$d" >/dev/null
+	# the lowest rank's records, then rank-skew's
+	eq 0 "$(jq -s '[.[] | select(.type == "trace") | .rank] | join(",")' -r "$T/render.in")"
+	eq "0 1 2 3 0 1 2 3" "$(jq -r 'select(.type == "rank_row") | .rank' "$T/render.in" | tr '\n' ' ' |
+	    sed 's/ $//')"
+	eq 9 "$(jq -s '[.[] | select(.type == "collective_row" and .skew_us == 12 and .last_rank == 2)] |
+	    length' "$T/render.in")"
+	# the same as one process reading every rank
+	"$BIN/trace-extract" -q --all-ranks "$d" | "$BIN/trace-stage" -q | "$BIN/rank-skew" --no-pass \
+	    >"$T/skew.want"
+	grep -E '"type":"(rank_align|rank_gap|rank_row|collective_row|rank_kernel_delta)"' "$T/render.in" \
+	    >"$T/skew.got"
+	same "$T/skew.want" "$T/skew.got"
+}
+check "the renderer reads rank-skew's records of all four ranks" t_renderer_gets_skew
+
+t_jobs_same() {
+	TRIAGE_BINDIR=$fake "$TRIAGE" --all-ranks -j 1 --input "$d" >/dev/null
+	cp "$T/render.in" "$T/j1"
+	TRIAGE_BINDIR=$fake "$TRIAGE" --all-ranks --jobs 4 --input "$d" >/dev/null
+	same "$T/j1" "$T/render.in"
+}
+check "-j 1 and -j 4 give the same records" t_jobs_same
+
+t_jobs_limit() {
+	# a trace-extract that notes how many ranks run at once
+	slow=$T/slowbin
+	mkdir -p "$slow" "$T/running"
+	for t in "$BIN"/*; do ln -s "$t" "$slow/$(basename "$t")"; done
+	rm "$slow/trace-extract"
+	cat >"$slow/trace-extract" <<EOF
+#!/bin/sh
+case " \$* " in
+*" --rank "*)
+	: >"$T/running/\$\$"
+	ls "$T/running" | wc -l >>"$T/concurrent"
+	sleep 0.4
+	rm "$T/running/\$\$"
+	;;
+esac
+exec "$BIN/trace-extract" "\$@"
+EOF
+	chmod +x "$slow/trace-extract"
+	for j in 1 2 4; do
+		: >"$T/concurrent"
+		TRIAGE_BINDIR=$slow "$TRIAGE" --all-ranks -j "$j" --input "$d" >/dev/null
+		eq "$j" "$(sort -n "$T/concurrent" | tail -n 1)" "most ranks at once with -j $j"
+	done
+}
+check "-j N runs N ranks at a time" t_jobs_limit
+
+t_failed_rank() {
+	b=$T/broken
+	mkdir -p "$b"
+	cp "$d"/*.gz "$b/"
+	head -c 3000 "$d/run-TP-3.trace.json.gz" >"$b/run-TP-3.trace.json.gz"
+	status 1 "$TRIAGE" --all-ranks -j 2 --input "$b" >"$T/out" 2>"$T/err"
+	has "$T/err" "triage: rank 3: analysis failed (exit 1)"
+	has "$T/err" "run-TP-3.trace.json.gz"
+	[ ! -s "$T/out" ]
+}
+check "a rank that fails fails the run, naming the rank" t_failed_rank
+
+t_usage() {
+	status 2 "$TRIAGE" --all-ranks "$d" 2>"$T/err"
+	has "$T/err" "all-ranks needs single-trace mode"
+	status 2 "$TRIAGE" --all-ranks --mapping-input "$d" --formal-input "$d" 2>/dev/null
+	status 1 "$TRIAGE" --all-ranks --input "$T/no-such-dir" 2>"$T/err"
+	has "$T/err" "cannot open"
+	mkdir -p "$T/norank"
+	"$GEN" -n 1 -o "$T/norank/a.trace.json"
+	status 3 "$TRIAGE" --all-ranks --input "$T/norank" 2>"$T/err"
+	has "$T/err" "no trace under '.*norank' names a rank"
+}
+check "--all-ranks: usage, a missing path, a directory without ranks" t_usage
+
+# The README's block, as written, on this machine.
+t_readme_example() {
+	sed -n '/^<!-- t9400 -->$/,/^```$/p' "$TOP/README.md" | sed '1,2d;$d' >"$T/example.sh"
+	[ "$(wc -l <"$T/example.sh")" -ge 4 ]
+	mkdir -p "$T/ex"
+	ln -s "$d" "$T/ex/prof"
+	(cd "$T/ex" && PATH=$BIN:$PATH sh -e "$T/example.sh") >"$T/ex.md" 2>"$T/ex.err"
+	same "$T/one.md" "$T/ex.md"
+	eq "0 1 2 3" "$(tr '\n' ' ' <"$T/ex/ranks" | sed 's/ $//')"
+	same "$T/skew.want" "$T/ex/skew.jsonl"
+	# a rank whose job left nothing is reported missing, thanks to --ranks
+	rm "$T/ex/rank2.jsonl"
+	(cd "$T/ex" && cat rank*.jsonl | "$BIN/rank-skew" --no-pass --ranks "$(paste -sd, ranks)") \
+	    >"$T/ex.gap" 2>"$T/ex.err"
+	eq "extend:2 decode:2" "$(jq -r 'select(.type == "rank_gap" and .reason == "missing") |
+	    "\(.stage):\([.ranks[].rank] | join(","))"' "$T/ex.gap" | tr '\n' ' ' | sed 's/ $//')"
+	has "$T/ex.err" "no kernels of rank 2"
+}
+check "the README's xargs example runs as written and agrees with triage" t_readme_example
+
+done_testing
