@@ -252,6 +252,7 @@
 
 #define REC_MEMBERS_health(M, T) \
 	M(T, t, INT, REQ, NULL) \
+	M(T, role, STR, OPT, "single") \
 	M(T, path, STR, OPT, "") \
 	M(T, verdict, STR, REQ, NULL) \
 	M(T, checks, JSON, REQ, NULL)

@@ -23,8 +23,10 @@ tlist_free(struct tlist *l)
 	for (i = 0; i < l->n; i++)
 		free(l->v[i].path);
 	free(l->v);
+	free(l->ranks);
 	l->v = NULL;
-	l->n = l->cap = 0;
+	l->ranks = NULL;
+	l->n = l->cap = l->nranks = 0;
 }
 
 static void
@@ -303,6 +305,38 @@ list_ranks(const struct tlist *l, sbuf *out)
 	}
 }
 
+/* Record in out->ranks/nranks the distinct ranks the traces of l name. */
+static void
+found_ranks(const struct tlist *l, struct tlist *out)
+{
+	long long *r = xcalloc(l->n ? l->n : 1, sizeof *r);
+	size_t n = 0, i, j;
+	sbuf s = SBUF_INIT;
+
+	for (i = 0; i < l->n; i++) {
+		long long v;
+		if (!rank_of_name(base_name(l->v[i].path), &v))
+			continue;
+		for (j = 0; j < n && r[j] != v; j++)
+			;
+		if (j == n)
+			r[n++] = v;
+	}
+	for (i = 1; i < n; i++)		/* a handful: insertion sort */
+		for (j = i; j > 0 && r[j - 1] > r[j]; j--) {
+			long long t = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	for (i = 0; i < n; i++)
+		sb_printf(&s, "%s%lld", i ? ", " : "", r[i]);
+	free(out->ranks);
+	out->ranks = n ? xstrdup(s.s) : NULL;
+	out->nranks = n;
+	sb_free(&s);
+	free(r);
+}
+
 /*
  * Keep the traces of the selected ranks (capture-and-cli.md §3.6 step 4.1
  * for RANKS_LOWEST).  Returns 0, or 3 after a message when RANKS_ONE finds
@@ -431,7 +465,9 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		}
 		all.n = j;
 	}
+	found_ranks(&all, &keep);
 	if ((rc = select_ranks(&all, sel, *trace_dir)) != 0) {
+		tlist_free(&keep);
 		tlist_free(&all);
 		return rc;
 	}

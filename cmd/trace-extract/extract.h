@@ -19,6 +19,14 @@ struct tfile {
 struct tlist {
 	struct tfile *v;
 	size_t n, cap;
+	/*
+	 * Set by discover_targets for a directory: the distinct ranks its
+	 * traces name (rank_of_name), ascending, as "0, 2, 4" (heap), and how
+	 * many; NULL and 0 when none names a rank.  Issue 14: a report of one
+	 * rank says how many there were.
+	 */
+	char *ranks;
+	size_t nranks;
 };
 
 void tlist_free(struct tlist *l);

@@ -38,6 +38,7 @@ static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
 static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
+static void rank_note(const struct tlist *traces);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS };
 
@@ -1047,6 +1048,8 @@ extract_operand(const char *arg, int *tindex)
 		sb_free(&l);
 	}
 	rec_end();
+	if (ranksel.mode == RANKS_LOWEST && traces.nranks > 1 && !compat_reference)
+		rank_note(&traces);
 	rc = EXIT_OK;
 	for (i = 0; i < traces.n; i++) {
 		r = extract_trace(traces.v[i].path, (*tindex)++);
@@ -1062,6 +1065,34 @@ extract_operand(const char *arg, int *tindex)
 	sb_free(&sa);
 	sb_free(&evidence);
 	return rc;
+}
+
+/*
+ * A note when a directory holds traces of several ranks and the default
+ * mode analyzes one (issue 14): the report must not pass for the job's.
+ */
+static void
+rank_note(const struct tlist *traces)
+{
+	char text[512];
+	long long r;
+	const char *b;
+
+	if (!traces->n)
+		return;
+	b = strrchr(traces->v[0].path, '/');
+	if (rank_of_name(b ? b + 1 : traces->v[0].path, &r))
+		snprintf(text, sizeof text, "Rank %lld of %zu analyzed (the traces name ranks "
+		    "%.300s): the tables are that rank's. triage --all-ranks analyzes every rank "
+		    "and compares them (rank-skew(1)).", r, traces->nranks, traces->ranks);
+	else
+		snprintf(text, sizeof text, "One trace of a directory whose traces name %zu "
+		    "ranks (%.300s) analyzed. triage --all-ranks analyzes every rank and compares "
+		    "them (rank-skew(1)).", traces->nranks, traces->ranks);
+	rec_begin(RT_note);
+	rec_cstr(RM_note_id, "ranks_analyzed");
+	rec_cstr(RM_note_text, text);
+	rec_end();
 }
 
 /*

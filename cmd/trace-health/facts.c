@@ -570,6 +570,7 @@ facts_measure(struct facts *f, const struct trace_reader *r, const struct trace 
 
 	memset(f, 0, sizeof *f);
 	f->path = S(r, tr->path);
+	f->role = S(r, tr->role);
 	f->sel = sel;
 	f->sel_name = sel != NOSTR ? S(r, sel) : "";
 	measure_stats(f, tr);

@@ -213,7 +213,6 @@ static void
 html_run(sbuf *out, const struct doc *d, size_t run)
 {
 	size_t i, j;
-	const char *verdict;
 
 	sb_printf(out, "<article class=\"run\" id=\"run-%zu\">\n<h1>Triage report: ", run + 1);
 	esc(out, d->title);
@@ -227,9 +226,8 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 	}
 	sb_adds(out, "</ul>\n");
 	if (d->health) {
-		verdict = strstr(d->health, "unusable") ? "unusable" :
-		    strstr(d->health, "degraded") ? "degraded" : "ok";
-		sb_printf(out, "<div class=\"banner %s\">", verdict);
+		sb_printf(out, "<div class=\"banner %s\"><b>Trace health: %s.</b> ", d->verdict,
+		    d->verdict);
 		esc(out, d->health);
 		sb_adds(out, "</div>\n");
 	}
