@@ -117,8 +117,17 @@ health_section(const struct run *run, struct doc *d)
 				nbad++;
 				if (ntraces > 1 && !bad_here)
 					sb_printf(&banner, "%s%s:", banner.len ? " " : "", path);
-				sb_printf(&banner, "%s%s%s%s%s.", banner.len ? " " : "", cl[4].text, *aff ? " (affects the " : "", aff,
-				    *aff ? (strchr(aff, ',') ? " tables)" : " table)") : "");
+				sb_printf(&banner, "%s%s", banner.len ? " " : "", cl[4].text);
+				if (*aff) {
+					/* "kernel, overlap, fuse": "the kernel, overlap and fuse tables" */
+					const char *last = strrchr(aff, ',');
+					if (last)
+						sb_printf(&banner, " (affects the %.*s and %s tables)",
+						    (int)(last - aff), aff, last + 2);
+					else
+						sb_printf(&banner, " (affects the %s table)", aff);
+				}
+				sb_addc(&banner, '.');
 				/* with several traces, the banner names each failing trace once */
 				bad_here++;
 			}

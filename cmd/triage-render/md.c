@@ -125,5 +125,4 @@ md_write(const struct doc *d, int level, sbuf *out)
 				sb_printf(out, "%s\n\n", t->more);
 		}
 	}
-	md_legend(out, level);
 }
