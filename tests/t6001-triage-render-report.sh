@@ -178,3 +178,5 @@ t_health_variants() {
 	has "$T/ok.md" '^> \*\*Trace health: ok.\*\* All 2 checks passed.$'
 }
 check "health banner: several traces, an unusable one, all checks passed" t_health_variants
+
+done_testing
