@@ -67,6 +67,7 @@ bug(const char *fmt, ...)
 
 static sbuf line;
 static int wtype = -1;		/* the record being written */
+static FILE *wfp;		/* where records go; NULL: stdout */
 static int wlast;		/* the last member written */
 static uint64_t whas;
 
@@ -199,7 +200,7 @@ rec_end(void)
 	}
 	wtype = -1;
 	sb_add(&line, "}\n", 2);
-	fwrite_unlocked(line.s, 1, line.len, stdout);
+	fwrite_unlocked(line.s, 1, line.len, wfp ? wfp : stdout);
 }
 
 void
@@ -241,8 +242,16 @@ rec_write(enum rec_type t, const void *rec)
 void
 rec_line(const char *s, size_t n)
 {
-	fwrite_unlocked(s, 1, n, stdout);
-	putc_unlocked('\n', stdout);
+	FILE *fp = wfp ? wfp : stdout;
+
+	fwrite_unlocked(s, 1, n, fp);
+	putc_unlocked('\n', fp);
+}
+
+void
+rec_output(FILE *fp)
+{
+	wfp = fp;
 }
 
 /* ---- reading lines ---- */

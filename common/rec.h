@@ -136,6 +136,13 @@ void rec_write(enum rec_type t, const void *rec);
 /* Write a whole line (without its '\n') verbatim, adding the newline. */
 void rec_line(const char *line, size_t n);
 
+/*
+ * Send the records written from now on to fp (not closed here); NULL
+ * restores stdout.  For a tool whose stdout carries something else
+ * (trace-capture's --records).  Write errors show at fflush/fclose of fp.
+ */
+void rec_output(FILE *fp);
+
 /* ---- reading ---- */
 
 typedef struct {

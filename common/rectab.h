@@ -305,6 +305,17 @@
 	M(T, delta_us, NUM, REQ, NULL) \
 	M(T, launches, INT, OPT, "0")
 
+#define REC_MEMBERS_probe(M, T) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, phase, STR, REQ, NULL) \
+	M(T, index, INT, REQ, NULL) \
+	M(T, endpoint, STR, REQ, NULL) \
+	M(T, ok, BOOL, REQ, NULL) \
+	M(T, http_status, INT, OPT, "0") \
+	M(T, latency_us, NUM, REQ, NULL) \
+	M(T, completion_tokens, INT, OPT, NULL) \
+	M(T, empty, BOOL, OPT, "false")
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -332,6 +343,7 @@
 	T(rank_gap, REC_MEMBERS_rank_gap, X) \
 	T(rank_row, REC_MEMBERS_rank_row, X) \
 	T(collective_row, REC_MEMBERS_collective_row, X) \
-	T(rank_kernel_delta, REC_MEMBERS_rank_kernel_delta, X)
+	T(rank_kernel_delta, REC_MEMBERS_rank_kernel_delta, X) \
+	T(probe, REC_MEMBERS_probe, X)
 
 #endif

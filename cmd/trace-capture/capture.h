@@ -21,7 +21,9 @@ struct opts {
 	char *base;			/* url without trailing '/' (heap) */
 	const char *framework;		/* canonical: sglang, vllm, trtllm, tokenspeed */
 	const char *output_dir;		/* NULL when not given (or empty) */
-	const char *prefix;		/* --profile-prefix */
+	const char *prefix;		/* --profile-prefix, else --default-profile-prefix */
+	int prefix_given;		/* --profile-prefix was given: notes may name it */
+	const char *records;		/* --records FILE, or NULL */
 	long long num_steps, warmup_steps, probe_requests;
 	long long probe_max_new_tokens;	/* 0: unset */
 	long long start_step;
@@ -147,6 +149,27 @@ int probes(const struct opts *o, const char *model, const struct plan *p,
  * at all.
  */
 const char *detect_framework(const struct opts *o, const char *outdir_abs);
+
+/* ---- records.c: the probe records (issue 19) ---- */
+
+struct probe_rec {
+	const char *stage;		/* "prefill", "decode", NULL (legacy); static */
+	const char *phase;		/* "warm-up", "capture"; static */
+	long long index;
+	char endpoint[32];		/* the path that answered last */
+	int ok;
+	long status;			/* HTTP status, 0 without a response */
+	double latency_us;
+	long long tokens;		/* completion tokens, when has_tokens */
+	int has_tokens, empty;
+};
+
+/* Keep one probe's record (copied). */
+void probe_log(const struct probe_rec *r);
+/* Fill r->empty, r->tokens and r->has_tokens from an answer body. */
+void probe_answer(const char *body, size_t len, struct probe_rec *r);
+/* Write the kept records to path as "probe" lines; 0, or -1 after a message. */
+int probe_log_write(const char *path);
 
 /* ---- flow.c ---- */
 

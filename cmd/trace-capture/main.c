@@ -37,7 +37,7 @@ enum {
 	O_WARMUP, O_PBS, O_NO_PBS, O_MERGE, O_NO_MERGE, O_PROBE_REQ,
 	O_PROBE_PROMPT, O_PROBE_MAX, O_PROBE_DELAY, O_WORKLOAD, O_PRE_IN,
 	O_PRE_OUT, O_DEC_IN, O_DEC_OUT, O_START_STEP, O_WAIT, O_SETTLE,
-	O_POLL, O_CONNECT, O_REQUEST
+	O_POLL, O_CONNECT, O_REQUEST, O_DEFAULT_PREFIX, O_RECORDS
 };
 
 static const struct opt opts[] = {
@@ -48,6 +48,9 @@ static const struct opt opts[] = {
 	    "where the traces go (for vLLM, TensorRT-LLM and TokenSpeed:\n"
 	    "                           the server's torch profiler directory)" },
 	{ "profile-prefix", O_PREFIX, "P", "trace file prefix (default triage-trace)" },
+	{ "default-profile-prefix", O_DEFAULT_PREFIX, "P",
+	    "the prefix when --profile-prefix is not given (for drivers; never noted)" },
+	{ "records", O_RECORDS, "FILE", "write a probe record per request sent to FILE" },
 	{ "profile-workload", O_WORKLOAD, "W",
 	    "both (default: a prefill and a decode capture), prefill, decode, legacy" },
 	{ "num-steps", O_NUM_STEPS, "N", "profiled steps (default 5)" },
@@ -121,7 +124,15 @@ main(int argc, char **argv)
 		case O_OUTPUT_DIR:
 			o.output_dir = optarg[0] ? optarg : NULL;
 			break;
+		case O_DEFAULT_PREFIX:
+			if (!o.prefix_given)
+				o.prefix = optarg;
+			break;
+		case O_RECORDS:
+			o.records = optarg;
+			break;
 		case O_PREFIX:
+			o.prefix_given = 1;
 			o.prefix = optarg;
 			break;
 		case O_NUM_STEPS:
@@ -225,6 +236,8 @@ main(int argc, char **argv)
 		check_remote(&o);
 
 	target = run_capture(&o);
+	if (o.records && probe_log_write(o.records) != 0)
+		return tool_finish(EXIT_DATA);
 	printf("%s\n%s\n", target, o.framework);
 	free(target);
 	free(outdir_abs);
@@ -264,7 +277,7 @@ check_remote(const struct opts *o)
 		    "path for %s so each stage trace can be labeled.", o->workload,
 		    disp);
 	free(abs);
-	if (o->prefix[0] && (strcmp(o->framework, "vllm") == 0 ||
+	if (o->prefix_given && o->prefix[0] && (strcmp(o->framework, "vllm") == 0 ||
 	    strcmp(o->framework, "trtllm") == 0))
 		note_msg("note: %s ignores --profile-prefix on the HTTP profiler "
 		    "control path.", disp);

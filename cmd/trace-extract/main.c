@@ -31,6 +31,7 @@ static const char *role = "single";
 static const char *framework = "auto";
 static const char *fallback;
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
+static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
 static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
@@ -40,7 +41,8 @@ static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
 
-enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS };
+enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
+	O_PROGRESS_LABEL };
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
@@ -49,6 +51,8 @@ static const struct opt opts[] = {
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
+	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
+	    "name the work in progress lines (a role, an operand) before the file's name" },
 	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
 	{ "quiet", 'q', NULL, "no warnings or progress" },
 	{ "rank", O_RANK, "N", "rank N's traces of a profile directory only" },
@@ -87,6 +91,9 @@ main(int argc, char **argv)
 			break;
 		case O_NO_PROGRESS:
 			progress_flag = -1;
+			break;
+		case O_PROGRESS_LABEL:
+			progress_label = optarg;
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
@@ -889,6 +896,7 @@ extract_trace(const char *path, int t)
 	struct scan_stats st;
 	char err[1024];
 	int r, rc;
+	sbuf title = SBUF_INIT;
 
 	memset(&s, 0, sizeof s);
 	s.t = t;
@@ -902,10 +910,15 @@ extract_trace(const char *path, int t)
 		return EXIT_DATA;
 	}
 	put_trace(&s);
-	s.prog = progress_start(path, progress_flag);
+	if (progress_label) {
+		const char *b = strrchr(path, '/');
+		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
+	}
+	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
+	sb_free(&title);
 	zio_close(s.z);
 	if (r == SCAN_ERROR) {
 		fflush(stdout);

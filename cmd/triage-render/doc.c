@@ -153,6 +153,7 @@ header(const struct run *run, struct doc *d)
 		sb_adds(&v, slash && slash[1] ? slash + 1 : p);
 	}
 	d->title = xstrdup(v.len ? v.s : "trace");
+	probe_fact(run, d);
 	for (i = 0; i < run->n; i++)
 		if (run->it[i].type == RT_note)
 			add_note(d, item_str(&run->it[i], "text", &b, ""));

@@ -186,6 +186,8 @@ int item_in_stage(const struct item *it, const char *stage, sbuf *b);
 void health_section(const struct run *run, struct doc *d);
 /* The "Ranks" section: per-rank times, stragglers, collectives, kernel deltas. */
 void ranks_section(const struct run *run, struct doc *d);
+/* probe.c: the "Probe requests" fact of a live capture's probe records. */
+void probe_fact(const struct run *run, struct doc *d);
 void doc_free(struct doc *d);
 
 /* Formatting helpers shared by the writers. */
