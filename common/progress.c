@@ -84,8 +84,8 @@ progress_stop(progress **pp)
 
 	if (!p)
 		return;
-	if (p->shown)
-		show(p, ", done.\n");
+	/* the last line always: what was read, even when it took under a second */
+	show(p, ", done.\n");
 	free(p);
 	*pp = NULL;
 }

@@ -20,7 +20,7 @@ progress *progress_start(const char *title, int force);
 void progress_update(progress *p, unsigned long long done,
     unsigned long long total, unsigned long long items);
 
-/* Print the final line and free; sets *pp to NULL. */
+/* Print the final line (always, however short the work) and free; sets *pp to NULL. */
 void progress_stop(progress **pp);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "magic.h"
 #include "scan.h"
 #include "xalloc.h"
 
@@ -77,19 +78,22 @@ position(struct sc *s, size_t i, unsigned long long *line, unsigned long long *c
 	*col = last == (size_t)-1 ? s->colbase + i + 1 : (unsigned long long)(i - last);
 }
 
+#define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
+
 static int
 fail(struct sc *s, size_t i, const char *what, const char *hint)
 {
 	unsigned long long line, col;
 
 	position(s, i, &line, &col);
+	if (s->base + i <= 3 && strcmp(hint, HINT_SYNTAX) == 0)
+		hint = "the input does not start with a JSON value: it is no Chrome-trace JSON file";
 	snprintf(s->err, s->errlen,
 	    "'%s': invalid JSON: %s at byte %llu (line %llu, column %llu); %s",
 	    s->name, what, s->base + i, line, col, hint);
 	return SCAN_ERROR;
 }
 
-#define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
 #define HINT_TRUNC "the file ends early (still being written, or cut off in transfer?)"
 #define HINT_GZIP "the compressed file is damaged or cut short (still being written, or an interrupted copy?)"
 #define HINT_READ "the file could not be read to its end"
@@ -563,10 +567,20 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			}
 			if (n > (ssize_t)off) {
 				size_t k = off;
+				const char *looks;
 				while (k < (size_t)n && strchr(" \t\r\n", buf[k]))
 					k++;
 				if (k < (size_t)n)
 					st->shape = buf[k] == '{' ? 'o' : buf[k] == '[' ? 'a' : 0;
+				/* not JSON at all: say what it is instead of "invalid JSON" */
+				if (k < (size_t)n && !st->shape && (looks = magic_describe(
+				    (const unsigned char *)buf + off, (size_t)n - off, zio_is_gzip(z)))) {
+					snprintf(errbuf, errlen, "'%s': not a trace: the bytes look like %s; "
+					    "a torch.profiler trace is Chrome-trace JSON (.json or .json.gz) "
+					    "starting with '{' or '['", name, looks);
+					r = SCAN_ERROR;
+					break;
+				}
 			}
 		}
 		r = feed(s, buf + off, (size_t)n - off);

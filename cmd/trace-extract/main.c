@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "err.h"
@@ -903,6 +904,10 @@ extract_trace(const char *path, int t)
 	s.path = path;
 	s.names.tab = strtab_new();
 	s.cats.tab = strtab_new();
+	/* a terminal on stdin is almost always a forgotten operand or pipe */
+	if (strcmp(path, "-") == 0 && isatty(0))
+		note_msg("reading the trace from standard input, a terminal: name a trace file "
+		    "or directory, or pipe one in (Ctrl-D ends the input)");
 	s.z = zio_open(path);
 	if (!s.z) {
 		warnx("cannot open '%s': %s", path, strerror(errno));
