@@ -11,6 +11,8 @@ spawn_fake empty --framework sglang --answer "  "
 spawn_fake vl --framework vllm --trace-dir "$T/vl" --tokens 5
 spawn_fake vp --framework vllm --trace-dir "$T/vp"
 spawn_fake tri --framework sglang --tokens 3
+spawn_fake bad --framework sglang --start-status 500
+spawn_fake good --framework sglang
 
 # The captures run here, outside the checks: stop_fake's `wait` needs the
 # shell that started the fake.
@@ -35,6 +37,14 @@ use_fake tri
     --probe-delay 0 --settle-delay 0 --poll-interval 0.05 --wait-timeout 10 \
     >"$T/tri.md" 2>"$T/tri.err"
 echo $? >"$T/tri.rc"
+stop_fake
+# without --output-dir, SGLang captures into a fresh $TMPDIR/sglang-torch-profile-*
+mkdir -p "$T/tmpbad" "$T/tmpgood"
+use_fake bad
+TMPDIR=$T/tmpbad capture bad --url "$FAKE_URL" --framework sglang --profile-workload decode $FAST
+stop_fake
+use_fake good
+TMPDIR=$T/tmpgood capture good --url "$FAKE_URL" --framework sglang --profile-workload decode $FAST
 stop_fake
 
 t_sglang_records() {
@@ -79,5 +89,15 @@ t_triage_summary() {
 	hasnt "$T/tri.err" 'ignores --profile-prefix'
 }
 check "triage --url: the probe summary in the header, one framework" t_triage_summary
+
+t_failed_capture_cleans_up() {
+	eq 4 "$(cat "$T/bad.rc")" exit
+	eq "" "$(ls "$T/tmpbad")" "left behind by a failed capture"
+	eq 0 "$(cat "$T/good.rc")" exit
+	# a successful one keeps its traces there, and prints that folder
+	eq 1 "$(ls "$T/tmpgood" | grep -c '^sglang-torch-profile-')"
+	eq "$T/tmpgood" "$(dirname "$(sed -n 1p "$T/good.out")")"
+}
+check "a failed SGLang capture leaves no temporary folder; a good one keeps it" t_failed_capture_cleans_up
 
 done_testing

@@ -178,6 +178,12 @@ int probe_log_write(const char *path);
  * (heap).  Every failure exits 4 (or 2 for bad combinations found late).
  */
 char *run_capture(const struct opts *o);
+/*
+ * The capture succeeded: keep the temporary sglang-torch-profile-*
+ * directory it made (without --output-dir).  Until this is called, that
+ * directory is removed at exit, so a failed capture leaves nothing behind.
+ */
+void capture_keep_output(void);
 
 /* 1 when the reference would treat p as a file path (.json or .gz suffix). */
 int file_like_path(const char *p);

@@ -5,6 +5,7 @@
  */
 #include <sys/stat.h>
 
+#include <ftw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,36 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 
 /* ---- dispatcher (§6.1) ---- */
 
+/*
+ * The sglang-torch-profile-* directory this run made, removed at exit
+ * unless the capture succeeded (issue 19: a failed capture left it behind).
+ */
+static char *made_root;
+static int capture_done;
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void
+remove_made_root(void)
+{
+	if (made_root && !capture_done)
+		nftw(made_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+capture_keep_output(void)
+{
+	capture_done = 1;
+}
+
 /* Absolute output folder, or a fresh sglang-torch-profile-* temp dir. */
 static char *
 sglang_root(const struct opts *o)
@@ -313,6 +344,8 @@ sglang_root(const struct opts *o)
 	if (mkdtemp(b.s) == NULL)
 		die(EXIT_CAPTURE, "cannot create a temporary directory in '%s': %s",
 		    tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+	made_root = xstrdup(b.s);
+	atexit(remove_made_root);
 	return sb_detach(&b);
 }
 

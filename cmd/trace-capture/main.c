@@ -236,6 +236,7 @@ main(int argc, char **argv)
 		check_remote(&o);
 
 	target = run_capture(&o);
+	capture_keep_output();
 	if (o.records && probe_log_write(o.records) != 0)
 		return tool_finish(EXIT_DATA);
 	printf("%s\n%s\n", target, o.framework);
