@@ -85,7 +85,7 @@ t_triage_summary() {
 	has "$T/tri.md" '^- \*\*Probe requests\*\*: 2 sent (1 warm-up, 1 while profiling); latency mean [0-9.]* ms, p95 [0-9.]* ms; 6 tokens generated; 0 empty answers$'
 	# the framework the capture found is the report's, and stderr agrees
 	has "$T/tri.err" 'framework: SGLang'
-	has "$T/tri.md" '^- \*\*Framework\*\*: SGLang'
+	has "$T/tri.md" '^- \*\*Framework\*\*: SGLang (from the live server)$'
 	hasnt "$T/tri.err" 'ignores --profile-prefix'
 }
 check "triage --url: the probe summary in the header, one framework" t_triage_summary

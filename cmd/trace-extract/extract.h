@@ -92,7 +92,11 @@ int load_server_args_for(const char *path, sbuf *out);	/* §3.7 file/dir rule */
  * or "none" when nothing names one (--compat reference: "sglang"), and in
  * *source what decided: option, server_args, path, trace, capture, none
  * (or default).  A content hint's evidence is left in `evidence`.
+ * framework_captured (--framework-captured, may be NULL): what the live
+ * server itself answered as; it comes right after --framework (issue 19),
+ * except under --compat reference, where only `fallback` counts.
  */
+extern const char *framework_captured;
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
     const char *abspath, int is_dir, const char *server_args_json, const char **source,
     sbuf *evidence);

@@ -223,6 +223,16 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 	*source = "option";
 	if (strcmp(c, "auto") != 0)
 		return c;
+	/*
+	 * The live server said what it is: that beats any hint in the path
+	 * or the trace (issue 19: the capture said vLLM, the report SGLang).
+	 * The reference takes it only when nothing else hints.
+	 */
+	if (framework_captured && !compat_reference &&
+	    strcmp(framework_canonical(framework_captured), "auto") != 0) {
+		*source = "capture";
+		return framework_canonical(framework_captured);
+	}
 	*source = "server_args";
 	if ((h = server_args_hint(server_args_json)) != NULL)
 		return h;

@@ -31,6 +31,7 @@
 static const char *role = "single";
 static const char *framework = "auto";
 static const char *fallback;
+const char *framework_captured;	/* --framework-captured (extract.h) */
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
@@ -43,12 +44,14 @@ static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL };
+	O_PROGRESS_LABEL, O_CAPTURED };
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
+	{ "framework-captured", O_CAPTURED, "NAME",
+	    "what a live server answered as: wins over the path's and trace's hints" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
@@ -86,6 +89,9 @@ main(int argc, char **argv)
 			break;
 		case O_FALLBACK:
 			fallback = optarg;
+			break;
+		case O_CAPTURED:
+			framework_captured = optarg;
 			break;
 		case 'p':
 			progress_flag = 1;
