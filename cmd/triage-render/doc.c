@@ -983,6 +983,8 @@ void
 doc_build(const struct run *run, struct doc *d)
 {
 	memset(d, 0, sizeof *d);
+	if (diff_build(run, d))	/* trace-diff's records: the diff view instead (diff.c) */
+		return;
 	header(run, d);
 	gpu_section(run, d);
 	kernel_section(run, d);
@@ -1054,4 +1056,67 @@ doc_table_ids(const struct doc *d, const char **ids, size_t max)
 				ids[n++] = id;
 		}
 	return n;
+}
+
+/* ---- the building blocks, for the views in other files (render.h) ---- */
+
+void
+doc_fact(struct doc *d, const char *key, const char *value)
+{
+	add_fact(d, key, value);
+}
+
+void
+doc_note(struct doc *d, const char *text)
+{
+	add_note(d, text);
+}
+
+struct section *
+doc_section(struct doc *d, const char *id, const char *title)
+{
+	return add_section(d, id, title);
+}
+
+struct tab *
+doc_tab(struct section *s, const char *id, const char *stage, const struct col *cols,
+    size_t ncols)
+{
+	return add_tab(s, id, stage, cols, ncols);
+}
+
+struct cell *
+doc_row(struct tab *t)
+{
+	return add_row(t);
+}
+
+void
+doc_cell_text(struct cell *c, const char *text)
+{
+	cell_text(c, text);
+}
+
+void
+doc_cell_num(struct cell *c, double v, const char *text)
+{
+	cell_num(c, v, text);
+}
+
+void
+doc_cell_ms(struct cell *c, double us)
+{
+	cell_ms(c, us);
+}
+
+void
+doc_cell_pct(struct cell *c, double pct)
+{
+	cell_pct(c, pct);
+}
+
+void
+doc_cell_int(struct cell *c, long long v)
+{
+	cell_int(c, v);
 }

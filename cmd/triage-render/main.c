@@ -247,8 +247,8 @@ render(sbuf *text)
 			dsv_dir(dp, R.fmt == F_CSV ? ',' : '\t');
 			break;
 		}
-		if (dsv_write(dp[0], R.table ? R.table : "kernel", R.fmt == F_CSV ? ',' : '\t',
-		    text) < 0)
+		if (dsv_write(dp[0], R.table ? R.table : doc_default_table(dp[0]),
+		    R.fmt == F_CSV ? ',' : '\t', text) < 0)
 			die(EXIT_USAGE, "no table '%s' in this report (tables: kernel, overlap, fuse, "
 			    "fuse_in_use, and those of the sections present)", R.table);
 		break;

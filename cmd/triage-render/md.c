@@ -125,5 +125,6 @@ md_write(const struct doc *d, int level, sbuf *out)
 				sb_printf(out, "%s\n\n", t->more);
 		}
 	}
-	md_legend(out, level);
+	if (!doc_is_diff(d))
+		md_legend(out, level);
 }

@@ -136,6 +136,37 @@ struct doc {
 void doc_build(const struct run *run, struct doc *d);
 void doc_free(struct doc *d);
 
+/*
+ * Building blocks of a document, for the views outside doc.c.  Strings are
+ * copied; a new table's or row's cells are filled in column order with
+ * the doc_cell_* functions (numbers keep their raw value for the machine
+ * formats: microseconds, percent, counts); a note equal to an earlier one
+ * is not repeated.
+ */
+void doc_fact(struct doc *d, const char *key, const char *value);
+void doc_note(struct doc *d, const char *text);
+struct section *doc_section(struct doc *d, const char *id, const char *title);
+struct tab *doc_tab(struct section *s, const char *id, const char *stage,
+    const struct col *cols, size_t ncols);
+struct cell *doc_row(struct tab *t);
+void doc_cell_text(struct cell *c, const char *text);
+void doc_cell_num(struct cell *c, double v, const char *text);
+void doc_cell_ms(struct cell *c, double us);		/* "1.23 ms" */
+void doc_cell_pct(struct cell *c, double pct);		/* "12.3%" */
+void doc_cell_int(struct cell *c, long long v);
+
+/* ---- diff.c: the view of trace-diff's records (issue 17) ---- */
+
+/*
+ * When the run holds trace-diff records, build d (zeroed by the caller) as
+ * the comparison of two runs and return 1; else return 0 and leave d.
+ */
+int diff_build(const struct run *run, struct doc *d);
+/* Is d a diff (it has the diff table)?  Its legend is in its section intros. */
+int doc_is_diff(const struct doc *d);
+/* The table csv/tsv writes without --table: "diff" for a diff, else "kernel". */
+const char *doc_default_table(const struct doc *d);
+
 /* Formatting helpers shared by the writers. */
 void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */
 void fmt_pct(sbuf *out, double pct);	/* "12.3%" */
