@@ -109,7 +109,7 @@ pair() {
 	b=$tmp/rec/$2.jsonl
 	shift 2
 	merge=false
-	case " $* " in *" --merge-stages "*) merge=true ;; esac
+	case " $* " in *" --whole-run "*) merge=true ;; esac
 	if [ ! -f "$a" ] || [ ! -f "$b" ]; then
 		not_ok "pair $(basename "$a" .jsonl) / $(basename "$b" .jsonl): no records"
 		return
@@ -138,15 +138,15 @@ pair() {
 }
 
 # SGLang Qwen3-8B, decode vs prefill (stages decode and extend: exit 6 as
-# they are; compared as one stage with --merge-stages)
-pair tl_sglang_qwen3_8b_decode tl_sglang_qwen3_8b_prefilldecode --merge-stages
+# they are; compared as one stage with --whole-run)
+pair tl_sglang_qwen3_8b_decode tl_sglang_qwen3_8b_prefilldecode --whole-run
 "$bin/trace-diff" -q --no-pass --baseline "$tmp/rec/tl_sglang_qwen3_8b_decode.jsonl" \
     "$tmp/rec/tl_sglang_qwen3_8b_prefilldecode.jsonl" >/dev/null 2>"$tmp/err"
 rc=$?
 if [ "$rc" -eq 6 ] && grep -q "stages decode vs extend" "$tmp/err"; then
-	ok "tl_sglang_qwen3_8b decode vs prefill without --merge-stages: exit 6, $(sed 's/^trace-diff: //' "$tmp/err")"
+	ok "tl_sglang_qwen3_8b decode vs prefill without --whole-run: exit 6, $(sed 's/^trace-diff: //' "$tmp/err")"
 else
-	not_ok "tl_sglang_qwen3_8b decode vs prefill without --merge-stages: exit $rc"
+	not_ok "tl_sglang_qwen3_8b decode vs prefill without --whole-run: exit $rc"
 fi
 # SGLang decode on NVIDIA B300 (Qwen3-30B-A3B) and AMD MI300 (DeepSeek-R1)
 pair tl_sglang_qwen3moe_b300_decode tl_sglang_dsr1_mi300_decode

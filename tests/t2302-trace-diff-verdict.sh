@@ -95,12 +95,12 @@ t_stages_differ() {
 	{ inp sglang; kr extend 'void p' 100; } >"$T/c"
 	"$TD" --no-pass --force --baseline "$T/c" "$T/b" >"$T/out"
 	eq "incomparable" "$(jq -r 'select(.scope == "overall") | .verdict' "$T/out")"
-	# --merge-stages: every stage is "all", so they compare
-	"$TD" --no-pass --merge-stages --baseline "$T/c" "$T/b" >"$T/out"
+	# --whole-run: every stage is "all", so they compare
+	"$TD" --no-pass --whole-run --baseline "$T/c" "$T/b" >"$T/out"
 	eq "all=neutral overall=neutral" "$(verdicts "$T/out")"
 	eq '["all"]' "$(jq -c 'select(.type == "diff_input" and .side == "base") | .stages' "$T/out")"
 }
-check "other stages: incomparable stages, exit 6 unless --force; --merge-stages" t_stages_differ
+check "other stages: incomparable stages, exit 6 unless --force; --whole-run" t_stages_differ
 
 t_no_base_time() {
 	{ inp sglang; kr decode 'void d' 0; } >"$T/a"

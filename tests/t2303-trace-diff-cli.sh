@@ -23,7 +23,7 @@ t_usage() {
 	has "$T/err" "cannot both be the standard input"
 	status 2 "$TD" --baseline "$T/a" "$T/a" "$T/a" 2>/dev/null
 	status 2 "$TD" --bogus 2>/dev/null
-	"$TD" --help | grep -q -- '--merge-stages'
+	"$TD" --help | grep -q -- '--whole-run'
 	"$TD" --baseline "$T/a" --gate 2.5 "$T/a" >/dev/null
 }
 check "bad options: usage and exit 2" t_usage

@@ -133,7 +133,7 @@ check "every format" t_formats
 
 t_usage() {
 	status 2 "$TRIAGE" --gate 10 --input "$T/a.json" 2>"$T/err"
-	has "$T/err" "gate, --force and --merge-stages need --baseline"
+	has "$T/err" "gate, --force and --whole-run need --baseline"
 	status 2 "$TRIAGE" --baseline "$T/a.json" "$T/a.json" 2>"$T/err"
 	has "$T/err" "compares one run with another"
 	status 2 "$TRIAGE" --baseline-mapping "$T/a.json" --input "$T/a.json" 2>"$T/err"

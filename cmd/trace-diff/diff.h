@@ -84,11 +84,11 @@ struct side {
 /*
  * Read one record stream into s, which the caller zeroed and named
  * (s->what).  name is for messages; pass copies every line to stdout;
- * merge puts every stage under "all" (--merge-stages).  Stages are kept
+ * whole puts every stage under "all" (--whole-run).  Stages are kept
  * in stage order (extend, decode, all, then others by name).  Dies with
  * exit 1 on a malformed record or a bundle of runs (run records).
  */
-void side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int merge);
+void side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int whole);
 void side_free(struct side *s);
 
 /* The stage of s named `name`, or NULL. */

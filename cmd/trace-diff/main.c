@@ -22,20 +22,20 @@
 #include "rec.h"
 #include "xalloc.h"
 
-enum { O_BASELINE = OPT_LONG, O_FORCE, O_GATE, O_MERGE, O_NO_PASS };
+enum { O_BASELINE = OPT_LONG, O_FORCE, O_GATE, O_NO_PASS, O_WHOLE };
 
 static const struct opt opts[] = {
 	{ "baseline", O_BASELINE, "FILE", "the baseline run's records (required; - for stdin)" },
 	{ "force", O_FORCE, NULL, "compare runs of another model, framework or stages (no exit 6)" },
 	{ "gate", O_GATE, "PCT", "exit 5 when a stage's GPU time per step grows by more than PCT %" },
-	{ "merge-stages", O_MERGE, NULL, "compare all stages of each run as one (\"all\")" },
 	{ "no-pass", O_NO_PASS, NULL, "write only trace-diff's records, not the candidate's" },
 	{ "quiet", 'q', NULL, "no warnings" },
+	{ "whole-run", O_WHOLE, NULL, "compare each run as a whole: all its stages as one (\"all\")" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] --baseline FILE [--gate PCT] [--force] [--merge-stages] [--no-pass] [file]",
+	"[-q] --baseline FILE [--gate PCT] [--force] [--no-pass] [--whole-run] [file]",
 	"Compare two runs' records (triage-records(5)), the candidate (file or stdin)\n"
 	"with the baseline (--baseline FILE): per stage and kernel, matched by name\n"
 	"then by family (diff_row); GPU time figures (diff_metric); fuse-row\n"
@@ -59,12 +59,12 @@ parse_pct(const char *s)
 }
 
 static void
-read_side(struct side *s, strtab *str, const char *path, int pass, int merge)
+read_side(struct side *s, strtab *str, const char *path, int pass, int whole)
 {
 	FILE *fp = rec_open(path);
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
 
-	side_read(s, str, fp, name, pass, merge);
+	side_read(s, str, fp, name, pass, whole);
 	if (fp != stdin)
 		fclose(fp);
 }
@@ -92,7 +92,7 @@ main(int argc, char **argv)
 	struct opts o = { DIFF_THRESHOLD_PCT, 0, 0 };
 	const char *baseline = NULL, *in = "-";
 	strtab *str;
-	int c, pass = 1, merge = 0, status;
+	int c, pass = 1, whole = 0, status;
 
 	tool_init(argc, argv);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
@@ -107,8 +107,8 @@ main(int argc, char **argv)
 			o.threshold = parse_pct(optarg);
 			o.gate = 1;
 			break;
-		case O_MERGE:
-			merge = 1;
+		case O_WHOLE:
+			whole = 1;
 			break;
 		case O_NO_PASS:
 			pass = 0;
@@ -137,8 +137,8 @@ main(int argc, char **argv)
 	memset(&cand, 0, sizeof cand);
 	base.what = "baseline";
 	cand.what = "candidate";
-	read_side(&base, str, baseline, 0, merge);
-	read_side(&cand, str, in, pass, merge);
+	read_side(&base, str, baseline, 0, whole);
+	read_side(&cand, str, in, pass, whole);
 	check_side(&base, baseline);
 	check_side(&cand, in);
 	status = diff_report(&base, &cand, str, &o);

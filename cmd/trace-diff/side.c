@@ -42,13 +42,13 @@ side_stage(const struct side *s, uint32_t name)
  * name id instead.
  */
 static struct stage *
-stage_of(struct side *s, strtab *str, struct rstr name, int merge)
+stage_of(struct side *s, strtab *str, struct rstr name, int whole)
 {
 	uint32_t id;
 	struct stage *st;
 	size_t i;
 
-	if (merge || name.n == 0)
+	if (whole || name.n == 0)
 		id = strtab_intern(str, "all", 3);
 	else
 		id = strtab_intern(str, name.s, name.n);
@@ -80,9 +80,9 @@ first_site(const char *loc, size_t n, sbuf *out)
 }
 
 static void
-add_kernel_row(struct side *s, strtab *str, const struct rec_kernel_row *k, int merge)
+add_kernel_row(struct side *s, strtab *str, const struct rec_kernel_row *k, int whole)
 {
-	struct stage *st = stage_of(s, str, k->stage, merge);
+	struct stage *st = stage_of(s, str, k->stage, whole);
 	uint32_t name = strtab_intern(str, k->kernel.s, k->kernel.n);
 	uint64_t *v;
 	struct krow *x;
@@ -113,9 +113,9 @@ add_kernel_row(struct side *s, strtab *str, const struct rec_kernel_row *k, int 
 }
 
 static void
-add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int merge)
+add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int whole)
 {
-	struct stage *st = stage_of(s, str, g->stage, merge);
+	struct stage *st = stage_of(s, str, g->stage, whole);
 
 	st->has_gpu = 1;
 	st->busy_us += g->busy_us;
@@ -133,18 +133,18 @@ add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int merg
 }
 
 static void
-add_step(struct side *s, strtab *str, const struct rec_step *p, int merge)
+add_step(struct side *s, strtab *str, const struct rec_step *p, int whole)
 {
-	struct stage *st = stage_of(s, str, p->stage, merge);
+	struct stage *st = stage_of(s, str, p->stage, whole);
 
 	xgrow(&st->step_us, &st->capstep, st->nstep + 1, sizeof *st->step_us);
 	st->step_us[st->nstep++] = p->cpu_us;
 }
 
 static void
-add_fuse_row(struct side *s, strtab *str, const struct rec_fuse_row *f, int merge)
+add_fuse_row(struct side *s, strtab *str, const struct rec_fuse_row *f, int whole)
 {
-	struct stage *st = stage_of(s, str, f->stage, merge);
+	struct stage *st = stage_of(s, str, f->stage, whole);
 	uint32_t pat = strtab_intern(str, f->pattern.s, f->pattern.n);
 	int in_use = rstr_eq(f->status, "in use");
 	size_t i;
@@ -165,9 +165,9 @@ add_fuse_row(struct side *s, strtab *str, const struct rec_fuse_row *f, int merg
 }
 
 static void
-add_overlap_row(struct side *s, strtab *str, const struct rec_overlap_row *o, int merge)
+add_overlap_row(struct side *s, strtab *str, const struct rec_overlap_row *o, int whole)
 {
-	struct stage *st = stage_of(s, str, o->stage, merge);
+	struct stage *st = stage_of(s, str, o->stage, whole);
 	uint32_t k = strtab_intern(str, o->kernel.s, o->kernel.n);
 	size_t i;
 
@@ -214,7 +214,7 @@ set_str(char **dst, struct rstr v)
 }
 
 void
-side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int merge)
+side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int whole)
 {
 	rec_reader r;
 	/* the input records by role: formal first, then single, then mapping (as the report) */
@@ -252,7 +252,7 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			REC_READ(&r, kernel_row, &u.k);
 			check_num(&r, "kernel_row", "total_us", u.k.total_us);
 			check_num(&r, "kernel_row", "launches", (double)u.k.launches);
-			add_kernel_row(s, str, &u.k, merge);
+			add_kernel_row(s, str, &u.k, whole);
 			break;
 		case RT_gpu_time:
 			REC_READ(&r, gpu_time, &u.g);
@@ -261,23 +261,23 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			check_num(&r, "gpu_time", "idle_launch_us", u.g.idle_launch_us);
 			check_num(&r, "gpu_time", "graph_us", u.g.graph_us);
 			check_num(&r, "gpu_time", "steps", (double)u.g.steps);
-			add_gpu_time(s, str, &u.g, merge);
+			add_gpu_time(s, str, &u.g, whole);
 			break;
 		case RT_step:
 			REC_READ(&r, step, &u.p);
 			check_num(&r, "step", "cpu_us", u.p.cpu_us);
-			add_step(s, str, &u.p, merge);
+			add_step(s, str, &u.p, whole);
 			break;
 		case RT_fuse_row:
 			REC_READ(&r, fuse_row, &u.f);
 			check_num(&r, "fuse_row", "related_us", u.f.related_us);
-			add_fuse_row(s, str, &u.f, merge);
+			add_fuse_row(s, str, &u.f, whole);
 			break;
 		case RT_overlap_row:
 			REC_READ(&r, overlap_row, &u.o);
 			check_num(&r, "overlap_row", "total_us", u.o.total_us);
 			check_num(&r, "overlap_row", "exclusive_ratio", u.o.exclusive_ratio);
-			add_overlap_row(s, str, &u.o, merge);
+			add_overlap_row(s, str, &u.o, whole);
 			break;
 		case RT_health: {
 			char *v;
