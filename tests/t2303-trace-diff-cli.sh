@@ -23,6 +23,8 @@ t_usage() {
 	has "$T/err" "cannot both be the standard input"
 	status 2 "$TD" --baseline "$T/a" "$T/a" "$T/a" 2>/dev/null
 	status 2 "$TD" --bogus 2>/dev/null
+	status 2 "$TD" --compat reference --baseline "$T/a" "$T/a" 2>"$T/err"
+	has "$T/err" "the reference analyzer does not compare runs"
 	"$TD" --help | grep -q -- '--whole-run'
 	"$TD" --baseline "$T/a" --gate 2.5 "$T/a" >/dev/null
 }

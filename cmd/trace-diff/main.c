@@ -128,6 +128,10 @@ main(int argc, char **argv)
 		warnx("--baseline FILE is required");
 		opt_usage(&tool, EXIT_USAGE);
 	}
+	if (compat_reference) {	/* no output of the reference to reproduce */
+		warnx("--compat reference: the reference analyzer does not compare runs");
+		opt_usage(&tool, EXIT_USAGE);
+	}
 	if (!strcmp(baseline, "-") && !strcmp(in, "-")) {
 		warnx("the baseline and the candidate cannot both be the standard input");
 		opt_usage(&tool, EXIT_USAGE);
