@@ -763,6 +763,8 @@ void
 doc_build(const struct run *run, struct doc *d)
 {
 	memset(d, 0, sizeof *d);
+	if (diff_build(run, d))	/* trace-diff's records: the diff view instead (diff.c) */
+		return;
 	header(run, d);
 	gpu_section(run, d);
 	kernel_section(run, d);

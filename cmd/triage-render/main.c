@@ -248,8 +248,8 @@ render(sbuf *text)
 			dsv_dir(dp, R.fmt == F_CSV ? ',' : '\t');
 			break;
 		}
-		if (dsv_write(dp[0], R.table ? R.table : "kernel", R.fmt == F_CSV ? ',' : '\t',
-		    text) < 0) {
+		if (dsv_write(dp[0], R.table ? R.table : doc_default_table(dp[0]),
+		    R.fmt == F_CSV ? ',' : '\t', text) < 0) {
 			const char *ids[32];
 			size_t k, nid = doc_table_ids(dp[0], ids, 32);
 			sbuf l = SBUF_INIT;
@@ -265,7 +265,8 @@ render(sbuf *text)
 		} else {
 			for (i = 0; i < n; i++)
 				md_write(dp[i], 1, text);
-			md_legend(text, 1);
+			if (n && !doc_is_diff(dp[0]))	/* a diff has its own words */
+				md_legend(text, 1);
 		}
 		break;
 	}

@@ -15,7 +15,7 @@ wanted(rec_reader *r, enum rec_type t)
 {
 	static const char *const others[] = { "gpu_time", "step", "graph_escape", "health",
 		"rank_row", "collective_row", "rank_kernel_delta", "rank_align", "rank_gap", "diff_row",
-		"verdict", "probe", NULL };
+		"verdict", "probe", "diff_input", "diff_metric", "diff_fuse", "diff_overlap", NULL };
 	const char *s;
 	size_t n, i;
 

@@ -139,6 +139,7 @@ struct doc {
 };
 
 void doc_build(const struct run *run, struct doc *d);
+void doc_free(struct doc *d);
 
 /*
  * ---- build.c: building blocks for the section files ----
@@ -188,7 +189,18 @@ void health_section(const struct run *run, struct doc *d);
 void ranks_section(const struct run *run, struct doc *d);
 /* probe.c: the "Probe requests" fact of a live capture's probe records. */
 void probe_fact(const struct run *run, struct doc *d);
-void doc_free(struct doc *d);
+
+/* ---- diff.c: the view of trace-diff's records (issue 17) ---- */
+
+/*
+ * When the run holds trace-diff records, build d (zeroed by the caller) as
+ * the comparison of two runs and return 1; else return 0 and leave d.
+ */
+int diff_build(const struct run *run, struct doc *d);
+/* Is d a diff (it has the diff table)?  Its legend is in its section intros. */
+int doc_is_diff(const struct doc *d);
+/* The table csv/tsv writes without --table: "diff" for a diff, else "kernel". */
+const char *doc_default_table(const struct doc *d);
 
 /* Formatting helpers shared by the writers. */
 void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */
