@@ -198,4 +198,20 @@ t_progress() {
 }
 check "progress: per role and operand, after extraction, N of M in batch" t_progress
 
+t_bundle_three() {
+	mkdir -p "$T/runs/a" "$T/runs/b" "$T/runs/c"
+	"$GEN" -n 2 -o "$T/runs/a/t.trace.json"
+	"$GEN" -f vllm -n 2 -o "$T/runs/b/t.trace.json"
+	"$GEN" -s decode -n 2 -o "$T/runs/c/t.trace.json"
+	"$TRIAGE" -q --bundle -o "$T/bundle.md" "$T/runs/a" "$T/runs/b" "$T/runs/c"
+	# one TOC entry per run, linking to its section, grouped by framework
+	eq 3 "$(sed -n '/^## Contents/,/^## [^C]/p' "$T/bundle.md" | grep -c '^    - \[.*\](#run-[123])$')"
+	for i in 1 2 3; do has "$T/bundle.md" "^<a id=\"run-$i\"></a>$"; done
+	has "$T/bundle.md" '^  - SGLang$'
+	has "$T/bundle.md" '^  - vLLM$'
+	"$TRIAGE" -q --bundle -f html -o "$T/bundle.html" "$T/runs/a" "$T/runs/b" "$T/runs/c"
+	eq 3 "$(grep -o '<a href="#run-[123]"' "$T/bundle.html" | sort -u | wc -l)"
+}
+check "--bundle of three runs: a table of contents entry per run, grouped" t_bundle_three
+
 done_testing
