@@ -144,14 +144,30 @@ item_is(const struct item *it, const char *type)
 }
 
 int
-has_gpu_time(const struct run *run)
+has_type(const struct run *run, enum rec_type t)
 {
 	size_t i;
 
 	for (i = 0; i < run->n; i++)
-		if (run->it[i].type == RT_gpu_time)
+		if (run->it[i].type == t)
 			return 1;
 	return 0;
+}
+
+const struct item *
+find_item(const struct run *run, enum rec_type t, const char *member, const char *value,
+    const char *dflt)
+{
+	sbuf b = SBUF_INIT;
+	const struct item *found = NULL;
+	size_t i;
+
+	for (i = 0; i < run->n && !found; i++)
+		if (run->it[i].type == t &&
+		    strcmp(item_str(&run->it[i], member, &b, dflt), value) == 0)
+			found = &run->it[i];
+	sb_free(&b);
+	return found;
 }
 
 /* ---- the run's stages ---- */

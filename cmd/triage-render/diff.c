@@ -126,31 +126,13 @@ in_stage(const struct item *it, const char *stage, sbuf *b)
 static const struct item *
 find_side(const struct run *run, const char *side)
 {
-	sbuf b = SBUF_INIT;
-	const struct item *found = NULL;
-	size_t i;
-
-	for (i = 0; i < run->n && !found; i++)
-		if (run->it[i].type == RT_diff_input &&
-		    strcmp(item_str(&run->it[i], "side", &b, ""), side) == 0)
-			found = &run->it[i];
-	sb_free(&b);
-	return found;
+	return find_item(run, RT_diff_input, "side", side, "");
 }
 
 static const struct item *
 find_verdict(const struct run *run, const char *scope)
 {
-	sbuf b = SBUF_INIT;
-	const struct item *found = NULL;
-	size_t i;
-
-	for (i = 0; i < run->n && !found; i++)
-		if (run->it[i].type == RT_verdict &&
-		    strcmp(item_str(&run->it[i], "scope", &b, ""), scope) == 0)
-			found = &run->it[i];
-	sb_free(&b);
-	return found;
+	return find_item(run, RT_verdict, "scope", scope, "");
 }
 
 /* The stages, in trace-diff's order: its stage verdicts', then any other row's. */
@@ -659,17 +641,6 @@ overlap_tables(const struct run *run, struct section *sec, const char *stage)
 	free(names);
 	free(shorts);
 	sb_free(&b);
-}
-
-static int
-has_type(const struct run *run, enum rec_type t)
-{
-	size_t i;
-
-	for (i = 0; i < run->n; i++)
-		if (run->it[i].type == t)
-			return 1;
-	return 0;
 }
 
 int

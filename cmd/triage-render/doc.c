@@ -69,19 +69,11 @@ input_traces(const struct item *it, sbuf *out)
 	sb_free(&s);
 }
 
+/* The input record of a role (single, mapping, formal), or NULL. */
 static const struct item *
 find_input(const struct run *run, const char *role)
 {
-	sbuf b = SBUF_INIT;
-	const struct item *found = NULL;
-	size_t i;
-
-	for (i = 0; i < run->n && !found; i++)
-		if (run->it[i].type == RT_input &&
-		    strcmp(item_str(&run->it[i], "role", &b, "single"), role) == 0)
-			found = &run->it[i];
-	sb_free(&b);
-	return found;
+	return find_item(run, RT_input, "role", role, "single");
 }
 
 static void
@@ -353,7 +345,7 @@ kernel_section(const struct run *run, struct doc *d)
 			free((char *)names[i]);
 		free(names);
 		free(shorts);
-		if (!has_gpu_time(run))
+		if (!has_type(run, RT_gpu_time))
 			t->headline = headline(run, stages[si]);
 		sb_reset(&b);
 		sb_adds(&b, "Stage GPU time ");

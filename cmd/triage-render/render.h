@@ -170,7 +170,14 @@ void cell_member(struct cell *c, const struct item *it, const char *m);
 char *printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the item a record of the type named `type` (known to the table or not)? */
 int item_is(const struct item *it, const char *type);
-int has_gpu_time(const struct run *run);
+/* Does the run hold a record of type t? */
+int has_type(const struct run *run, enum rec_type t);
+/*
+ * The first item of type t whose string member `member` (dflt when absent)
+ * is `value`, or NULL.
+ */
+const struct item *find_item(const struct run *run, enum rec_type t, const char *member,
+    const char *value, const char *dflt);
 /*
  * The distinct stages of the items of `type`, in report order (extend,
  * decode, all, then others as met; a missing stage is "all").  *out is a
