@@ -546,8 +546,8 @@ kernel_map_stage(kernel_map_t *m, const char *stage, int create)
 			return &m->stages[i];
 	if (!create)
 		return NULL;
-	m->stage_names = xrealloc(m->stage_names, (m->nstages + 1) * sizeof m->stage_names[0]);
-	m->stages = xrealloc(m->stages, (m->nstages + 1) * sizeof m->stages[0]);
+	m->stage_names = xreallocarray(m->stage_names, m->nstages + 1, sizeof m->stage_names[0]);
+	m->stages = xreallocarray(m->stages, m->nstages + 1, sizeof m->stages[0]);
 	m->stage_names[m->nstages] = xstrdup(stage);
 	memset(&m->stages[m->nstages], 0, sizeof m->stages[0]);
 	return &m->stages[m->nstages++];

@@ -399,11 +399,11 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 			if (nthr + 1 > capt) {
 				size_t c2 = capt;
 				xgrow(&topi, &c2, nthr + 1, sizeof *topi);
-				tn = xrealloc(tn, c2 * sizeof *tn);
-				tcap = xrealloc(tcap, c2 * sizeof *tcap);
-				tsc = xrealloc(tsc, c2 * sizeof *tsc);
-				tscn = xrealloc(tscn, c2 * sizeof *tscn);
-				tsccap = xrealloc(tsccap, c2 * sizeof *tsccap);
+				tn = xreallocarray(tn, c2, sizeof *tn);
+				tcap = xreallocarray(tcap, c2, sizeof *tcap);
+				tsc = xreallocarray(tsc, c2, sizeof *tsc);
+				tscn = xreallocarray(tscn, c2, sizeof *tscn);
+				tsccap = xreallocarray(tsccap, c2, sizeof *tsccap);
 				capt = c2;
 			}
 			topi[nthr] = NULL;
