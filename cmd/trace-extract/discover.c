@@ -468,18 +468,35 @@ read_server_args(const char *path, sbuf *out)
 	char buf[8192];
 	size_t n;
 	json_doc d = { 0 };
-	int r = 1;
+	int r = 1, rc;
 
 	if (!fp) {
 		warnx("cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+	/* read one byte past the limit at most: the parse then names the limit */
+	while (text.len <= json_max_bytes() && (n = fread(buf, 1, sizeof buf, fp)) > 0)
 		sb_add(&text, buf, n);
+	if (ferror(fp)) {
+		warnx("cannot read '%s': %s", path, strerror(errno));
+		fclose(fp);
+		sb_free(&text);
+		return -1;
+	}
 	fclose(fp);
-	if (json_parse(&d, text.s ? text.s : "", text.len) < 0 ||
-	    json_skip(&d, 0) != d.ntok) {
-		warnx("'%s': invalid JSON in server args file; fix or remove it", path);
+	rc = json_parse(&d, text.s ? text.s : "", text.len);
+	if (rc == JSON_OK && d.depth >= JSON_MAX_DEPTH) {
+		/* the input record that carries them adds a level */
+		warnx("'%s': the server args are %s; fix or remove the file", path,
+		    json_limit_text(JSON_EDEPTH));
+		r = -1;
+	} else if (rc == JSON_EDEPTH || rc == JSON_ESIZE) {
+		warnx("'%s': the server args are %s (at byte %zu); fix or remove the file", path,
+		    json_limit_text(rc), d.err_off);
+		r = -1;
+	} else if (rc < 0) {
+		warnx("'%s': invalid JSON in server args file at byte %zu; fix or remove it", path,
+		    d.err_off);
 		r = -1;
 	} else {
 		sb_reset(out);
@@ -493,20 +510,24 @@ read_server_args(const char *path, sbuf *out)
 int
 load_server_args_dir(const char *dir, sbuf *out)
 {
-	char path[PATH_MAX];
+	sbuf path = SBUF_INIT;
 	char *par;
 	struct stat st;
-	int r;
+	int r = 0;
 
-	snprintf(path, sizeof path, "%s/server_args.json", dir);
-	if (stat(path, &st) == 0)
-		return read_server_args(path, out);
-	par = parent_dir(dir);
-	snprintf(path, sizeof path, "%s/server_args.json", par);
-	free(par);
-	if (stat(path, &st) == 0)
-		return read_server_args(path, out);
-	r = 0;
+	/* built in an sbuf: a long directory name is never cut to another path */
+	sb_printf(&path, "%s/server_args.json", dir);
+	if (stat(path.s, &st) == 0) {
+		r = read_server_args(path.s, out);
+	} else {
+		par = parent_dir(dir);
+		sb_reset(&path);
+		sb_printf(&path, "%s/server_args.json", par);
+		free(par);
+		if (stat(path.s, &st) == 0)
+			r = read_server_args(path.s, out);
+	}
+	sb_free(&path);
 	return r;
 }
 
