@@ -143,7 +143,7 @@ check "a NUL byte between tokens is a syntax error" t_nul_byte
 t_deep() {
 	awk 'BEGIN { printf "[{\"args\": "; for (i = 0; i < 2000; i++) printf "["; }' >"$T/deep.json"
 	fails 1 "$T/deep.json"
-	has "$T/err" "nesting deeper than 1024 levels"
+	has "$T/err" "nested deeper than the limit of 1024 levels at byte"
 }
 check "absurd nesting is refused, not a stack overflow" t_deep
 

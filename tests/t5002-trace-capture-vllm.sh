@@ -85,7 +85,7 @@ t_layout() {
 check 'both: new traces moved to <out>/prefill and <out>/decode; old one left' t_layout
 
 t_notes() {
-	# no --profile-prefix was given: nothing to note about it (t5007 gives one)
+	# no --profile-prefix was given: nothing to note about it (t5010 gives one)
 	hasnt "$T/both.err" 'ignores --profile-prefix'
 	hasnt "$T/both.err" 'profile-by-stage'
 }

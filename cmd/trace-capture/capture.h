@@ -50,19 +50,41 @@ enum {
 struct http_res {
 	long status;		/* 0 when no response arrived */
 	sbuf body;		/* response body (capped, see http.c) */
+	sbuf location;		/* a redirect response's target */
+	int redirect_refused;	/* 1 not asked to, 2 another origin, 3 too many hops */
 	char err[512];		/* transport error text */
 };
 
-/* Connect and inactivity limits in seconds (request < 0: per-call default). */
-void http_init(double connect_timeout, double request_timeout);
+/*
+ * Connect and inactivity limits in seconds (request < 0: per-call
+ * default); follow: --follow-redirects (same-origin redirects, at most 5).
+ */
+void http_init(double connect_timeout, double request_timeout, int follow);
 void http_cleanup(void);
+
+/*
+ * The server (--url, issue 21): returns the base of every request URL
+ * (heap): scheme://host[:port][/path] without the path's trailing '/'.
+ * User info is sent as credentials with every request and never printed;
+ * a query is appended to every request; a fragment is dropped.  Exits 2
+ * when the URL is not an http:// or https:// URL (the message masks the
+ * password).
+ */
+char *http_set_base(const char *url);
+
+/* Append url with the password of its user info shown as "***". */
+void url_redact(const char *url, sbuf *out);
 
 /*
  * One request, one connection.  body == NULL sends a POST with no body
  * (Content-Length: 0); method "GET" ignores body.  `timeout` is the
  * per-call inactivity limit in seconds unless --request-timeout overrides
- * it.  Returns HTTP_OK, HTTP_STATUS or HTTP_TRANSPORT; r is reset first and
- * must be released with http_res_free().
+ * it: no byte at all for that long (header bytes count), or a response
+ * header still incomplete that long after it began, abandons the request,
+ * and the message says which phase timed out.  A redirect response is
+ * HTTP_STATUS unless --follow-redirects was given and it stays on the
+ * server's origin.  Returns HTTP_OK, HTTP_STATUS or HTTP_TRANSPORT; r is
+ * reset first and must be released with http_res_free().
  */
 int http_call(const char *method, const char *url, const char *body,
     double timeout, struct http_res *r);
@@ -74,6 +96,7 @@ void http_res_free(struct http_res *r);
 /*
  * Append "METHOD URL: HTTP 404: <body excerpt>" or "METHOD URL: <transport
  * error>" to out: the one shape every capture failure is reported in.
+ * Passwords in URLs are masked.
  */
 void http_describe(const char *method, const char *url,
     const struct http_res *r, sbuf *out);

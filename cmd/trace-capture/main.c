@@ -37,7 +37,7 @@ enum {
 	O_WARMUP, O_PBS, O_NO_PBS, O_MERGE, O_NO_MERGE, O_PROBE_REQ,
 	O_PROBE_PROMPT, O_PROBE_MAX, O_PROBE_DELAY, O_WORKLOAD, O_PRE_IN,
 	O_PRE_OUT, O_DEC_IN, O_DEC_OUT, O_START_STEP, O_WAIT, O_SETTLE,
-	O_POLL, O_CONNECT, O_REQUEST, O_DEFAULT_PREFIX, O_RECORDS
+	O_POLL, O_CONNECT, O_REQUEST, O_DEFAULT_PREFIX, O_RECORDS, O_FOLLOW
 };
 
 static const struct opt opts[] = {
@@ -73,6 +73,7 @@ static const struct opt opts[] = {
 	{ "poll-interval", O_POLL, "S", "look for traces every S seconds" },
 	{ "connect-timeout", O_CONNECT, "S", "connection limit per request (default 10)" },
 	{ "request-timeout", O_REQUEST, "S", "inactivity limit per request" },
+	{ "follow-redirects", O_FOLLOW, NULL, "follow redirects to the same server (at most 5)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -108,8 +109,8 @@ main(int argc, char **argv)
 	};
 	const char *fw = "auto";
 	double connect_timeout = 10, request_timeout = -1;
+	int follow_redirects = 0;
 	char *outdir_abs = NULL, *target;
-	size_t n;
 	int ch;
 
 	tool_init(argc, argv);
@@ -201,6 +202,9 @@ main(int argc, char **argv)
 		case O_REQUEST:
 			request_timeout = float_arg("--request-timeout", optarg, 0.001);
 			break;
+		case O_FOLLOW:
+			follow_redirects = 1;
+			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
 		}
@@ -213,19 +217,19 @@ main(int argc, char **argv)
 		warnx("--url is required");
 		opt_usage(&tool, EXIT_USAGE);
 	}
-	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0)
-		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s",
-		    o.url);
+	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0) {
+		sbuf shown = SBUF_INIT;
+		url_redact(o.url, &shown);
+		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s", shown.s);
+	}
 
-	n = strlen(o.url);
-	while (n > 0 && o.url[n - 1] == '/')
-		n--;
-	o.base = xstrndup(o.url, n);
+	/* no credentials, query or fragment in the base: see http_set_base */
+	o.base = http_set_base(o.url);
 	if (o.output_dir)
 		outdir_abs = abs_path(o.output_dir);
 
 	catch_signals();
-	http_init(connect_timeout, request_timeout);
+	http_init(connect_timeout, request_timeout, follow_redirects);
 	o.framework = framework_canonical(fw);
 	if (strcmp(o.framework, "auto") == 0)
 		o.framework = detect_framework(&o, outdir_abs);

@@ -122,7 +122,7 @@ measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *
 			size_t c2 = cap;
 			xgrow(&pid, &c2, n + 1, sizeof *pid);
 			if (c2 != cap)
-				us = xrealloc(us, c2 * sizeof *us);
+				us = xreallocarray(us, c2, sizeof *us);
 			cap = c2;
 			pid[n] = p;
 			us[n] = 0.0;

@@ -136,11 +136,9 @@ printf_dup(const char *fmt, ...)
 int
 item_is(const struct item *it, const char *type)
 {
-	size_t n;
 	int i = item_get(it, "type");
-	const char *s = i >= 0 ? json_span(&it->doc, i, &n) : NULL;
 
-	return s && n == strlen(type) && memcmp(s, type, n) == 0;
+	return i >= 0 && json_str_eq(&it->doc, i, type, strlen(type));
 }
 
 int
