@@ -99,6 +99,7 @@ member_str(const json_doc *d, int obj, const char *key)
 	if (json_kind(d, i) != JK_STR)
 		return NULL;
 	json_str(d, i, &b, NULL);
+	sb_fit(&b);	/* kept for the run: no growth room (a million names) */
 	return b.s ? sb_detach(&b) : xstrdup("");
 }
 

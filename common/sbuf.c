@@ -104,3 +104,12 @@ sb_detach(sbuf *b)
 	b->len = b->cap = 0;
 	return s;
 }
+
+void
+sb_fit(sbuf *b)
+{
+	if (!b->s || b->cap == b->len + 1)
+		return;
+	b->s = xrealloc(b->s, b->len + 1);
+	b->cap = b->len + 1;
+}

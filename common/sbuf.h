@@ -27,5 +27,10 @@ void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void sb_vprintf(sbuf *b, const char *fmt, va_list ap);
 const char *sb_str(const sbuf *b);	/* "" when empty */
 char *sb_detach(sbuf *b);		/* caller owns the result; b becomes empty */
+/*
+ * Give back the room past the end (growth doubles, from 64 bytes): for
+ * buffers kept long, a few for each of a million distinct kernel names.
+ */
+void sb_fit(sbuf *b);
 
 #endif

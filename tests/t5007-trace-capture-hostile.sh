@@ -41,7 +41,7 @@ use_fake near
 spawn_bad away --mode redirect --to "$FAR_URL"
 spawn_bad same --mode proxy --upstream "$FAKE_URL"
 NEAR_LOG=$FAKE_LOG
-spawn_bad trickle --mode trickle --interval 0.2
+spawn_bad trickle --mode trickle --interval 0.1
 
 # -- redirects --
 t_redirect_away() {
@@ -121,11 +121,11 @@ check "a query in --url goes with every request, a fragment with none" t_query_f
 t_trickle() {
 	use_fake trickle
 	cap trickle --url "$FAKE_URL" --framework vllm --output-dir "$T/far" $FAST \
-	    --request-timeout 1
+	    --request-timeout 3
 	eq 4 "$(cat "$T/trickle.rc")" "exit status"
-	has "$T/trickle.err" "GET $FAKE_URL/v1/models: timed out: the response header was still incomplete 1 s after it began ([0-9]* bytes received)"
+	has "$T/trickle.err" "GET $FAKE_URL/v1/models: timed out: the response header was still incomplete 3 s after it began ([0-9]* bytes received)"
 	hasnt "$T/trickle.err" 'no data for'
-	[ "$(cat "$T/trickle.secs")" -le 8 ] || { echo "took $(cat "$T/trickle.secs") s"; return 1; }
+	[ "$(cat "$T/trickle.secs")" -le 12 ] || { echo "took $(cat "$T/trickle.secs") s"; return 1; }
 }
 check "a header trickled byte by byte: timed out in the header phase, said so" t_trickle
 

@@ -109,9 +109,73 @@ model_has_any(const char *model, const strlist_t *l)
  * stamp[] is scratch of one slot per identity, tagged with `tag` so it
  * needs no clearing between patterns.
  */
+enum verdict
+fuse_gate(const pattern_t *p, const fctx_t *ctx)
+{
+	if (!framework_passes(p, ctx->framework))
+		return V_FRAMEWORK;
+	if (p->require_tp && ctx->tp_size < p->min_tp_size)
+		return V_TP;
+	if (p->model_include.n && !model_has_any(ctx->model, &p->model_include))
+		return V_MODEL_INCLUDE;
+	if (p->model_exclude.n && model_has_any(ctx->model, &p->model_exclude))
+		return V_MODEL_EXCLUDE;
+	return V_ACCEPTED;
+}
+
+size_t
+fuse_hit_bits(const catalog_t *cat)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cat->n; i++)
+		n += 1 + cat->p[i].ngroups;
+	return n;
+}
+
+static int
+bit(const uint64_t *b, size_t i)
+{
+	return (int)(b[i / 64] >> (i % 64) & 1);
+}
+
+int
+fuse_row_hits(const catalog_t *cat, const unsigned char *pass, const haystack_t *hs,
+    frow_t *row)
+{
+	size_t nb = fuse_hit_bits(cat), words = (nb + 63) / 64, i, g, k = 0;
+	int any = 0;
+
+	uint64_t *b;
+
+	memset(row->hits0, 0, sizeof row->hits0);
+	row->hits = words <= 2 ? NULL : xcalloc(words, sizeof *row->hits);
+	b = row->hits ? row->hits : row->hits0;
+	for (i = 0; i < cat->n; i++) {
+		const pattern_t *p = &cat->p[i];
+		if (!pass[i]) {
+			k += 1 + p->ngroups;	/* detection stops at the gate: no bits */
+			continue;
+		}
+		for (g = 0; g <= p->ngroups; g++, k++)
+			if (kw_match(hs, g == 0 ? &p->active : &p->groups[g - 1])) {
+				b[k / 64] |= (uint64_t)1 << (k % 64);
+				any = 1;
+			}
+	}
+	return any;
+}
+
+void
+fuse_row_free_hits(frow_t *row)
+{
+	free(row->hits);
+	row->hits = NULL;
+}
+
 static void
 evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
-    uint32_t *stamp, uint32_t tag, double total_us, const fctx_t *ctx)
+    uint32_t *stamp, uint32_t tag, double total_us, const fctx_t *ctx, size_t bit0)
 {
 	const pattern_t *p = c->p;
 	unsigned char *hit;
@@ -119,22 +183,8 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 	nsum sum = NSUM_INIT;
 	int any_active = 0;
 
-	if (!framework_passes(p, ctx->framework)) {
-		c->v = V_FRAMEWORK;
+	if ((c->v = fuse_gate(p, ctx)) != V_ACCEPTED)
 		return;
-	}
-	if (p->require_tp && ctx->tp_size < p->min_tp_size) {
-		c->v = V_TP;
-		return;
-	}
-	if (p->model_include.n && !model_has_any(ctx->model, &p->model_include)) {
-		c->v = V_MODEL_INCLUDE;
-		return;
-	}
-	if (p->model_exclude.n && model_has_any(ctx->model, &p->model_exclude)) {
-		c->v = V_MODEL_EXCLUDE;
-		return;
-	}
 	if (ctx->corrected && !ctx->moe_present && moe_pattern(p)) {
 		c->v = V_NO_MOE;
 		return;
@@ -146,9 +196,11 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 		unsigned char *h = hit + r * (ngroups + 1);
 		size_t all = 0;
 
-		h[0] = (unsigned char)kw_match(&rows[r].hs, &p->active);
+		const uint64_t *b = rows[r].hits ? rows[r].hits : rows[r].hits0;
+
+		h[0] = (unsigned char)bit(b, bit0);
 		for (g = 0; g < ngroups; g++) {
-			h[1 + g] = (unsigned char)kw_match(&rows[r].hs, &p->groups[g]);
+			h[1 + g] = (unsigned char)bit(b, bit0 + 1 + g);
 			/*
 			 * Corrected: a GEMM is not one of the separate kernels a
 			 * norm, quantization or activation fusion replaces, even
@@ -233,7 +285,7 @@ fuse_detect(const catalog_t *cat, const frow_t *rows, size_t nrows,
 	strtab *keys = strtab_new();
 	sbuf key = SBUF_INIT;
 	uint32_t *ids, *stamp;
-	size_t *order, *owner, norder = 0, i, j, k, r, nkeys;
+	size_t *order, *owner, norder = 0, i, j, k, r, nkeys, bit0;
 
 	memset(res, 0, sizeof *res);
 	res->total_us = total_us;
@@ -259,7 +311,7 @@ fuse_detect(const catalog_t *cat, const frow_t *rows, size_t nrows,
 		owner[k] = NONE;
 	order = xcalloc(cat->n + 1, sizeof *order);
 
-	for (i = 0; i < cat->n; i++) {
+	for (i = 0, bit0 = 0; i < cat->n; bit0 += 1 + cat->p[i].ngroups, i++) {
 		cand_t *c = &res->c[i];
 
 		c->p = &cat->p[i];
@@ -268,7 +320,7 @@ fuse_detect(const catalog_t *cat, const frow_t *rows, size_t nrows,
 			c->v = V_EMPTY_STAGE;
 			continue;
 		}
-		evaluate(c, rows, nrows, ids, stamp, (uint32_t)i + 1, total_us, ctx);
+		evaluate(c, rows, nrows, ids, stamp, (uint32_t)i + 1, total_us, ctx, bit0);
 		if (c->v != V_ACCEPTED)
 			continue;
 		/* Stable insertion, descending: equal keys keep catalog order. */
@@ -425,19 +477,14 @@ uniq_free(uniq_t *u)
 static void
 row_locations(const frow_t *row, uniq_t *rowvals, sbuf *tmp)
 {
-	const entry_t *e = row->entry;
-	const char *loc = row->location, *p, *q;
+	const char *loc = row->location, *p, *q, *s = row->sitelocs;
 	size_t i, nvals = 0;
 
-	if (e) {
-		for (i = 0; i < e->nsites; i++) {
-			if (!e->sites[i].location || !e->sites[i].location[0])
-				continue;
-			/* Recompute A.2; the stored display_location is never read (edge case 36). */
-			site_display_location(&e->sites[i], tmp);
-			nvals++;
-			uniq_add(rowvals, sbs(tmp), tmp->len);
-		}
+	(void)tmp;
+	/* the sites' A.2 display locations, recomputed when the row was read (edge case 36) */
+	for (i = 0; i < row->nsitelocs; i++, s += strlen(s) + 1) {
+		nvals++;
+		uniq_add(rowvals, s, strlen(s));
 	}
 	if (nvals > 0 || !loc[0] || strcmp(loc, "unresolved") == 0)
 		return;

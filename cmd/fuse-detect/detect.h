@@ -10,6 +10,7 @@
 #define FUSE_DETECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "catalog.h"
 #include "match.h"
@@ -18,14 +19,32 @@
 
 /* One kernel row of the stage, in table order (descending total time). */
 typedef struct {
-	char *name;		/* canonical kernel name */
-	char *location;		/* rendered location cell (§2) */
-	char *cpu_op;		/* rendered CPU-op cell */
-	char *category;		/* the row's kernel category */
+	char *name;		/* canonical kernel name (owned) */
+	const char *location;	/* rendered location cell (§2) */
+	const char *cpu_op;	/* rendered CPU-op cell */
+	const char *category;	/* the row's kernel category */
 	double total_us;
-	entry_t *entry;		/* NULL when the row has none */
-	haystack_t hs;		/* built by the caller with haystack_build */
+	/*
+	 * What detection reads of the row's kernel-map entry: the display
+	 * location (A.2) of each site that has a location, NUL-terminated,
+	 * back to back, nsitelocs of them (0 when the row has no entry).
+	 * location, cpu_op, category and sitelocs belong to the caller's
+	 * string table: many rows share them, and a stage may hold a million
+	 * rows (issue 21).
+	 */
+	const char *sitelocs;
+	unsigned nsitelocs;
+	/*
+	 * Which keywords the row hits (fuse_row_hits): per catalog pattern in
+	 * order, one bit for its active keywords, then one per split group.
+	 * The haystack they were matched in is not kept.
+	 */
+	uint64_t hits0[2];	/* up to 128 bits here (rows move: no pointer to them) */
+	uint64_t *hits;		/* longer: owned; NULL when hits0 holds them */
 } frow_t;
+
+/* The bits a row's hits take for catalog cat (fuse_row_hits). */
+size_t fuse_hit_bits(const catalog_t *cat);
 
 /* Run context: everything detection reads besides the rows (§1 step 4, §8). */
 typedef struct {
@@ -81,6 +100,23 @@ typedef struct {
 	size_t nout;
 	double total_us;
 } fresult_t;
+
+/*
+ * The gates of §5 that do not depend on the rows: framework, TP size,
+ * model include and exclude.  V_ACCEPTED when the pattern passes them.
+ */
+enum verdict fuse_gate(const pattern_t *p, const fctx_t *ctx);
+
+/*
+ * Set row->hits for the row's haystack: kw_match of the active keywords
+ * and split groups (§6) of every pattern i with pass[i] set, the patterns
+ * that passed fuse_gate (the others' bits stay 0: detection never reads
+ * them).  Returns 1 when any bit is set; a row without one takes no part
+ * in detection.  Release with fuse_row_free_hits.
+ */
+int fuse_row_hits(const catalog_t *cat, const unsigned char *pass, const haystack_t *hs,
+    frow_t *row);
+void fuse_row_free_hits(frow_t *row);
 
 /*
  * fuse_detect: evaluate every catalog pattern against the rows of one

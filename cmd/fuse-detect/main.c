@@ -19,6 +19,7 @@
 #include "payload.h"
 #include "rec.h"
 #include "sbuf.h"
+#include "strtab.h"
 #include "text.h"
 #include "xalloc.h"
 
@@ -43,7 +44,11 @@ typedef struct {
 	size_t formal;		/* index into inputs, or NONE */
 } tinfo_t;
 
-/* The kernel rows of one (t, stage), collected until the group ends. */
+/*
+ * The kernel rows of one (t, stage) that hit a keyword of the catalog,
+ * collected until the group ends; the others only say whether an MoE
+ * kernel ran.
+ */
 typedef struct {
 	int open;
 	long long t;
@@ -51,6 +56,10 @@ typedef struct {
 	double total_us;
 	frow_t *rows;
 	size_t n, cap;
+	int moe;		/* a row of the group, kept or not, is an MoE kernel */
+	int mapping;		/* a mapping trace's: no fuse table, no rows kept */
+	fctx_t ctx;		/* the detection context, known when the group opens */
+	unsigned char *pass;	/* per catalog pattern: passes fuse_gate for ctx */
 } group_t;
 
 /* A (t, stage) whose rows have been seen. */
@@ -68,6 +77,7 @@ static tinfo_t *traces;
 static size_t traces_cap;
 static group_t grp;
 static catalog_t cat;
+static strtab *rowstr;		/* the rows' shared strings (frow_t) */
 static int warned_no_input;
 
 /*
@@ -231,59 +241,63 @@ emit_row(const fresult_t *res, const cand_t *c)
 }
 
 static void
+row_free(frow_t *row)
+{
+	free(row->name);
+	fuse_row_free_hits(row);
+}
+
+static const char *
+shared(const char *s, size_t n)
+{
+	if (!rowstr)
+		rowstr = strtab_new();
+	return strtab_str(rowstr, strtab_intern(rowstr, s, n));
+}
+
+static void
 group_clear(void)
 {
 	size_t i;
 
-	for (i = 0; i < grp.n; i++) {
-		frow_t *row = &grp.rows[i];
-
-		free(row->name);
-		free(row->location);
-		free(row->cpu_op);
-		free(row->category);
-		if (row->entry) {
-			entry_free(row->entry);
-			free(row->entry);
-		}
-		haystack_free(&row->hs);
-	}
+	for (i = 0; i < grp.n; i++)
+		row_free(&grp.rows[i]);
 	grp.n = 0;
 	grp.open = 0;
+	grp.moe = 0;
+	grp.mapping = 0;
 }
 
+
 /*
- * Detect and emit the open group's fuse rows.  The formal input is the
- * one in force when the group's trace began (so several inputs in one
- * stream each keep their own framework); the server args fall back to
- * the latest mapping input's when the formal ones are falsy (§1 step 4).
+ * The open group's detection context: the formal input in force when the
+ * group's trace began (so several inputs in one stream each keep their
+ * own framework); the server args fall back to the latest mapping input's
+ * when the formal ones are falsy (§1 step 4).  Records that change these
+ * end a group, so the context found when its first row comes holds for
+ * all of them.  Returns 0 for a mapping trace's group.
  */
-static void
-group_flush(void)
+static int
+group_context(fctx_t *ctx)
 {
 	const input_t *formal = NULL, *args = NULL;
-	size_t fi = cur_formal, i;
-	fctx_t ctx = { "sglang", "", 1, 0, 0 };
-	fresult_t res;
+	size_t fi = cur_formal;
+	fctx_t dflt = { "sglang", "", 1, 0, 0 };
 
-	if (!grp.open)
-		return;
+	*ctx = dflt;
 	if (grp.t >= 0 && (size_t)grp.t < traces_cap && traces[grp.t].known) {
-		if (traces[grp.t].is_mapping) {
-			/* The reference builds fuse tables for formal traces only. */
-			group_clear();
-			return;
-		}
+		if (traces[grp.t].is_mapping)
+			return 0;	/* the reference builds fuse tables for formal traces only */
 		fi = traces[grp.t].formal;
 	}
 	if (fi != NONE)
 		formal = &inputs[fi];
 	if (formal && formal->framework) {
-		ctx.framework = formal->framework;
+		ctx->framework = formal->framework;
 		/* one deployment: a formal trace nothing named (stdin) takes the mapping's */
-		if (!compat_reference && strcmp(ctx.framework, "none") == 0 && cur_mapping != NONE &&
+		if (!compat_reference && strcmp(ctx->framework, "none") == 0 && cur_mapping != NONE &&
 		    inputs[cur_mapping].framework)
-			ctx.framework = inputs[cur_mapping].framework;
+			ctx->framework = inputs[cur_mapping].framework;
 	} else if (!warned_no_input++) {
 		warn_msg("no input record names the framework; assuming sglang");
 	}
@@ -292,13 +306,28 @@ group_flush(void)
 	else if (cur_mapping != NONE && inputs[cur_mapping].args_truthy)
 		args = &inputs[cur_mapping];
 	if (args) {
-		ctx.model = args->model;
-		ctx.tp_size = args->tp_size;
+		ctx->model = args->model;
+		ctx->tp_size = args->tp_size;
 	}
+	ctx->corrected = !compat_reference;
+	return 1;
+}
 
-	ctx.corrected = !compat_reference;
-	for (i = 0; i < grp.n && !ctx.moe_present; i++)
-		ctx.moe_present = strcmp(grp.rows[i].category, "moe") == 0;
+/* Detect and emit the open group's fuse rows. */
+static void
+group_flush(void)
+{
+	fctx_t ctx = grp.ctx;
+	fresult_t res;
+	size_t i;
+
+	if (!grp.open)
+		return;
+	if (grp.mapping) {
+		group_clear();
+		return;
+	}
+	ctx.moe_present = grp.moe;
 	fuse_detect(&cat, grp.rows, grp.n, grp.total_us, &ctx, &res);
 	for (i = 0; i < res.nout; i++)
 		emit_row(&res, &res.c[res.out[i]]);
@@ -335,6 +364,9 @@ read_kernel_row(rec_reader *r)
 	struct rec_kernel_row x;
 	char *stage;
 	frow_t *row;
+	haystack_t hs = { SBUF_INIT, SBUF_INIT };
+	size_t i;
+	int keep;
 
 	REC_READ(r, kernel_row, &x);
 	stage = rstr_dup(x.stage);
@@ -349,26 +381,62 @@ read_kernel_row(rec_reader *r)
 		sb_reset(&grp.stage);
 		sb_adds(&grp.stage, stage);
 		grp.total_us = x.stage_total_us;
+		grp.mapping = !group_context(&grp.ctx);
+		if (!grp.pass)
+			grp.pass = xcalloc(cat.n + 1, 1);
+		for (i = 0; i < cat.n; i++)
+			grp.pass[i] = fuse_gate(&cat.p[i], &grp.ctx) == V_ACCEPTED;
 	}
 	free(stage);
 	xgrow(&grp.rows, &grp.cap, grp.n + 1, sizeof *grp.rows);
 	row = &grp.rows[grp.n];
 	memset(row, 0, sizeof *row);
 	row->name = rstr_dup(x.kernel);
-	row->location = rstr_dup(x.location);
-	row->cpu_op = rstr_dup(x.cpu_op);
-	row->category = rstr_dup(x.category);
+	row->location = shared(x.location.s, x.location.n);
+	row->cpu_op = shared(x.cpu_op.s, x.cpu_op.n);
+	row->category = shared(x.category.s, x.category.n);
 	row->total_us = x.total_us;
+	/*
+	 * The row is matched against the catalog once, here; detection reads
+	 * the bits.  A row that hits no keyword takes no part in it (§6), so
+	 * it is not kept: a stage of a million distinct kernel names costs
+	 * little to hold (issue 21).
+	 */
+	haystack_build(&hs, row->name, row->location, row->cpu_op);
+	if (strcmp(row->category, "moe") == 0)
+		grp.moe = 1;
+	keep = !grp.mapping && fuse_row_hits(&cat, grp.pass, &hs, row);
+	haystack_free(&hs);
 	if (REC_HAS(&x, kernel_row, entry)) {
 		json_doc d = { 0 };
+		entry_t e = { 0 };
+		sbuf locs = SBUF_INIT, tmp = SBUF_INIT;
+
 		rec_parse_json(r, &d, x.entry);
-		row->entry = xcalloc(1, sizeof *row->entry);
-		if (json_kind(&d, 0) != JK_OBJ || entry_from_json(&d, 0, row->entry) < 0)
+		if (json_kind(&d, 0) != JK_OBJ || entry_from_json(&d, 0, &e) < 0) {
+			entry_free(&e);
 			rec_die(r, "kernel_row record: member 'entry' is not a site entry or null");
+		}
+		/* of the entry, detection reads only its sites' display locations */
+		for (i = 0; keep && i < e.nsites; i++) {
+			if (!e.sites[i].location || !e.sites[i].location[0])
+				continue;
+			site_display_location(&e.sites[i], &tmp);
+			sb_add(&locs, sbs(&tmp), tmp.len);
+			sb_addc(&locs, '\0');
+			row->nsitelocs++;
+		}
+		if (keep)
+			row->sitelocs = shared(sbs(&locs), locs.len);
+		entry_free(&e);
+		sb_free(&locs);
+		sb_free(&tmp);
 		json_doc_free(&d);
 	}
-	haystack_build(&row->hs, row->name, row->location, row->cpu_op);
-	grp.n++;
+	if (keep)
+		grp.n++;
+	else
+		row_free(row);
 }
 
 static void
@@ -476,7 +544,9 @@ main(int argc, char **argv)
 	free(done);
 	free(traces);
 	free(grp.rows);
+	free(grp.pass);
 	sb_free(&grp.stage);
+	strtab_free(rowstr);
 	catalog_free(&cat);
 	return tool_finish(EXIT_OK);
 }

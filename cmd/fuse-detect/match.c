@@ -45,6 +45,9 @@ haystack_build(haystack_t *h, const char *name, const char *loc,
 	 * name complete "kernel" (§4 step 2); compact() alone would drop it.
 	 */
 	text_compact(h->hay.s, h->hay.len, &h->compact);
+	/* kept for every row of a stage: no growth room */
+	sb_fit(&h->hay);
+	sb_fit(&h->compact);
 	sb_free(&joined);
 }
 

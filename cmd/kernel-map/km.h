@@ -45,11 +45,18 @@ typedef struct {
 /* Resolve (loc, stack, op) of every kernel with `need` set (§4.1-§4.6). */
 void attribute_kernels(kmtrace_t *kt);
 
-/* Insertion-ordered counter of string ids. */
+/*
+ * Insertion-ordered counter of string ids.  The first key lives in the
+ * struct: nearly every site has one CPU op and one stack, and a trace of
+ * a million distinct kernels has a million sites (issue 21).
+ */
 typedef struct {
-	uint32_t *key;
-	long long *cnt;
-	size_t n, cap;
+	uint32_t key0, n, cap;	/* cap: room in `more` */
+	long long cnt0;
+	struct cpair {
+		uint32_t key;
+		long long cnt;
+	} *more;		/* keys 1 .. n - 1 with their counts */
 } counter_t;
 
 typedef struct {
@@ -61,7 +68,8 @@ typedef struct {
 
 typedef struct {
 	uint32_t canon;
-	uint32_t *site;		/* indexes into sitestats.s, insertion order */
+	uint32_t site0;		/* indexes into sitestats.s, insertion order: the first */
+	uint32_t *site;		/* and the others (most kernels have one site) */
 	size_t n, cap;
 } kern_acc;
 
@@ -79,6 +87,11 @@ void sitestats_free(sitestats *st);
 void sitestats_add(sitestats *st, const kmtrace_t *kt, const size_t *idx, size_t n);
 /* merge_site_stats (§5.3): add src into dst. */
 void sitestats_merge(sitestats *dst, const sitestats *src);
+/*
+ * The same, taking src's memory when dst is empty (merging into nothing
+ * gives a copy of src, to the last bit); src is left empty either way.
+ */
+void sitestats_merge_move(sitestats *dst, sitestats *src);
 
 /* canonical id -> category, last write wins (§2.2). */
 typedef struct {
@@ -93,6 +106,13 @@ void catmap_free(catmap *c);
 
 /* build_stage_payload (§5.4): entries in ascending byte order of name. */
 void build_payload(const sitestats *st, const catmap *cats, payload_t *out);
+/*
+ * The same entries, in the same order, handed to fn one at a time and
+ * freed after it returns: for a payload that is only written, never held
+ * (issue 21).
+ */
+void build_payload_each(const sitestats *st, const catmap *cats,
+    void (*fn)(void *ctx, const entry_t *e), void *ctx);
 
 /*
  * sample_kernels_for_mapping (§5.5.2) of kernels idx[0..n) of kt: at most

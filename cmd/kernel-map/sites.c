@@ -5,10 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "km.h"
 #include "num.h"
 #include "rules.h"
 #include "xalloc.h"
+
+/* Key i and its count (i < c->n): the first in the struct, the others in the arrays. */
+static uint32_t
+counter_key(const counter_t *c, size_t i)
+{
+	return i == 0 ? c->key0 : c->more[i - 1].key;
+}
+
+static long long
+counter_get(const counter_t *c, size_t i)
+{
+	return i == 0 ? c->cnt0 : c->more[i - 1].cnt;
+}
+
+static long long *
+counter_cnt(counter_t *c, size_t i)
+{
+	return i == 0 ? &c->cnt0 : &c->more[i - 1].cnt;
+}
 
 static void
 counter_add(counter_t *c, uint32_t key, long long n)
@@ -17,17 +37,24 @@ counter_add(counter_t *c, uint32_t key, long long n)
 
 	/* Counters are small (a site's CPU ops and stacks); scan from the end. */
 	for (i = c->n; i-- > 0;)
-		if (c->key[i] == key) {
-			c->cnt[i] += n;
+		if (counter_key(c, i) == key) {
+			*counter_cnt(c, i) += n;
 			return;
 		}
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 4;
-		c->key = xreallocarray(c->key, c->cap, sizeof c->key[0]);
-		c->cnt = xreallocarray(c->cnt, c->cap, sizeof c->cnt[0]);
+	if (c->n == UINT32_MAX)
+		die(EXIT_DATA, "more than %u CPU ops or stacks at one site", UINT32_MAX - 1);
+	if (c->n > 0 && c->n - 1 == c->cap) {
+		c->cap = c->cap ? (c->cap > UINT32_MAX / 2 ? UINT32_MAX : c->cap * 2) : 3;
+		c->more = xreallocarray(c->more, c->cap, sizeof c->more[0]);
 	}
-	c->key[c->n] = key;
-	c->cnt[c->n++] = n;
+	if (c->n == 0) {
+		c->key0 = key;
+		c->cnt0 = n;
+	} else {
+		c->more[c->n - 1].key = key;
+		c->more[c->n - 1].cnt = n;
+	}
+	c->n++;
 }
 
 /* most_common(1): the highest count, the first inserted among equals. */
@@ -35,20 +62,30 @@ static uint32_t
 counter_top(const counter_t *c)
 {
 	size_t i, best = 0;
+	long long bc;
 
 	if (c->n == 0)
 		return NOSTR;
+	bc = c->cnt0;
 	for (i = 1; i < c->n; i++)
-		if (c->cnt[i] > c->cnt[best])
+		if (c->more[i - 1].cnt > bc) {
 			best = i;
-	return c->key[best];
+			bc = c->more[i - 1].cnt;
+		}
+	return counter_key(c, best);
+}
+
+/* Site i of kernel k (i < k->n). */
+static uint32_t
+kern_site(const kern_acc *k, size_t i)
+{
+	return i == 0 ? k->site0 : k->site[i - 1];
 }
 
 static void
 counter_free(counter_t *c)
 {
-	free(c->key);
-	free(c->cnt);
+	free(c->more);
 }
 
 void
@@ -91,8 +128,16 @@ site_get(sitestats *st, uint32_t canon, uint32_t loc)
 		*v = st->ns++;
 		memset(&st->s[*v], 0, sizeof st->s[*v]);
 		st->s[*v].loc = loc;
-		xgrow(&k->site, &k->cap, k->n + 1, sizeof k->site[0]);
-		k->site[k->n++] = (uint32_t)*v;
+		if (k->n == 0) {
+			k->site0 = (uint32_t)*v;
+		} else {
+			if (k->n - 1 == k->cap) {
+				k->cap = k->cap ? xmul(k->cap, 2) : 3;
+				k->site = xreallocarray(k->site, k->cap, sizeof k->site[0]);
+			}
+			k->site[k->n - 1] = (uint32_t)*v;
+		}
+		k->n++;
 	}
 	si = (size_t)*v;
 	return &st->s[si];
@@ -123,16 +168,36 @@ sitestats_merge(sitestats *dst, const sitestats *src)
 	for (i = 0; i < src->nk; i++) {
 		const kern_acc *sk = &src->k[i];
 		for (j = 0; j < sk->n; j++) {
-			const site_acc *ss = &src->s[sk->site[j]];
+			const site_acc *ss = &src->s[kern_site(sk, j)];
 			site_acc *ds = site_get(dst, sk->canon, ss->loc);
 			ds->total += ss->total;
 			ds->count += ss->count;
 			for (c = 0; c < ss->ops.n; c++)
-				counter_add(&ds->ops, ss->ops.key[c], ss->ops.cnt[c]);
+				counter_add(&ds->ops, counter_key(&ss->ops, c), counter_get(&ss->ops, c));
 			for (c = 0; c < ss->stacks.n; c++)
-				counter_add(&ds->stacks, ss->stacks.key[c], ss->stacks.cnt[c]);
+				counter_add(&ds->stacks, counter_key(&ss->stacks, c),
+				    counter_get(&ss->stacks, c));
 		}
 	}
+}
+
+void
+sitestats_merge_move(sitestats *dst, sitestats *src)
+{
+	/*
+	 * Into an empty dst a merge only copies: kernels and their sites in
+	 * src's order, totals 0 + x, counters in src's order.  Taking src
+	 * whole saves that copy, a third of kernel-map's memory when every
+	 * kernel has a name of its own (issue 21).
+	 */
+	if (dst->nk == 0 && dst->ns == 0) {
+		sitestats_free(dst);
+		*dst = *src;
+		memset(src, 0, sizeof *src);
+		return;
+	}
+	sitestats_merge(dst, src);
+	sitestats_free(src);
 }
 
 void
@@ -222,7 +287,7 @@ build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t 
 	size_t i;
 
 	for (i = 0; i < k->n; i++) {
-		ss[i].acc = &st->s[k->site[i]];
+		ss[i].acc = &st->s[kern_site(k, i)];
 		ss[i].pos = i;
 		nsum_add(&sum, ss[i].acc->total);
 	}
@@ -261,6 +326,36 @@ build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t 
 	}
 	sb_free(&b);
 	free(ss);
+}
+
+static const sitestats *order_st;
+
+static int
+cmp_kern_name(const void *pa, const void *pb)
+{
+	const kern_acc *a = &order_st->k[*(const size_t *)pa], *b = &order_st->k[*(const size_t *)pb];
+
+	return strcmp(km_s(a->canon), km_s(b->canon));
+}
+
+void
+build_payload_each(const sitestats *st, const catmap *cats,
+    void (*fn)(void *ctx, const entry_t *e), void *ctx)
+{
+	size_t *o = xmallocarray(st->nk ? st->nk : 1, sizeof *o), i;
+	entry_t e;
+
+	for (i = 0; i < st->nk; i++)
+		o[i] = i;
+	order_st = st;
+	xqsort(o, st->nk, sizeof *o, cmp_kern_name);
+	for (i = 0; i < st->nk; i++) {
+		memset(&e, 0, sizeof e);
+		build_entry(st, &st->k[o[i]], cats, &e);
+		fn(ctx, &e);
+		entry_free(&e);
+	}
+	free(o);
 }
 
 void

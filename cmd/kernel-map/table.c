@@ -48,6 +48,13 @@ static mapstage_t *mstages;
 static size_t nmstages, capmstages;
 static sitestats mglobal;
 static catmap mglobal_cats;
+/*
+ * After the first (trace, stage) merge, the global statistics equal that
+ * stage's, so until a second merge comes they are only its index here
+ * (-1: none): one copy fewer of every kernel's sites in the common case
+ * of one trace with one stage (issue 21).
+ */
+static long mglobal_alias = -1;
 
 static pending_t *pend;
 static size_t npend, cappend;
@@ -72,6 +79,20 @@ write_site(const char *scope, const long long *t, const char *stage, const entry
 	rec_json(RM_site_sites, js.s, js.len);
 	rec_end();
 	sb_free(&js);
+}
+
+/* Where build_payload_each's entries go: site records of one (trace, stage). */
+struct site_out {
+	const char *scope, *stage;
+	const long long *t;
+};
+
+static void
+write_site_cb(void *ctx, const entry_t *e)
+{
+	const struct site_out *o = ctx;
+
+	write_site(o->scope, o->t, o->stage, e);
 }
 
 static void
@@ -279,9 +300,17 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
  * Formal pass of one trace (§5.9): a local payload per stage group, in
  * group order, then the rows' aggregates per stage in stage order, with
  * the leftover 'all' stage dropped when under 1% of the trace.
+ *
+ * The local payloads are the rows' last-resort lookup (§5.7.1 step 2),
+ * reached only when the mapping map has no entry.  Without --mapping the
+ * trace is its own mapping: every kernel name of every stage is in the
+ * map, the lookup always hits, so `keep_local` is 0 and the payloads are
+ * dropped once written -- their memory per distinct kernel name is the
+ * largest part of a trace where every kernel has a name of its own
+ * (issue 21).
  */
 static void
-formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
+formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local)
 {
 	payload_t *local = xcalloc(ng, sizeof *local);
 	size_t *ord = xmalloc(ng * sizeof *ord), a, b, i;
@@ -296,8 +325,14 @@ formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 		sitestats_add(&st, kt, g[i].idx, g[i].n);
 		for (j = 0; j < g[i].n; j++)
 			catmap_set(&cats, kt->ka[g[i].idx[j]].canon, kt->ka[g[i].idx[j]].category);
-		build_payload(&st, &cats, &local[i]);
-		write_payload("formal_stage", &kt->tr->t, km_s(g[i].stage), &local[i]);
+		if (keep_local) {
+			build_payload(&st, &cats, &local[i]);
+			write_payload("formal_stage", &kt->tr->t, km_s(g[i].stage), &local[i]);
+		} else {
+			/* written entry by entry, never held whole */
+			struct site_out o = { "formal_stage", km_s(g[i].stage), &kt->tr->t };
+			build_payload_each(&st, &cats, write_site_cb, &o);
+		}
 		if (!compat_reference && !km_formal_with_mapping)
 			note_graph_attribution(kt, &g[i]);
 		sitestats_free(&st);
@@ -382,9 +417,20 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 				sitestats_add(&st, kt, g[i].idx, g[i].n);
 			else
 				sitestats_add(&st, kt, g[i].sample, g[i].nsample);
-			sitestats_merge(&ms->sites, &st);
-			sitestats_merge(&mglobal, &st);
-			sitestats_free(&st);
+			if (mglobal_alias >= 0) {
+				/* a second merge: the global stats become their own */
+				sitestats_merge(&mglobal, &mstages[mglobal_alias].sites);
+				mglobal_alias = -1;
+			}
+			if (mglobal.nk == 0 && mglobal.ns == 0 && ms->sites.nk == 0 &&
+			    ms->sites.ns == 0) {
+				/* both would be copies of st: the stage takes it, global points at it */
+				sitestats_merge_move(&ms->sites, &st);
+				mglobal_alias = (long)(ms - mstages);
+			} else {
+				sitestats_merge(&mglobal, &st);
+				sitestats_merge_move(&ms->sites, &st);
+			}
 			for (j = 0; j < g[i].n; j++) {
 				const kattr_t *a = &kt->ka[g[i].idx[j]];
 				catmap_set(&ms->cats, a->canon, a->category);
@@ -393,7 +439,7 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 		}
 	}
 	if (formal)
-		formal_trace(kt, g, ng);
+		formal_trace(kt, g, ng, !build_map);
 	for (i = 0; i < ng; i++) {
 		free(g[i].idx);
 		free(g[i].sample);
@@ -407,15 +453,20 @@ finish_mapping(void)
 {
 	size_t i;
 
+	if (mglobal_alias >= 0) {
+		build_payload(&mstages[mglobal_alias].sites, &mglobal_cats, &km_map.global);
+		mglobal_alias = -1;
+	} else {
+		build_payload(&mglobal, &mglobal_cats, &km_map.global);
+	}
+	sitestats_free(&mglobal);
+	catmap_free(&mglobal_cats);
 	for (i = 0; i < nmstages; i++) {
 		build_payload(&mstages[i].sites, &mstages[i].cats,
 		    kernel_map_stage(&km_map, km_s(mstages[i].stage), 1));
 		sitestats_free(&mstages[i].sites);
 		catmap_free(&mstages[i].cats);
 	}
-	build_payload(&mglobal, &mglobal_cats, &km_map.global);
-	sitestats_free(&mglobal);
-	catmap_free(&mglobal_cats);
 	free(mstages);
 	mstages = NULL;
 	nmstages = capmstages = 0;

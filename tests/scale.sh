@@ -1,0 +1,89 @@
+#!/bin/sh
+# make scale: the pathological shapes of issue 21 at N and 10 N items
+# (SCALE_N, default 100,000), through scripts/triage.  Each size runs twice,
+# the two sizes taking turns (the machine's other load only adds time, so
+# each size's figure is its least CPU time, user + system, of the whole
+# pipeline).  A shape passes when 10 N costs at most 12 times N.  Also
+# prints the peak memory of kernel-map and fuse-detect on 10 N distinct
+# kernel names, beside the trace's size.  Needs GNU time.
+set -eu
+cd "$(dirname "$0")/.."
+TOP=$(pwd)
+BIN=${TRIAGE_BINDIR:-$TOP/build/bin}
+export TRIAGE_BINDIR=$BIN
+N=${SCALE_N:-100000}
+GEN=$TOP/tests/gen-hostile
+TIME=${GNU_TIME:-/usr/bin/time}
+[ -x "$TIME" ] || { echo "scale: GNU time not found at $TIME"; exit 2; }
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/triage-scale.XXXXXX")
+trap 'rm -rf "$D"' EXIT
+
+# cpu OUT CMD...: CPU seconds (user + system, children included) of CMD
+cpu() {
+	_out=$1
+	shift
+	"$TIME" -f '%U %S' -o "$D/t" "$@" >"$_out" 2>/dev/null || {
+		echo "scale: failed: $*"
+		exit 1
+	}
+	awk '{ printf "%.2f\n", $1 + $2 }' "$D/t"
+}
+
+# case NAME MODE: MODE single (FILE) or pair (MAPPING FORMAL) on both sizes
+fail=0
+report() {
+	printf '%-12s %9s %9s %8s %8s %6s  %s\n' "$@"
+}
+report shape N 10N "cpu N" "cpu 10N" ratio verdict
+
+run_case() {
+	name=$1
+	shift
+	best_s= best_l=
+	for round in 1 2; do
+		for size in s l; do
+			if [ "$1" = single ]; then
+				c=$(cpu "$D/out" "$TOP/scripts/triage" -q --input "$D/$name.$size.json")
+			else
+				c=$(cpu "$D/out" "$TOP/scripts/triage" -q --mapping-input "$D/$name.$size.json" \
+				    --formal-input "$D/$2.$size.json")
+			fi
+			if [ $size = s ]; then
+				best_s=$(awk -v a="$c" -v b="${best_s:-1e99}" 'BEGIN { print (a < b ? a : b) }')
+			else
+				best_l=$(awk -v a="$c" -v b="${best_l:-1e99}" 'BEGIN { print (a < b ? a : b) }')
+			fi
+		done
+	done
+	ratio=$(awk -v a="$best_s" -v b="$best_l" 'BEGIN { printf "%.1f", (a > 0.05 ? b / a : 0) }')
+	verdict=ok
+	if awk -v r="$ratio" 'BEGIN { exit !(r > 12) }'; then
+		verdict="TOO SLOW (over 12x)"
+		fail=1
+	fi
+	report "$name" "$N" "$((N * 10))" "$best_s" "$best_l" "${ratio}x" "$verdict"
+}
+
+for size in s l; do
+	n=$N
+	[ $size = l ] && n=$((N * 10))
+	"$GEN" pids "$n" >"$D/pids.$size.json"
+	"$GEN" overlap "$n" >"$D/overlap.$size.json"
+	"$GEN" ext "$n" >"$D/ext.$size.json"
+	"$GEN" names "$n" map >"$D/names.$size.json"
+	"$GEN" names "$n" run >"$D/run.$size.json"
+done
+run_case pids single
+run_case overlap pair overlap
+run_case ext pair ext
+run_case names pair run
+
+# memory of the distinct-name case, one kernel per name
+"$BIN/trace-extract" -q "$D/names.l.json" | "$BIN/trace-stage" -q >"$D/st"
+"$TIME" -f '%M' -o "$D/m1" "$BIN/kernel-map" -q "$D/st" >"$D/km"
+"$TIME" -f '%M' -o "$D/m2" "$BIN/fuse-detect" -q "$D/km" >/dev/null
+printf 'memory, %s distinct kernel names (trace %s MB): kernel-map %s MB, fuse-detect %s MB\n' \
+    "$((N * 10))" "$(($(wc -c <"$D/names.l.json") / 1048576))" \
+    "$(($(cat "$D/m1") / 1024))" "$(($(cat "$D/m2") / 1024))"
+exit $fail
