@@ -546,7 +546,11 @@ void
 json_pystr(const json_doc *d, int i, sbuf *out, unsigned *repl)
 {
 	sb_reset(out);
-	write_value(d, i, out, PYREPR, repl);
+	/* most values are scalars (an event's name, pid, tid): no walk needed */
+	if (i < 0 || i >= d->ntok || (d->tok[i].type != JSMN_OBJECT && d->tok[i].type != JSMN_ARRAY))
+		write_scalar(d, i, out, PYREPR, 1, 0, repl);
+	else
+		write_value(d, i, out, PYREPR, repl);
 }
 
 int

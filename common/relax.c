@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "num.h"
 #include "payload.h"
 #include "rules.h"
@@ -212,7 +213,7 @@ build_ix(const payload_t *p)
 	uint32_t *lv;
 
 	if (p->n >= NO_KEY)
-		return x;	/* never: a payload of 4 billion kernels */
+		die(EXIT_DATA, "more than %u kernel names in one site payload", NO_KEY - 1);
 	x->n = p->n;
 	x->sorted = 1;
 	for (i = 1; i < p->n && x->sorted; i++)

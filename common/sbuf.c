@@ -26,9 +26,12 @@ sb_free(sbuf *b)
 void
 sb_grow(sbuf *b, size_t extra)
 {
-	size_t need = xadd(xadd(b->len, extra), 1);
-	size_t c;
+	size_t need, c;
 
+	/* the common case, room already there (cap > len whenever cap > 0): no overflow to check */
+	if (b->cap > b->len && extra < b->cap - b->len)
+		return;
+	need = xadd(xadd(b->len, extra), 1);
 	if (need <= b->cap)
 		return;
 	c = b->cap < 64 ? 64 : b->cap;

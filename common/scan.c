@@ -123,9 +123,13 @@ valid_prim(struct sc *s)
 	if (!(p[0] >= '0' && p[0] <= '9') && !(p[0] == '-' && n > 1 && p[1] >= '0' &&
 	    p[1] <= '9')) {
 		const char *q = p[0] == '-' || p[0] == '+' ? p + 1 : p;
-		/* NaN/Infinity (Python's json) and nan/inf (C++ writers) */
-		if (strcasecmp(q, "nan") == 0 || strcasecmp(q, "inf") == 0 ||
-		    strcasecmp(q, "infinity") == 0) {
+		size_t qn = (size_t)n - (size_t)(q - p);
+		/*
+		 * NaN/Infinity (Python's json) and nan/inf (C++ writers), by
+		 * length: a NUL inside the literal would end strcasecmp early.
+		 */
+		if ((qn == 3 && (strncasecmp(q, "nan", 3) == 0 || strncasecmp(q, "inf", 3) == 0)) ||
+		    (qn == 8 && strncasecmp(q, "infinity", 8) == 0)) {
 			s->st->literals++;
 			return 1;
 		}

@@ -102,8 +102,8 @@ xgrow(void *pp, size_t *cap, size_t need, size_t elem)
 		return;
 	if (need > max)
 		overflow(need, elem, 'x');
-	if (c < 16)
-		c = 16;
+	if (c < 4)
+		c = 4;	/* small: many arrays of a few items each live long */
 	/* doubling past `max` would wrap to a small size: stop at max */
 	while (c < need)
 		c = c > max / 2 ? max : c * 2;

@@ -26,7 +26,7 @@ void *xreallocarray(void *p, size_t n, size_t size);
 
 /*
  * Grow *pp (an array of `elem`-byte items with capacity *cap) so it can hold
- * at least `need` items.  Capacity doubles (at least 16), capped at the
+ * at least `need` items.  Capacity doubles (at least 4), capped at the
  * largest count whose byte size fits in size_t; contents are kept.  Every
  * growing array of the tools goes through here or through sb_grow.
  */

@@ -140,6 +140,14 @@ t_nul_byte() {
 }
 check "a NUL byte between tokens is a syntax error" t_nul_byte
 
+t_nul_literal() {
+	# a NUL inside a literal once ended the comparison early: accepted, then dropped
+	printf '[{"ph": "X", "ts": -Infinity\000\000\016}]' >"$T/nullit.json"
+	fails 1 "$T/nullit.json"
+	has "$T/err" "invalid JSON: invalid literal or number at byte 19 (line 1, column 20)"
+}
+check "a NUL byte inside a NaN or Infinity literal is a syntax error (found by fuzz-scan)" t_nul_literal
+
 t_deep() {
 	awk 'BEGIN { printf "[{\"args\": "; for (i = 0; i < 2000; i++) printf "["; }' >"$T/deep.json"
 	fails 1 "$T/deep.json"

@@ -33,7 +33,11 @@ counter_add(srcmap_t *sm, size_t si, int which, uint32_t key, long long by)
 	uint64_t *v = imap_insert(&sm->cidx, (cid << 32) | key, (uint32_t)c->n, &isnew);
 
 	if (isnew) {
-		xgrow(&c->c, &c->cap, c->n + 1, sizeof *c->c);
+		/* most counters hold one key: start at one, not xgrow's 16 (issue 21) */
+		if (c->n == c->cap) {
+			c->cap = c->cap ? xmul(c->cap, 2) : 1;
+			c->c = xreallocarray(c->c, c->cap, sizeof *c->c);
+		}
 		c->c[c->n++] = (cnt_t){ key, 0 };
 	}
 	c->c[*v].n += by;

@@ -143,6 +143,14 @@ build_tree(const char *data, size_t size)
 	sb_free(&text);
 }
 
+/* The scratch directory goes when the run ends. */
+static void
+remove_root(void)
+{
+	remove_tree(root);
+	rmdir(root);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -156,6 +164,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		snprintf(root, sizeof root, "/tmp/fuzz-discover.%ld", (long)getpid());
 		if (mkdir(root, 0700) != 0 && errno != EEXIST)
 			abort();
+		atexit(remove_root);
 	}
 	if (size > 0) {
 		sel.mode = data[0] % 3 == 0 ? RANKS_LOWEST : data[0] % 3 == 1 ? RANKS_ALL : RANKS_ONE;

@@ -20,10 +20,19 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
+static char dir[64], file[96];
+
+/* The scratch directory goes when the run ends. */
+static void
+remove_dir(void)
+{
+	unlink(file);
+	rmdir(dir);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static char dir[64], file[96];
 	FILE *fp;
 	sbuf min = SBUF_INIT, out = SBUF_INIT, ev = SBUF_INIT;
 	json_doc d = { 0 };
@@ -34,6 +43,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 			abort();
 		snprintf(file, sizeof file, "%s/server_args.json", dir);
+		atexit(remove_dir);
 	}
 	if ((fp = fopen(file, "wb")) == NULL || fwrite(data, 1, size, fp) != size || fclose(fp))
 		abort();
