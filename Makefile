@@ -17,6 +17,13 @@ CFLAGS   ?= -O3 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
 LDLIBS   += -lz -lm -lpthread
 O        ?= build
+# ISA-L inflates gzip input (common/zio.c); ISAL=0 builds with zlib's inflate alone.
+ISAL     ?= 1
+ifeq ($(ISAL),1)
+LDLIBS   := -lisal $(LDLIBS)
+else
+CPPFLAGS += -DNO_ISAL
+endif
 
 ifeq ($(SANITIZE),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -37,7 +44,12 @@ LDLIBS_trace-capture = -lcurl
 # the C++ runtime's demangler (__cxa_demangle) for short kernel names
 LDLIBS_triage-render = -lstdc++
 
-all: $(BINS)
+all: $(BINS) $(O)/ldlibs
+
+# The libraries a program linked with libcommon.a needs (tests build some).
+$(O)/ldlibs: FORCE
+	@mkdir -p $(@D)
+	@echo '$(LDLIBS)' >$@.tmp && if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(O)/libcommon.a: $(COMMON_OBJ)
 	@mkdir -p $(@D)
@@ -175,5 +187,7 @@ fuzz: fuzz-build fuzz-seeds
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all test check test-fast test-sanitize lint-man bench install uninstall clean \
+FORCE:
+
+.PHONY: FORCE all test check test-fast test-sanitize lint-man bench install uninstall clean \
 	fuzz fuzz-build fuzz-seeds

@@ -3,7 +3,9 @@
  * bytes (never the file name).  Concatenated gzip members are read as one
  * stream; a stream that ends before a member's trailer is an error
  * ("truncated gzip stream").  Memory use is a few fixed buffers whatever the
- * input size.
+ * input size.  Gzip is inflated with ISA-L (zlib in a build with ISAL=0, or
+ * when TRIAGE_ZLIB is set), in a second thread unless TRIAGE_NO_THREADS is
+ * set; the bytes and the messages are the same either way.
  */
 #ifndef ZIO_H
 #define ZIO_H
