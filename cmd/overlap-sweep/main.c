@@ -291,18 +291,6 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	kept_release(kp);
 }
 
-/*
- * A "<built-in ...>" frame without ".py(" or "): " in its name can be
- * neither a meaningful nor a fallback scope (§6.2), so it never enters a
- * chain: such frames are four in ten of a stack-traced trace.
- */
-static int
-builtin_frame(struct rstr name)
-{
-	return name.n >= 9 && memcmp(name.s, "<built-in", 9) == 0 &&
-	    !memmem(name.s, name.n, ".py(", 4) && !memmem(name.s, name.n, "): ", 3);
-}
-
 /* Which records a side keeps (§2.6, §6.3 step 1, §6.5). */
 static int
 keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
@@ -322,7 +310,7 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 	}
 	case RT_frame: {
 		const struct rec_frame *f = rec;
-		return sd->mapping && f->dur > 0 && !builtin_frame(f->name);
+		return sd->mapping && f->dur > 0 && !scope_builtin_frame(f->name.s, f->name.n);
 	}
 	default:
 		return 1;

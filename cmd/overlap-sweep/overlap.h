@@ -15,6 +15,7 @@
 
 #include "imap.h"
 #include "payload.h"
+#include "pyscope.h"
 #include "sbuf.h"
 #include "strtab.h"
 #include "trace.h"
@@ -109,13 +110,10 @@ typedef struct {
 void rawdata_free(rawdata_t *r);
 
 /*
- * Python-scope text rules (scope.c).  Inputs are (pointer, length) spans of
- * valid UTF-8; nothing is retained.
+ * Python-scope text rules (scope.c; canonical names and the meaningful and
+ * fallback classes are common/pyscope.h's).  Inputs are (pointer, length)
+ * spans of valid UTF-8; nothing is retained.
  *
- * canonicalize_python_scope_name (§6.2): normalize, 0x.. -> 0xADDR, and
- *   "path(N): func" with a repo-relative path; result in out (reset first).
- * scope_is_meaningful / scope_is_fallback (§6.2): the two frame classes, on
- *   an already canonical name.
  * scope_is_low_signal (§6.2): canonicalizes, lowercases, looks for the
  *   function and path tokens ('(' and ':' variants).
  * source_scope_priority (§6.8): the alias-score priority of a scope.
@@ -123,9 +121,6 @@ void rawdata_free(rawdata_t *r);
  *   of interned canonical names (first on ties).
  * same_scope_family (§9.3): NUL-terminated scopes of one family?
  */
-void canonicalize_python_scope_name(const char *s, size_t n, sbuf *out);
-int scope_is_meaningful(const char *s, size_t n);
-int scope_is_fallback(const char *s, size_t n);
 int scope_is_low_signal(const char *s, size_t n);
 int source_scope_priority(const char *s, size_t n);
 size_t choose_best_scope(const uint32_t *chain, size_t n);
