@@ -153,7 +153,8 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
 FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
-FUZZ_EXTOBJ := $(FUZZ_O)/cmd/trace-extract/discover.o $(FUZZ_O)/cmd/trace-extract/framework.o
+FUZZ_EXTOBJ := $(FUZZ_O)/cmd/trace-extract/discover.o $(FUZZ_O)/cmd/trace-extract/framework.o \
+	$(FUZZ_O)/cmd/trace-extract/pyctx.o $(FUZZ_O)/cmd/trace-extract/spool.o
 FUZZ_BINS   := $(FUZZ_O)/fuzz-scan $(FUZZ_O)/fuzz-extract $(FUZZ_O)/fuzz-records
 
 $(FUZZ_O)/%.o: %.c $(COMMON_HDR) tests/fuzz/fuzz.h

@@ -136,6 +136,22 @@ void rec_write(enum rec_type t, const void *rec);
 /* Write a whole line (without its '\n') verbatim, adding the newline. */
 void rec_line(const char *line, size_t n);
 
+/*
+ * Send the records rec_end() and rec_line() write to fp instead of stdout
+ * (NULL: stdout again).  fp stays the caller's.  trace-extract keeps a
+ * trace's records aside this way until its Python contexts are known.
+ */
+void rec_set_output(FILE *fp);
+
+/*
+ * Reopen a record written earlier to add members: text[0..n) is one whole
+ * record of type t (its line without the '\n'), whose members all precede
+ * member `after` or are it.  Continue with rec_<kind>() calls for members
+ * after `after`, in table order, and rec_end().  A text that does not end
+ * with '}' is an internal error (abort).
+ */
+void rec_extend(enum rec_type t, enum rec_member after, const char *text, size_t n);
+
 /* ---- reading ---- */
 
 typedef struct {

@@ -58,6 +58,7 @@ typedef struct {
 	int cat;		/* enum ocat of the raw name */
 	int has_eid;
 	long long eid;		/* External id, correlation-resolved */
+	uint32_t win, band;	/* mapping side, py_context: its §6.5 window (pylist_*), NOSTR none */
 	size_t idx;
 	double ts, dur, end;	/* end = ts + dur in double */
 	double hidden_us, exclusive_us, hbc_us;
@@ -95,7 +96,10 @@ double agg_exclusive_ratio(const agg_t *a);
 /*
  * Raw CPU-side events of a mapping trace (§6.3, §6.5), as the trace reader
  * collected them: CPU ops with their own External id (ext), Python frames
- * with their raw name; both with positive durations.
+ * with their raw name; both with positive durations.  In a py_context trace
+ * (triage-records(5)) there are no frames: trace-extract resolved each op's
+ * §6.3 scope chain (opchain, one per op) and each kernel's §6.5 window
+ * (oev_t.win, .band) from them.
  */
 typedef struct tcall cpuop_t;
 typedef struct tframe frame_t;
@@ -105,9 +109,21 @@ typedef struct {
 	size_t nops, capops;
 	frame_t *fr;
 	size_t nfr, capfr;
+	int py;			/* py_context: chains below, frames unused */
+	uint32_t *opchain;	/* per op: pylist of raw frame names, NOSTR none */
 } rawdata_t;
 
 void rawdata_free(rawdata_t *r);
+
+/*
+ * Lists of raw frame-name ids and window bands, interned for the run: an
+ * id (NOSTR for an empty list) and back.  Pointers stay valid for the run.
+ */
+uint32_t pylist_intern(const uint32_t *v, size_t n);
+const uint32_t *pylist(uint32_t id, size_t *n);
+uint32_t pyband_intern(const struct tpyband *b, size_t n);
+const struct tpyband *pyband(uint32_t id, size_t *n);
+void pylist_free(void);
 
 /*
  * Python-scope text rules (scope.c; canonical names and the meaningful and

@@ -19,9 +19,12 @@
 #include "num.h"
 #include "opt.h"
 #include "progress.h"
+#include "pyctx.h"
+#include "pyscope.h"
 #include "rec.h"
 #include "rules.h"
 #include "scan.h"
+#include "spool.h"
 #include "strtab.h"
 #include "text.h"
 #include "xalloc.h"
@@ -33,18 +36,21 @@ static const char *fallback;
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
+static int frame_records;	/* --frames: every frame a record, no Python contexts */
 static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
 static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
 static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
 
-enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS };
+enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
+	O_FRAMES };
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
+	{ "frames", O_FRAMES, NULL, "every Python frame as a frame record, no py_* contexts" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
@@ -58,7 +64,7 @@ static const struct opt opts[] = {
 
 static const struct tool tool = {
 	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [--all-ranks | --rank N]\n"
-	"    [trace-or-dir ...]\n"
+	"    [--frames [--python-ids]] [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -89,6 +95,9 @@ main(int argc, char **argv)
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
+			break;
+		case O_FRAMES:
+			frame_records = 1;
 			break;
 		case O_ALL_RANKS:
 			if (ranksel.mode == RANKS_ONE)
@@ -289,7 +298,20 @@ struct trace_state {
 	sbuf name, cat, pid, tid, tmp;
 	progress *prog;
 	zio *z;
+	/* Python contexts (not with --frames): the frames, and the records kept until the end */
+	struct pyctx *pc;
+	struct spool *rsp;
+	FILE *rfp;
+	unsigned char *capmark;		/* per frame-name id: 1 plain, 2 capture marker */
+	size_t capcap;
 };
+
+/* The thread of the event being read, in the Python-context tables. */
+static uint32_t
+py_thread(struct trace_state *s)
+{
+	return pyctx_thread(s->pc, sb_str(&s->pid), s->pid.len, sb_str(&s->tid), s->tid.len);
+}
 
 static void
 need_corr(struct trace_state *s, long long c)
@@ -515,6 +537,19 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 	long long v;
 
 	s->frames++;
+	if (s->pc) {
+		uint32_t id = pyctx_name(s->pc, sb_str(&s->name), s->name.len);
+		pyctx_frame(s->pc, py_thread(s), id, e->ts, e->dur);
+		if (id >= s->capcap) {
+			size_t old = s->capcap;
+			xgrow(&s->capmark, &s->capcap, (size_t)id + 1, 1);
+			memset(s->capmark + old, 0, s->capcap - old);
+		}
+		if (!s->capmark[id])
+			s->capmark[id] = frame_is_capture_marker(sb_str(&s->name), s->name.len) ? 2 : 1;
+		if (s->capmark[id] == 1)
+			return;		/* only capture markers stay records (trace-health) */
+	}
 	begin_event(s, RT_frame, NULL, e);
 	/* No tool reads the Python ids; they cost a sixth of the stream. */
 	if (python_ids && e->ix.a_pyid >= 0 && json_coerce_int(d, e->ix.a_pyid, &v))
@@ -528,6 +563,8 @@ static void
 put_cpu_op(struct trace_state *s, const struct event *e)
 {
 	s->cpu_ops++;
+	if (s->pc)
+		pyctx_op(s->pc, py_thread(s), e->ts, e->dur, e->has_ext);
 	begin_event(s, RT_cpu_op, NULL, e);
 	if (e->has_ext)
 		rec_int(RM_cpu_op_external_id, e->ext);
@@ -542,6 +579,8 @@ static void
 put_launch(struct trace_state *s, const struct event *e)
 {
 	s->launches++;
+	if (s->pc)
+		pyctx_launch(s->pc, py_thread(s), e->ts);
 	begin_event(s, RT_launch, NULL, e);
 	rec_int(RM_launch_correlation, e->corr);
 	if (e->has_ext)
@@ -556,6 +595,8 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
 
 	s->kernels++;
+	if (s->pc)
+		pyctx_kernel(s->pc, e->ts, overlap);
 	begin_event(s, RT_kernel, sb_str(&s->cat), e);
 	if (st >= 0) {
 		json_pystr(d, st, &s->tmp, &s->repl);
@@ -730,6 +771,8 @@ put_trace(const struct trace_state *s)
 	if (ranksel.mode == RANKS_LOWEST ? parse_tp_rank(b, &rank) : rank_of_name(b, &rank))
 		rec_int(RM_trace_rank, rank);
 	rec_bool(RM_trace_gzip, zio_is_gzip(s->z));
+	if (s->pc)
+		rec_bool(RM_trace_py_context, 1);
 	rec_end();
 }
 
@@ -878,6 +921,145 @@ trace_state_free(struct trace_state *s)
 	sb_free(&s->pid);
 	sb_free(&s->tid);
 	sb_free(&s->tmp);
+	if (s->rfp) {
+		rec_set_output(NULL);
+		fclose(s->rfp);
+	}
+	spool_free(s->rsp);
+	pyctx_free(s->pc);
+	free(s->capmark);
+}
+
+/* ---- the records kept until the Python contexts are known ---- */
+
+/* A list of frame-name ids as a JSON array. */
+static void
+put_ids(enum rec_member m, struct pylist l, sbuf *b)
+{
+	size_t i;
+
+	sb_reset(b);
+	sb_addc(b, '[');
+	for (i = 0; i < l.n; i++) {
+		char d[12], *p = d + sizeof d;
+		uint32_t v = l.v[i];
+		do {
+			*--p = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		if (i)
+			sb_addc(b, ',');
+		sb_add(b, p, (size_t)(d + sizeof d - p));
+	}
+	sb_addc(b, ']');
+	rec_json(m, b->s, b->len);
+}
+
+/* One kept record line, with its Python context when it has one. */
+static void
+replay_line(struct trace_state *s, const char *line, size_t n, size_t *nop, size_t *nln,
+    size_t *nk, sbuf *b)
+{
+#define IS(type) (n > sizeof "{\"type\":\"" type "\"" - 1 && \
+	memcmp(line, "{\"type\":\"" type "\"", sizeof "{\"type\":\"" type "\"" - 1) == 0)
+	uint32_t loc;
+	struct pylist stack, scopes, win;
+	const char *band;
+	size_t bandlen;
+
+	if (IS("cpu_op")) {
+		pyctx_op_result(s->pc, (*nop)++, &loc, &stack, &scopes);
+		if (loc != PY_NONE || scopes.n) {
+			rec_extend(RT_cpu_op, RM_cpu_op_py_loc - 1, line, n);
+			if (loc != PY_NONE) {
+				rec_int(RM_cpu_op_py_loc, loc);
+				put_ids(RM_cpu_op_py_stack, stack, b);
+			}
+			if (scopes.n)
+				put_ids(RM_cpu_op_py_scopes, scopes, b);
+			rec_end();
+			return;
+		}
+	} else if (IS("launch")) {
+		pyctx_launch_result(s->pc, (*nln)++, &loc, &stack);
+		if (loc != PY_NONE) {
+			rec_extend(RT_launch, RM_launch_py_loc - 1, line, n);
+			rec_int(RM_launch_py_loc, loc);
+			put_ids(RM_launch_py_stack, stack, b);
+			rec_end();
+			return;
+		}
+	} else if (IS("kernel")) {
+		pyctx_kernel_result(s->pc, (*nk)++, &win, &band, &bandlen);
+		if (win.n) {
+			rec_extend(RT_kernel, RM_kernel_py_window - 1, line, n);
+			put_ids(RM_kernel_py_window, win, b);
+			if (band)
+				rec_json(RM_kernel_py_window_band, band, bandlen);
+			rec_end();
+			return;
+		}
+	}
+	rec_line(line, n);
+#undef IS
+}
+
+/*
+ * The trace's end: resolve the Python contexts, write the frame names they
+ * use, then the kept records in their order, each with its context.
+ */
+static void
+put_kept(struct trace_state *s)
+{
+	char *buf;
+	size_t cap = 1 << 20, have = 0, nop = 0, nln = 0, nk = 0;
+	unsigned long long off = 0, size;
+	uint32_t id, nnames;
+	sbuf b = SBUF_INIT;
+
+	rec_set_output(NULL);
+	if (fclose(s->rfp) != 0)
+		die(EXIT_DATA, "cannot keep the records of '%s' aside: %s", s->path, strerror(errno));
+	s->rfp = NULL;
+	pyctx_resolve(s->pc);
+	nnames = pyctx_name_count(s->pc);
+	for (id = 0; id < nnames; id++) {
+		size_t n;
+		const char *name;
+		if (!pyctx_name_used(s->pc, id))
+			continue;
+		name = pyctx_name_str(s->pc, id, &n);
+		rec_begin(RT_frame_name);
+		rec_int(RM_frame_name_t, s->t);
+		rec_int(RM_frame_name_id, id);
+		rec_str(RM_frame_name_name, name, n);
+		rec_end();
+	}
+	size = spool_size(s->rsp);
+	buf = xmalloc(cap);
+	while (off < size || have) {
+		size_t k = size - off < cap - have ? (size_t)(size - off) : cap - have, start = 0;
+		char *nl;
+		spool_read(s->rsp, off, buf + have, k);
+		off += k;
+		have += k;
+		while ((nl = memchr(buf + start, '\n', have - start)) != NULL) {
+			replay_line(s, buf + start, (size_t)(nl - (buf + start)), &nop, &nln, &nk, &b);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+		if (have == cap) {	/* a record longer than the buffer */
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		if (off == size && have) {
+			/* every kept record ends with a newline; nothing can be left over */
+			die(EXIT_DATA, "internal error: a kept record of '%s' lost its end", s->path);
+		}
+	}
+	free(buf);
+	sb_free(&b);
 }
 
 /* Extract one trace file; returns an exit code. */
@@ -900,18 +1082,28 @@ extract_trace(const char *path, int t)
 		trace_state_free(&s);
 		return EXIT_DATA;
 	}
+	if (!frame_records) {
+		s.pc = pyctx_new();
+		s.rsp = spool_new();
+		s.rfp = spool_stream(s.rsp);
+	}
 	put_trace(&s);
+	if (s.rfp)
+		rec_set_output(s.rfp);
 	s.prog = progress_start(path, progress_flag);
 	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
 	zio_close(s.z);
 	if (r == SCAN_ERROR) {
+		/* the trace's records never leave the spool: no part of a broken trace goes on */
+		trace_state_free(&s);
 		fflush(stdout);
 		warnx("%s", err);
-		trace_state_free(&s);
 		return EXIT_DATA;
 	}
+	if (s.pc)
+		put_kept(&s);
 	put_corrs(&s);
 	put_stats(&s, &st);
 	rc = warn_trace(&s, &st);
