@@ -25,6 +25,9 @@ struct sc {
 	const char *name;
 	struct scan_stats *st;
 	scan_event_fn fn;
+	scan_select_fn sfn;		/* with a key set: events come with their selection */
+	const struct json_keys *keys;
+	int idx[32];
 	void *ctx;
 	char *err;
 	size_t errlen;
@@ -158,6 +161,15 @@ acc_add(struct sc *s, const char *p, size_t n)
 	s->acclen += n;
 }
 
+/* Hand the event in s->doc to the callback; its selection, when asked for, is in s->idx. */
+static int
+deliver(struct sc *s, unsigned long long off)
+{
+	if (s->sfn)
+		return s->sfn(s->ctx, &s->doc, s->idx, off);
+	return s->fn(s->ctx, &s->doc, off);
+}
+
 static void
 value_done(struct sc *s)
 {
@@ -174,7 +186,7 @@ close_container(struct sc *s, size_t i)
 	if (s->events_sp >= 0 && s->sp == s->events_sp && s->ev_active) {
 		s->st->events++;
 		s->ev_active = 0;
-		if (s->fn) {
+		if (s->fn || s->sfn) {
 			const char *ev = s->buf + s->ev_start;
 			size_t len = i + 1 - s->ev_start;
 			if (s->acclen) {
@@ -187,7 +199,9 @@ close_container(struct sc *s, size_t i)
 				s->doc.len = len;
 				s->doc.ntok = 0;
 			}
-			r = s->fn(s->ctx, &s->doc, s->ev_off);
+			if (s->keys)
+				json_select_doc(&s->doc, s->keys, s->idx);
+			r = deliver(s, s->ev_off);
 			s->acclen = 0;
 			if (r)
 				return SCAN_STOPPED;
@@ -357,11 +371,12 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 
 	/* The common case: a strictly valid event, found and tokenized in one pass. */
 	if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
-		size_t l = json_parse_object(&s->doc, buf + i, n - i);
+		size_t l = s->keys ? json_select_object(&s->doc, buf + i, n - i, s->keys, s->idx) :
+		    json_parse_object(&s->doc, buf + i, n - i);
 		if (l > 0) {
 			s->st->elements++;
 			s->st->events++;
-			if (s->fn && s->fn(s->ctx, &s->doc, s->base + i))
+			if ((s->fn || s->sfn) && deliver(s, s->base + i))
 				return SCAN_STOPPED;
 			*ip = i + l;
 			value_done(s);
@@ -515,12 +530,39 @@ end_chunk(struct sc *s, const char *buf, size_t n)
 	s->base += n;
 }
 
+static int run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
+    size_t errlen, void (*progress)(void *, const struct scan_stats *));
+
 int
 scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
     struct scan_stats *st, char *errbuf, size_t errlen,
     void (*progress)(void *, const struct scan_stats *))
 {
 	struct sc *s = xcalloc(1, sizeof *s);
+
+	s->fn = fn;
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, progress);
+}
+
+int
+scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_select_fn fn,
+    void *ctx, struct scan_stats *st, char *errbuf, size_t errlen)
+{
+	struct sc *s = xcalloc(1, sizeof *s);
+
+	if (keys->ntop + keys->ninner > sizeof s->idx / sizeof s->idx[0])
+		abort();	/* a caller's key set too large: a bug */
+	s->sfn = fn;
+	s->keys = keys;
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, NULL);
+}
+
+static int
+run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf, size_t errlen,
+    void (*progress)(void *, const struct scan_stats *))
+{
 	char *buf = xmalloc(CHUNK);
 	ssize_t n;
 	size_t off = 0;
@@ -530,8 +572,6 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 	memset(st, 0, sizeof *st);
 	s->name = name;
 	s->st = st;
-	s->fn = fn;
-	s->ctx = ctx;
 	s->err = errbuf;
 	s->errlen = errlen;
 	s->events_sp = -1;
@@ -575,7 +615,7 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			break;
 		end_chunk(s, buf + off, (size_t)n - off);
 		if (progress && st->bytes >= next_progress) {
-			progress(ctx, st);
+			progress(s->ctx, st);
 			next_progress = st->bytes + (8u << 20);
 		}
 	}

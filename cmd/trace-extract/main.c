@@ -295,7 +295,11 @@ struct trace_state {
 	unsigned repl;				/* U+FFFD replacements */
 	unsigned long long *catcount;
 	size_t catcap;
-	sbuf name, cat, pid, tid, tmp;
+	sbuf name, cat, pid, tid, tmp;	/* decoded text behind the views below */
+	struct rstr vname, vcat, vpid, vtid;	/* the event's name, cat, pid, tid as text */
+	struct rstr lastcat;		/* the category of the event before, and its lookup */
+	unsigned lastcf;
+	uint32_t lastcatid;
 	progress *prog;
 	zio *z;
 	/* Python contexts (not with --frames): the frames, and the records kept until the end */
@@ -310,7 +314,7 @@ struct trace_state {
 static uint32_t
 py_thread(struct trace_state *s)
 {
-	return pyctx_thread(s->pc, sb_str(&s->pid), s->pid.len, sb_str(&s->tid), s->tid.len);
+	return pyctx_thread(s->pc, s->vpid.s, s->vpid.n, s->vtid.s, s->vtid.n);
 }
 
 static void
@@ -338,10 +342,13 @@ static const struct evmembers evm[RT_COUNT] = {
 	    RM_annotation_pid, RM_annotation_tid, RM_annotation_ts, RM_annotation_dur },
 };
 
-/* Where an event's members are: token indexes into the event's doc, -1 when absent. */
+/*
+ * Where an event's members are: token indexes into the event's doc, -1 when
+ * absent; in the order of event_keys (top level, then args).
+ */
 struct event_ix {
 	int ph, name, cat, ts, dur, pid, tid, args;
-	int a_ext, a_corr, a_pyid, a_pypid, a_stream, a_cstream, a_name;
+	int a_ext, a_corr, a_stream, a_cstream, a_name, a_pyid, a_pypid;
 };
 
 /* What one event is, once read. */
@@ -375,21 +382,47 @@ put_time(struct trace_state *s, enum rec_member m, int i, double v)
 }
 
 /*
+ * Python str() of the value at token i (§1.2 to-text) as a span: the
+ * event's own text when it reads the same (a string of plain ASCII, an
+ * integer other than -0), else the text decoded into buf.  Valid until the
+ * next event, or the next use of buf.
+ */
+static struct rstr
+pystr(struct trace_state *s, int i, sbuf *buf)
+{
+	const json_doc *d = s->d;
+
+	if (i >= 0) {
+		const jsmntok_t *t = &d->tok[i];
+		const char *p = d->js + t->start;
+		size_t n = (size_t)(t->end - t->start);
+		if (t->type == JSMN_STRING && json_plain_len(p, n) == n)
+			return (struct rstr){ p, n };
+		if (t->type == JSMN_PRIMITIVE && json_kind(d, i) == JK_INT &&
+		    !(n == 2 && p[0] == '-' && p[1] == '0'))
+			return (struct rstr){ p, n };
+	}
+	json_pystr(d, i, buf, &s->repl);
+	return (struct rstr){ sb_str(buf), buf->len };
+}
+
+/*
  * Start the record of an X event: type, trace index, name, the category
  * when `cat` is not NULL, pid, tid, ts and dur.
  */
 static void
-begin_event(struct trace_state *s, enum rec_type type, const char *cat, const struct event *e)
+begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
+    const struct event *e)
 {
 	const struct evmembers *m = &evm[type];
 
 	rec_begin(type);
 	rec_int(m->t, s->t);
-	rec_str(m->name, sb_str(&s->name), s->name.len);
+	rec_str(m->name, s->vname.s, s->vname.n);
 	if (cat)
-		rec_cstr(m->cat, cat);
-	rec_str(m->pid, sb_str(&s->pid), s->pid.len);
-	rec_str(m->tid, sb_str(&s->tid), s->tid.len);
+		rec_str(m->cat, cat->s, cat->n);
+	rec_str(m->pid, s->vpid.s, s->vpid.n);
+	rec_str(m->tid, s->vtid.s, s->vtid.n);
 	put_time(s, m->ts, e->ix.ts, e->ts);
 	put_time(s, m->dur, e->ix.dur, e->dur);
 }
@@ -410,51 +443,22 @@ get_time(struct trace_state *s, int i, double *v)
 	return 1;
 }
 
-/* Find the members the extraction reads, at the top level and in args. */
-static void
-index_event(const json_doc *d, struct event_ix *ix)
-{
-	int k, n, i;
-	size_t kl;
-	const char *key;
-
-	memset(ix, -1, sizeof *ix);
-	n = d->tok[0].size;
-	for (k = 0, i = 1; k < n; k++) {
-		key = json_span(d, i, &kl);
-		switch (kl) {
-		case 2:
-			if (!memcmp(key, "ph", 2)) ix->ph = i + 1;
-			else if (!memcmp(key, "ts", 2)) ix->ts = i + 1;
-			break;
-		case 3:
-			if (!memcmp(key, "cat", 3)) ix->cat = i + 1;
-			else if (!memcmp(key, "dur", 3)) ix->dur = i + 1;
-			else if (!memcmp(key, "pid", 3)) ix->pid = i + 1;
-			else if (!memcmp(key, "tid", 3)) ix->tid = i + 1;
-			break;
-		case 4:
-			if (!memcmp(key, "name", 4)) ix->name = i + 1;
-			else if (!memcmp(key, "args", 4)) ix->args = i + 1;
-			break;
-		}
-		i = json_skip(d, i + 1);
-	}
-	if (ix->args < 0 || d->tok[ix->args].type != JSMN_OBJECT)
-		return;
-	n = d->tok[ix->args].size;
-	for (k = 0, i = ix->args + 1; k < n; k++) {
-		key = json_span(d, i, &kl);
-		if (kl == 11 && !memcmp(key, "External id", 11)) ix->a_ext = i + 1;
-		else if (kl == 11 && !memcmp(key, "correlation", 11)) ix->a_corr = i + 1;
-		else if (kl == 9 && !memcmp(key, "Python id", 9)) ix->a_pyid = i + 1;
-		else if (kl == 16 && !memcmp(key, "Python parent id", 16)) ix->a_pypid = i + 1;
-		else if (kl == 6 && !memcmp(key, "stream", 6)) ix->a_stream = i + 1;
-		else if (kl == 11 && !memcmp(key, "cuda_stream", 11)) ix->a_cstream = i + 1;
-		else if (kl == 4 && !memcmp(key, "name", 4)) ix->a_name = i + 1;
-		i = json_skip(d, i + 1);
-	}
-}
+/*
+ * The members the extraction reads, at the top level and in args: the
+ * scanner finds them (scan_run_select), tokenizing strictly valid events
+ * no further.  The order is struct event_ix's.
+ */
+static struct json_keys event_keys = {
+	8, 7,
+	{ JSON_KEY("ph"), JSON_KEY("name"), JSON_KEY("cat"), JSON_KEY("ts"), JSON_KEY("dur"),
+	  JSON_KEY("pid"), JSON_KEY("tid"), JSON_KEY("args") },
+	{ JSON_KEY("External id"), JSON_KEY("correlation"), JSON_KEY("stream"),
+	  JSON_KEY("cuda_stream"), JSON_KEY("name"),
+	  /* the last two only with --python-ids (event_keys.ninner) */
+	  JSON_KEY("Python id"), JSON_KEY("Python parent id") },
+	7
+};
+_Static_assert(sizeof(struct event_ix) == 15 * sizeof(int), "event_ix follows event_keys");
 
 /* Count the event under its category (for the stats record); returns the category flags. */
 static unsigned
@@ -463,11 +467,25 @@ count_category(struct trace_state *s, const json_doc *d, const struct event_ix *
 	unsigned cf;
 	uint32_t catid;
 
-	if (ix->cat >= 0)
-		json_pystr(d, ix->cat, &s->cat, &s->repl);
-	else
-		sb_reset(&s->cat);
-	cf = lookup(&s->cats, sb_str(&s->cat), s->cat.len, 1, &catid);
+	(void)d;
+	if (ix->cat >= 0) {
+		s->vcat = pystr(s, ix->cat, &s->cat);
+	} else {
+		s->vcat.s = "";
+		s->vcat.n = 0;
+	}
+	/* events of one category come in runs: compare with the one before first */
+	if (s->lastcat.s && s->vcat.n == s->lastcat.n &&
+	    memcmp(s->vcat.s, s->lastcat.s, s->vcat.n) == 0) {
+		cf = s->lastcf;
+		catid = s->lastcatid;
+	} else {
+		cf = lookup(&s->cats, s->vcat.s, s->vcat.n, 1, &catid);
+		s->lastcat.s = strtab_str(s->cats.tab, catid);
+		s->lastcat.n = s->vcat.n;
+		s->lastcf = cf;
+		s->lastcatid = catid;
+	}
 	if (catid >= s->catcap) {
 		size_t old = s->catcap;
 		xgrow(&s->catcount, &s->catcap, catid + 1, sizeof *s->catcount);
@@ -484,19 +502,22 @@ metadata_event(struct trace_state *s, const json_doc *d, const struct event_ix *
 	s->by_ph_m++;
 	if (ix->name < 0 || json_kind(d, ix->name) != JK_STR)
 		return;
-	json_str(d, ix->name, &s->name, &s->repl);
-	if (strcmp(sb_str(&s->name), "thread_name") != 0 || ix->a_name < 0)
+	struct rstr tn;
+
+	(void)d;
+	s->vname = pystr(s, ix->name, &s->name);
+	if (s->vname.n != 11 || memcmp(s->vname.s, "thread_name", 11) != 0 || ix->a_name < 0)
 		return;
-	json_pystr(d, ix->a_name, &s->tmp, &s->repl);
-	if (!s->tmp.len)
+	tn = pystr(s, ix->a_name, &s->tmp);
+	if (!tn.n)
 		return;
-	json_pystr(d, ix->pid, &s->pid, &s->repl);
-	json_pystr(d, ix->tid, &s->tid, &s->repl);
+	s->vpid = pystr(s, ix->pid, &s->pid);
+	s->vtid = pystr(s, ix->tid, &s->tid);
 	rec_begin(RT_thread_name);
 	rec_int(RM_thread_name_t, s->t);
-	rec_str(RM_thread_name_pid, sb_str(&s->pid), s->pid.len);
-	rec_str(RM_thread_name_tid, sb_str(&s->tid), s->tid.len);
-	rec_str(RM_thread_name_name, sb_str(&s->tmp), s->tmp.len);
+	rec_str(RM_thread_name_pid, s->vpid.s, s->vpid.n);
+	rec_str(RM_thread_name_tid, s->vtid.s, s->vtid.n);
+	rec_str(RM_thread_name_name, tn.s, tn.n);
 	rec_end();
 	s->thread_names++;
 }
@@ -538,7 +559,7 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 
 	s->frames++;
 	if (s->pc) {
-		uint32_t id = pyctx_name(s->pc, sb_str(&s->name), s->name.len);
+		uint32_t id = pyctx_name(s->pc, s->vname.s, s->vname.n);
 		pyctx_frame(s->pc, py_thread(s), id, e->ts, e->dur);
 		if (id >= s->capcap) {
 			size_t old = s->capcap;
@@ -546,7 +567,7 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 			memset(s->capmark + old, 0, s->capcap - old);
 		}
 		if (!s->capmark[id])
-			s->capmark[id] = frame_is_capture_marker(sb_str(&s->name), s->name.len) ? 2 : 1;
+			s->capmark[id] = frame_is_capture_marker(s->vname.s, s->vname.n) ? 2 : 1;
 		if (s->capmark[id] == 1)
 			return;		/* only capture markers stay records (trace-health) */
 	}
@@ -597,10 +618,10 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	s->kernels++;
 	if (s->pc)
 		pyctx_kernel(s->pc, e->ts, overlap);
-	begin_event(s, RT_kernel, sb_str(&s->cat), e);
+	begin_event(s, RT_kernel, &s->vcat, e);
 	if (st >= 0) {
-		json_pystr(d, st, &s->tmp, &s->repl);
-		rec_str(RM_kernel_stream, sb_str(&s->tmp), s->tmp.len);
+		struct rstr v = pystr(s, st, &s->tmp);
+		rec_str(RM_kernel_stream, v.s, v.n);
 	}
 	if (e->has_ext)
 		rec_int(RM_kernel_external_id, e->ext);
@@ -616,15 +637,15 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 static void
 put_annotation(struct trace_state *s, const json_doc *d, const struct event *e)
 {
+	static const struct rstr ua = { "user_annotation", 15 }, gua = { "gpu_user_annotation", 19 };
 	const char *stg;
 	long long v;
 
 	s->annotations++;
-	begin_event(s, RT_annotation, (e->cf & CF_GUA) ? "gpu_user_annotation" :
-	    "user_annotation", e);
+	begin_event(s, RT_annotation, (e->cf & CF_GUA) ? &gua : &ua, e);
 	if (e->ix.a_ext >= 0 && json_coerce_int(d, e->ix.a_ext, &v))
 		rec_int(RM_annotation_external_id, v);
-	stg = annotation_stage(sb_str(&s->name), s->name.len);
+	stg = annotation_stage(s->vname.s, s->vname.n);
 	if (stg)
 		rec_cstr(RM_annotation_stage, stg);
 	rec_end();
@@ -664,7 +685,7 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 }
 
 static int
-on_event(void *ctx, const json_doc *d, unsigned long long off)
+on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 {
 	struct trace_state *s = ctx;
 	struct event e;
@@ -679,7 +700,9 @@ on_event(void *ctx, const json_doc *d, unsigned long long off)
 	if (d->ntok == 0)
 		return 0;	/* jsmn refused a validated event: none is known; skip */
 	s->d = d;
-	index_event(d, &e.ix);
+	memcpy(&e.ix, idx, (event_keys.ntop + event_keys.ninner) * sizeof *idx);
+	if (event_keys.ninner < 7)
+		e.ix.a_pyid = e.ix.a_pypid = -1;
 	e.has_ext = e.ix.a_ext >= 0 && json_coerce_int(d, e.ix.a_ext, &e.ext);
 	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
 	if (e.has_ext && e.has_corr)
@@ -702,17 +725,19 @@ on_event(void *ctx, const json_doc *d, unsigned long long off)
 	s->by_ph_x++;
 	if (!read_times(s, d, &e))
 		return 0;
-	if (e.ix.name >= 0)
-		json_pystr(d, e.ix.name, &s->name, &s->repl);
-	else
-		sb_reset(&s->name);
+	if (e.ix.name >= 0) {
+		s->vname = pystr(s, e.ix.name, &s->name);
+	} else {
+		s->vname.s = "";
+		s->vname.n = 0;
+	}
 	/* Frames and CPU ops can be neither kernels nor launches: skip the name rules. */
 	e.nf = (e.cf & (CF_PYFN | CF_CPUOP)) ? 0 :
-	    lookup(&s->names, sb_str(&s->name), s->name.len, 0, NULL);
+	    lookup(&s->names, s->vname.s, s->vname.n, 0, NULL);
 	if (e.ix.name < 0)
 		e.nf &= ~NF_META;
-	json_pystr(d, e.ix.pid, &s->pid, &s->repl);
-	json_pystr(d, e.ix.tid, &s->tid, &s->repl);
+	s->vpid = pystr(s, e.ix.pid, &s->pid);
+	s->vtid = pystr(s, e.ix.tid, &s->tid);
 	if (e.dur_ok == 1 && e.dur < 0)
 		s->neg_dur++;
 
@@ -1091,7 +1116,8 @@ extract_trace(const char *path, int t)
 	if (s.rfp)
 		rec_set_output(s.rfp);
 	s.prog = progress_start(path, progress_flag);
-	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
+	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
+	r = scan_run_select(s.z, path, &event_keys, on_event, &s, &st, err, sizeof err);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
 	zio_close(s.z);
