@@ -1,5 +1,6 @@
 /* jsmn-based access to one JSON value, with the reference's coercions. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1018,6 +1019,60 @@ key_index(const struct json_key *names, unsigned cnt, const char *s, size_t n)
 	return -1;
 }
 
+/* Past the run of ASCII digits at q[0..e): eight bytes at a time while they last. */
+static inline const unsigned char *
+skip_digits(const unsigned char *q, const unsigned char *e)
+{
+	uint64_t w, t;
+
+	while (e - q >= 8) {
+		memcpy(&w, q, 8);
+		/* a byte below '0' or above '9' sets its top bit in t */
+		t = (w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL);
+		t &= 0x8080808080808080ULL;
+		if (t)
+			return q + (__builtin_ctzll(t) >> 3);
+		q += 8;
+	}
+	while (q < e && *q >= '0' && *q <= '9')
+		q++;
+	return q;
+}
+
+size_t
+json_string_run(const char *s, size_t n)
+{
+	return run_unquoted((const unsigned char *)s, n);
+}
+
+size_t
+json_number_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n, *q = p;
+
+	if (q < e && *q == '-')
+		q++;
+	if (q < e && *q == '0')
+		q++;
+	else if (q < e && *q >= '1' && *q <= '9')
+		q = skip_digits(q + 1, e);
+	else
+		return 0;
+	if (q < e && *q == '.') {
+		if (++q >= e || *q < '0' || *q > '9')
+			return 0;
+		q = skip_digits(q + 1, e);
+	}
+	if (q < e && (*q | 0x20) == 'e') {
+		if (++q < e && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= e || *q < '0' || *q > '9')
+			return 0;
+		q = skip_digits(q + 1, e);
+	}
+	return (size_t)(q - p);
+}
+
 void
 json_select_doc(const json_doc *d, const struct json_keys *k, int *idx)
 {
@@ -1215,23 +1270,20 @@ value:
 		if (q < e && *q == '0')
 			q++;
 		else if (q < e && *q >= '1' && *q <= '9')
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
+			q = skip_digits(q + 1, e);
 		else
 			return 0;
 		if (q < e && *q == '.') {
 			if (++q >= e || *q < '0' || *q > '9')
 				return 0;
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
+			q = skip_digits(q + 1, e);
 		}
 		if (q < e && (*q | 0x20) == 'e') {
 			if (++q < e && (*q == '+' || *q == '-'))
 				q++;
 			if (q >= e || *q < '0' || *q > '9')
 				return 0;
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
+			q = skip_digits(q + 1, e);
 		}
 		if (q - p > FAST_MAX_NUMBER)
 			return 0;
@@ -1280,3 +1332,4 @@ close:
 	d->ntok = nt;
 	return d->len;
 }
+

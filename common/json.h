@@ -158,6 +158,15 @@ void json_write_compact(const json_doc *d, int i, sbuf *out);
 /* Append s[0..n) as a JSON string literal, quotes included. */
 void json_quote(sbuf *out, const char *s, size_t n);
 
+/* Length of the leading run of s[0..n) free of '"', '\\' and control characters. */
+size_t json_string_run(const char *s, size_t n);
+
+/*
+ * Length of the strict JSON number (RFC 8259, no NaN or Infinity) at the
+ * start of s[0..n), or 0 when none starts there.
+ */
+size_t json_number_len(const char *s, size_t n);
+
 /*
  * Length of the leading run of s[0..n) that is printable ASCII other than
  * '"' and '\\': text that reads the same inside and outside a JSON string.

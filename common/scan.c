@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jshape.h"
 #include "scan.h"
 #include "xalloc.h"
 
@@ -27,6 +28,7 @@ struct sc {
 	scan_event_fn fn;
 	scan_select_fn sfn;		/* with a key set: events come with their selection */
 	const struct json_keys *keys;
+	struct json_shapes shapes;	/* the layouts of the events read so far */
 	int idx[32];
 	void *ctx;
 	char *err;
@@ -371,7 +373,7 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 
 	/* The common case: a strictly valid event, found and tokenized in one pass. */
 	if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
-		size_t l = s->keys ? json_select_object(&s->doc, buf + i, n - i, s->keys, s->idx) :
+		size_t l = s->keys ? json_select_shaped(&s->shapes, &s->doc, buf + i, n - i, s->idx) :
 		    json_parse_object(&s->doc, buf + i, n - i);
 		if (l > 0) {
 			s->st->elements++;
@@ -555,6 +557,7 @@ scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_sel
 		abort();	/* a caller's key set too large: a bug */
 	s->sfn = fn;
 	s->keys = keys;
+	json_shapes_init(&s->shapes, keys);
 	s->ctx = ctx;
 	return run(z, name, s, st, errbuf, errlen, NULL);
 }
@@ -659,6 +662,8 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	free(buf);
 	free(s->acc);
 	json_doc_free(&s->doc);
+	if (s->keys)
+		json_shapes_free(&s->shapes);
 	free(s);
 	return r;
 }

@@ -5,6 +5,9 @@
 # - common/json.c json_parse_object(), the strict one-pass tokenizer: its
 #   tokens must equal jsmn's on everything it accepts; it must accept strictly
 #   valid objects and leave unusual ones to the general path;
+# - json_select_object() and common/jshape.c json_select_shaped(), the
+#   selections trace-extract reads events with: the members jsmn's tokens
+#   give, on the same objects;
 # - common/rec.c rec_read(), the typed record reader: a line in our writers'
 #   layout (its fast path) must decode to what any other layout of the same
 #   record (the general path) gives.
@@ -34,6 +37,9 @@ t_fixed_and_events() {
 	n=$(grep -c '^  {' "$T/trace.json")
 	acc=$(sed -n 's/.* \([0-9]*\) accepted.*/\1/p' "$T/out")
 	[ "$acc" -ge "$n" ] || { echo "only $acc accepted of $n event lines"; return 1; }
+	# and the events seen twice mostly fit a shape learnt from the first
+	fit=$(sed -n 's/.* \([0-9]*\) fitted shapes.*/\1/p' "$T/out")
+	[ "$fit" -ge "$n" ] || { echo "only $fit fitted shapes for $n event lines"; return 1; }
 }
 TOPDIR_GEN=$TOP/tests/gen-trace
 check "fast tokens equal jsmn's on fixed cases, generated events and their mutations" t_fixed_and_events

@@ -398,9 +398,14 @@ pystr(struct trace_state *s, int i, sbuf *buf)
 		size_t n = (size_t)(t->end - t->start);
 		if (t->type == JSMN_STRING && json_plain_len(p, n) == n)
 			return (struct rstr){ p, n };
-		if (t->type == JSMN_PRIMITIVE && json_kind(d, i) == JK_INT &&
-		    !(n == 2 && p[0] == '-' && p[1] == '0'))
-			return (struct rstr){ p, n };
+		if (t->type == JSMN_PRIMITIVE && n && p[0] >= '0' && p[0] <= '9') {
+			/* a non-negative integer prints as its text */
+			size_t k = 1;
+			while (k < n && p[k] >= '0' && p[k] <= '9')
+				k++;
+			if (k == n)
+				return (struct rstr){ p, n };
+		}
 	}
 	json_pystr(d, i, buf, &s->repl);
 	return (struct rstr){ sb_str(buf), buf->len };
@@ -431,7 +436,16 @@ begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
 static int
 get_time(struct trace_state *s, int i, double *v)
 {
-	enum json_kind k = json_kind(s->d, i);
+	enum json_kind k;
+
+	/* a plain decimal number, the common case: converted at once */
+	if (i >= 0 && s->d->tok[i].type == JSMN_PRIMITIVE) {
+		const char *p = s->d->js + s->d->tok[i].start;
+		size_t n = (size_t)(s->d->tok[i].end - s->d->tok[i].start);
+		if (n && (p[0] == '-' || (p[0] >= '0' && p[0] <= '9')) && num_fast_decimal(p, n, v))
+			return 1;
+	}
+	k = json_kind(s->d, i);
 
 	*v = 0.0;
 	if (k == JK_MISSING)

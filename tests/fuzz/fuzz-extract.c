@@ -12,13 +12,15 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "jshape.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 /*
- * One event through on_event, its members found by the fast path
- * (json_select_object) or the general one (jsmn, json_select_doc): the
- * records written go to out, the trace state's counters to *counts.
+ * One event through on_event, its members found by the fast path (a shape
+ * learnt from it, json_select_shaped) or the general one (jsmn,
+ * json_select_doc): the records written go to out, the trace state's
+ * counters to *counts.
  */
 static int
 run_event(const char *ev, size_t size, int fast, char **out, size_t *outlen,
@@ -35,8 +37,14 @@ run_event(const char *ev, size_t size, int fast, char **out, size_t *outlen,
 	s.path = "fuzz";
 	s.names.tab = strtab_new();
 	s.cats.tab = strtab_new();
-	if (fast)
-		ok = json_select_object(&d, ev, size, &event_keys, idx) == size;
+	if (fast) {
+		/* through a memory of shapes: learnt the first time, fitted the second */
+		struct json_shapes sh;
+		json_shapes_init(&sh, &event_keys);
+		ok = json_select_shaped(&sh, &d, ev, size, idx) == size &&
+		    json_select_shaped(&sh, &d, ev, size, idx) == size;
+		json_shapes_free(&sh);
+	}
 	else {
 		ok = json_parse(&d, ev, size) == 0;
 		if (ok)

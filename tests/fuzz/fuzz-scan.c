@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "jshape.h"
 #include "json.h"
 #include "scan.h"
 #include "zio.h"
@@ -118,6 +119,22 @@ check_select_object(const unsigned char *data, size_t size, const struct json_ke
 	size_t lf = json_parse_object(&full, (const char *)data, size);
 	size_t ls = json_select_object(&sel, (const char *)data, size, k, idx);
 
+	/* through a memory of shapes: learnt the first time, fitted the second */
+	{
+		struct json_shapes sh;
+		int r;
+		json_shapes_init(&sh, k);
+		for (r = 0; r < 2; r++) {
+			static json_doc hd;
+			int hidx[32];
+			size_t lh = json_select_shaped(&sh, &hd, (const char *)data, size, hidx);
+			if (lh != ls)
+				abort();	/* shaped and strict selection disagree */
+			if (lh)
+				check_selection(&hd, hidx, k);
+		}
+		json_shapes_free(&sh);
+	}
 	if (ls) {
 		if (ls != lf)
 			abort();	/* the fast selection took text the strict tokenizer refuses */
