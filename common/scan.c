@@ -8,7 +8,6 @@
 #include "scan.h"
 #include "xalloc.h"
 
-#define CHUNK (1u << 20)
 #define MAXDEPTH 1024
 #define MAXPRIM 512
 
@@ -566,8 +565,9 @@ static int
 run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf, size_t errlen,
     void (*progress)(void *, const struct scan_stats *))
 {
-	char *buf = xmalloc(CHUNK);
-	ssize_t n;
+	const char *buf;
+	sbuf head = SBUF_INIT;
+	ssize_t n, m;
 	size_t off = 0;
 	int r = SCAN_OK, first = 1;
 	unsigned long long next_progress = 8u << 20;
@@ -581,7 +581,16 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	s->mode = M_VALUE;
 	errbuf[0] = '\0';
 	for (;;) {
-		n = zio_read(z, buf, CHUNK);
+		/* the decompressed text where zio holds it: no copy */
+		n = zio_next(z, &buf);
+		if (n > 0 && first && n < 3) {
+			/* A pipe may deliver fewer bytes than a byte order mark first. */
+			sb_add(&head, buf, (size_t)n);
+			while (head.len < 3 && (m = zio_next(z, &buf)) > 0)
+				sb_add(&head, buf, (size_t)m);
+			buf = head.s;
+			n = (ssize_t)head.len;
+		}
 		if (n < 0) {
 			snprintf(errbuf, errlen, "'%s': %s; the text read so far ends at byte %llu "
 			    "(line %llu, column %llu); %s", name, zio_error(z), s->base,
@@ -593,10 +602,6 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 			break;
 		off = 0;
 		if (first) {
-			ssize_t m;
-			/* A pipe may deliver fewer bytes than a byte order mark first. */
-			while (n < 3 && (m = zio_read(z, buf + n, CHUNK - (size_t)n)) > 0)
-				n += m;
 			first = 0;
 			if (n >= 3 && (unsigned char)buf[0] == 0xef &&
 			    (unsigned char)buf[1] == 0xbb && (unsigned char)buf[2] == 0xbf) {
@@ -622,6 +627,7 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 			next_progress = st->bytes + (8u << 20);
 		}
 	}
+	sb_free(&head);
 	if (r == SCAN_OK) {
 		if (s->inprim) {
 			s->inprim = 0;
@@ -659,7 +665,6 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 			r = SCAN_ERROR;
 		}
 	}
-	free(buf);
 	free(s->acc);
 	json_doc_free(&s->doc);
 	if (s->keys)

@@ -23,7 +23,7 @@
 #include "xalloc.h"
 #include "zio.h"
 
-#define RAWBUF (256 * 1024)
+#define RAWBUF (1024 * 1024)
 #define QSLOTS 4
 #define QCHUNK (1u << 20)
 
@@ -63,6 +63,8 @@ struct zio {
 	struct slot q[QSLOTS];
 	unsigned qr, qw;	/* read and write counters */
 	size_t cur_off;		/* consumed bytes of the slot at qr */
+	int borrowed;		/* zio_next handed out the slot at qr */
+	char *obuf;		/* zio_next's output without the thread */
 };
 
 static int
@@ -196,30 +198,69 @@ producer(void *arg)
 	}
 }
 
+/* Start the inflating thread; 0 when it cannot start (then the reader inflates). */
+static int
+thread_start(zio *z)
+{
+	int i;
+
+	for (i = 0; i < QSLOTS; i++)
+		z->q[i].data = xmalloc(QCHUNK);
+	pthread_mutex_init(&z->mu, NULL);
+	pthread_cond_init(&z->can_put, NULL);
+	pthread_cond_init(&z->can_get, NULL);
+	z->started = 1;
+	if (pthread_create(&z->th, NULL, producer, z) != 0) {
+		z->threaded = 0;
+		z->started = 0;
+		for (i = 0; i < QSLOTS; i++)
+			free(z->q[i].data);
+		pthread_mutex_destroy(&z->mu);
+		pthread_cond_destroy(&z->can_put);
+		pthread_cond_destroy(&z->can_get);
+		return 0;
+	}
+	return 1;
+}
+
+/* The oldest filled slot, waited for. */
+static struct slot *
+slot_wait(zio *z)
+{
+	struct slot *sl;
+
+	pthread_mutex_lock(&z->mu);
+	while (z->qr == z->qw)
+		pthread_cond_wait(&z->can_get, &z->mu);
+	sl = &z->q[z->qr % QSLOTS];
+	pthread_mutex_unlock(&z->mu);
+	return sl;
+}
+
+/* Hand the oldest slot back to the inflating thread. */
+static void
+slot_release(zio *z)
+{
+	z->cur_off = 0;
+	pthread_mutex_lock(&z->mu);
+	z->qr++;
+	pthread_cond_signal(&z->can_put);
+	pthread_mutex_unlock(&z->mu);
+}
+
 static ssize_t
 threaded_read(zio *z, char *buf, size_t n)
 {
 	struct slot *sl;
 	ssize_t k;
 
-	if (!z->started) {
-		int i;
-		for (i = 0; i < QSLOTS; i++)
-			z->q[i].data = xmalloc(QCHUNK);
-		pthread_mutex_init(&z->mu, NULL);
-		pthread_cond_init(&z->can_put, NULL);
-		pthread_cond_init(&z->can_get, NULL);
-		if (pthread_create(&z->th, NULL, producer, z) != 0) {
-			z->threaded = 0;
-			return inflate_some(z, buf, n);
-		}
-		z->started = 1;
+	if (z->borrowed) {
+		z->borrowed = 0;
+		slot_release(z);
 	}
-	pthread_mutex_lock(&z->mu);
-	while (z->qr == z->qw)
-		pthread_cond_wait(&z->can_get, &z->mu);
-	sl = &z->q[z->qr % QSLOTS];
-	pthread_mutex_unlock(&z->mu);
+	if (!z->started && !thread_start(z))
+		return inflate_some(z, buf, n);
+	sl = slot_wait(z);
 	if (sl->len <= 0) {
 		if (sl->len == 0)
 			z->done = 1;
@@ -230,13 +271,54 @@ threaded_read(zio *z, char *buf, size_t n)
 		k = (ssize_t)n;
 	memcpy(buf, sl->data + z->cur_off, (size_t)k);
 	z->cur_off += (size_t)k;
-	if ((ssize_t)z->cur_off == sl->len) {
-		z->cur_off = 0;
-		pthread_mutex_lock(&z->mu);
-		z->qr++;
-		pthread_cond_signal(&z->can_put);
-		pthread_mutex_unlock(&z->mu);
+	if ((ssize_t)z->cur_off == sl->len)
+		slot_release(z);
+	return k;
+}
+
+ssize_t
+zio_next(zio *z, const char **p)
+{
+	struct slot *sl;
+	ssize_t k;
+
+	if (z->done)
+		return 0;
+	if (z->gzip && z->threaded) {
+		if (z->borrowed) {
+			z->borrowed = 0;
+			slot_release(z);
+		}
+		if (z->started || thread_start(z)) {
+			sl = slot_wait(z);
+			if (sl->len <= 0) {
+				if (sl->len == 0)
+					z->done = 1;
+				return sl->len;
+			}
+			/* the slot stays ours until the next call */
+			*p = sl->data + z->cur_off;
+			z->borrowed = 1;
+			return sl->len - (ssize_t)z->cur_off;
+		}
 	}
+	if (!z->gzip) {
+		if (fill(z) < 0)
+			return -1;
+		if (z->rawpos >= z->rawlen) {
+			z->done = 1;
+			return 0;
+		}
+		*p = (const char *)z->raw + z->rawpos;
+		k = (ssize_t)(z->rawlen - z->rawpos);
+		z->rawpos = z->rawlen;
+		return k;
+	}
+	if (!z->obuf)
+		z->obuf = xmalloc(QCHUNK);
+	k = inflate_some(z, z->obuf, QCHUNK);
+	if (k > 0)
+		*p = z->obuf;
 	return k;
 }
 
@@ -519,5 +601,6 @@ zio_close(zio *z)
 	if (z->fd > 0)
 		close(z->fd);
 	free(z->raw);
+	free(z->obuf);
 	free(z);
 }

@@ -28,6 +28,14 @@ zio *zio_open(const char *path);
  */
 ssize_t zio_read(zio *z, char *buf, size_t n);
 
+/*
+ * The next decompressed bytes where they lie, without a copy: sets *p and
+ * returns their count (> 0), or 0 at a clean end, or -1 on an error as
+ * zio_read.  The bytes stay valid until the next call on z.  Do not mix
+ * with zio_read on the same stream.
+ */
+ssize_t zio_next(zio *z, const char **p);
+
 const char *zio_error(const zio *z);
 int zio_is_gzip(const zio *z);
 /* Bytes read from the underlying file so far (compressed bytes for gzip). */
