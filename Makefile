@@ -118,6 +118,7 @@ lint-man:
 	@command -v mandoc >/dev/null || { echo "mandoc not installed"; exit 1; }
 	mandoc -Tlint -W warning $(MAN1) $(MAN5)
 
+# make bench: 2 and 20 copies of a real trace; BENCH_LARGE=1 adds 100 (tests/bench.sh)
 bench: all
 	sh tests/bench.sh
 
