@@ -139,13 +139,19 @@ uninstall:
 
 # ---- Fuzzing (make fuzz) --------------------------------------------------
 # libFuzzer harnesses under tests/fuzz/, built with clang into build-fuzz/:
-#   fuzz-scan     the event scanner: scan_run over zio (plain or gzip bytes)
-#   fuzz-extract  trace-extract's per-event extraction (on_event)
-#   fuzz-records  the record reader: rec_reader, rec_read and JSON members
+#   fuzz-scan        the event scanner: scan_run over zio (plain or gzip bytes)
+#   fuzz-extract     trace-extract's per-event extraction (on_event)
+#   fuzz-records     the record reader: rec_reader, rec_read and JSON members
+#   fuzz-discover    trace discovery over a directory tree the input describes
+#   fuzz-serverargs  server_args.json: reading, framework hints, writing back
+#   fuzz-sidefiles   --patterns catalogs and --mapping site records, with
+#                    the relaxed lookups over the payloads they make
+#   fuzz-capture     trace-capture's handling of servers' replies and URLs
 # Each starts from seeds written by tests/gen-trace (build-fuzz/seeds-*) and
 # keeps what it learns in build-fuzz/corpus-*.  FUZZ_TIME is the run length of
-# each harness in seconds; FUZZ_ARGS passes more libFuzzer options.  A crash
-# leaves its input as build-fuzz/crash-* and stops the target.
+# each harness in seconds; FUZZ_ARGS passes more libFuzzer options;
+# FUZZ_HARNESSES picks which run.  A crash leaves its input as
+# build-fuzz/crash-* and stops the target.
 FUZZ_CC    ?= clang-14
 FUZZ_TIME  ?= 180
 FUZZ_ARGS  ?=
@@ -154,32 +160,51 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
 FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
-FUZZ_EXTOBJ := $(FUZZ_O)/cmd/trace-extract/discover.o $(FUZZ_O)/cmd/trace-extract/framework.o \
-	$(FUZZ_O)/cmd/trace-extract/pyctx.o $(FUZZ_O)/cmd/trace-extract/spool.o
-FUZZ_BINS   := $(FUZZ_O)/fuzz-scan $(FUZZ_O)/fuzz-extract $(FUZZ_O)/fuzz-records
+FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture
+FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
-$(FUZZ_O)/%.o: %.c $(COMMON_HDR) tests/fuzz/fuzz.h
+# What each harness links besides the library, and the headers it sees.
+FUZZ_EXTRA_extract    = cmd/trace-extract/discover.o cmd/trace-extract/framework.o \
+	cmd/trace-extract/pyctx.o cmd/trace-extract/spool.o
+FUZZ_EXTRA_discover   = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
+FUZZ_EXTRA_serverargs = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
+FUZZ_EXTRA_sidefiles  = cmd/fuse-detect/catalog.o cmd/fuse-detect/match.o gen/fuse_catalog.o
+FUZZ_EXTRA_capture    = cmd/trace-capture/probe.o cmd/trace-capture/sys.o
+FUZZ_INC_discover     = -iquote cmd/trace-extract
+FUZZ_INC_serverargs   = -iquote cmd/trace-extract
+FUZZ_INC_sidefiles    = -iquote cmd/fuse-detect
+FUZZ_LIBS_capture     = -lcurl
+FUZZ_ALLEXTRA := $(sort $(foreach h,$(FUZZ_HARNESSES),$(addprefix $(FUZZ_O)/,$(FUZZ_EXTRA_$(h)))))
+
+$(FUZZ_O)/%.o: %.c $(COMMON_HDR) $(TOOL_HDR) tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -iquote tests/fuzz $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(FUZZ_O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
+$(FUZZ_O)/tests/fuzz/fuzz-%.o: tests/fuzz/fuzz-%.c $(COMMON_HDR) $(TOOL_HDR) tests/fuzz/fuzz.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -iquote tests/fuzz $(FUZZ_INC_$*) $(FUZZ_CFLAGS) \
+	  -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_O)/gen/%.o: $(O)/gen/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
 $(FUZZ_O)/libcommon.a: $(FUZZ_LIBOBJ)
 	$(AR) rcs $@ $^
 
-$(FUZZ_O)/fuzz-%: $(FUZZ_O)/tests/fuzz/fuzz-%.o $(FUZZ_O)/tests/fuzz/fuzz-err.o $(FUZZ_EXTOBJ) $(FUZZ_O)/libcommon.a
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $(filter-out $(FUZZ_EXTOBJ),$(filter %.o,$^)) \
-	  $(if $(filter fuzz-extract,$(notdir $@)),$(FUZZ_EXTOBJ)) $(FUZZ_O)/libcommon.a $(LDLIBS)
+$(FUZZ_O)/fuzz-%: $(FUZZ_O)/tests/fuzz/fuzz-%.o $(FUZZ_O)/tests/fuzz/fuzz-err.o $(FUZZ_ALLEXTRA) \
+    $(FUZZ_O)/libcommon.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $(FUZZ_O)/tests/fuzz/fuzz-$*.o \
+	  $(FUZZ_O)/tests/fuzz/fuzz-err.o $(addprefix $(FUZZ_O)/,$(FUZZ_EXTRA_$*)) \
+	  $(FUZZ_O)/libcommon.a $(FUZZ_LIBS_$*) $(LDLIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
-fuzz-seeds:
+fuzz-seeds: all
 	sh tests/fuzz/seeds.sh $(FUZZ_O) $(O)/bin
 
 fuzz: fuzz-build fuzz-seeds
-	for h in scan extract records; do \
+	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p $(FUZZ_O)/corpus-$$h && \
 	  $(FUZZ_O)/fuzz-$$h -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=$(FUZZ_O)/crash-$$h- -print_final_stats=1 $(FUZZ_ARGS) \

@@ -14,7 +14,9 @@ enum {
 	EXIT_DATA = 1,		/* unreadable or malformed input */
 	EXIT_USAGE = 2,		/* bad command line */
 	EXIT_EMPTY = 3,		/* nothing to analyze (no events, no kernels, no traces) */
-	EXIT_CAPTURE = 4	/* live capture failed */
+	EXIT_CAPTURE = 4,	/* live capture failed */
+	EXIT_REGRESSION = 5,	/* trace-diff: a stage regressed beyond --gate (issue 17) */
+	EXIT_INCOMPARABLE = 6	/* trace-diff: the two runs cannot be compared (issue 17) */
 };
 
 /* Set once from argv[0] by tool_init(); used as the message prefix. */

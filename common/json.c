@@ -1,4 +1,4 @@
-/* jsmn-based access to one JSON value, with the reference's coercions. */
+/* Access to one tokenized JSON value, with the reference's coercions. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,42 +103,9 @@ json_nonfinite_literal(const char *s, size_t n)
 int
 json_parse(json_doc *d, const char *js, size_t len)
 {
-	jsmn_parser p;
-	int r;
+	int r = json_tokenize(d, js, len, 0, &d->err_off);
 
-	const char *scan = js;
-
-	d->js = js;
-	d->len = len;
-	if (len && memchr(js, '\0', len)) {
-		size_t k;
-		xgrow(&d->nul_copy, &d->nul_cap, len, 1);
-		memcpy(d->nul_copy, js, len);
-		for (k = 0; k < len; k++)
-			if (d->nul_copy[k] == '\0')
-				d->nul_copy[k] = '\001';
-		scan = d->nul_copy;
-	}
-	if (d->cap == 0) {
-		d->cap = 256;
-		d->tok = xmalloc(d->cap * sizeof *d->tok);
-	}
-	for (;;) {
-		jsmn_init(&p);
-		r = jsmn_parse(&p, scan, len, d->tok, d->cap);
-		if (r == JSMN_ERROR_NOMEM) {
-			d->cap *= 2;
-			d->tok = xrealloc(d->tok, d->cap * sizeof *d->tok);
-			continue;
-		}
-		break;
-	}
-	if (r < 1) {
-		d->ntok = 0;
-		return -1;
-	}
-	d->ntok = r;
-	return 0;
+	return r == JSON_OK && d->ntok > 0 ? JSON_OK : r != JSON_OK ? r : JSON_EINVAL;
 }
 
 void
@@ -148,9 +115,6 @@ json_doc_free(json_doc *d)
 	d->tok = NULL;
 	d->cap = 0;
 	d->ntok = 0;
-	free(d->nul_copy);
-	d->nul_copy = NULL;
-	d->nul_cap = 0;
 }
 
 int
@@ -180,13 +144,32 @@ json_get(const json_doc *d, int obj, const char *key)
 	n = d->tok[obj].size;
 	i = obj + 1;
 	for (k = 0; k < n && i < d->ntok; k++) {
-		const jsmntok_t *t = &d->tok[i];
-		if (t->type == JSMN_STRING && (size_t)(t->end - t->start) == kl &&
-		    memcmp(d->js + t->start, key, kl) == 0)
+		if (json_str_eq(d, i, key, kl))
 			found = i + 1;
 		i = json_skip(d, i + 1);
 	}
 	return found;
+}
+
+int
+json_str_eq(const json_doc *d, int i, const char *s, size_t n)
+{
+	const jsmntok_t *t = &d->tok[i];
+	const char *r = d->js + t->start;
+	size_t rn = (size_t)(t->end - t->start);
+	sbuf dec = SBUF_INIT;
+	int eq;
+
+	if (t->type != JSMN_STRING)
+		return 0;
+	if (!memchr(r, '\\', rn))
+		return rn == n && memcmp(r, s, n) == 0;
+	if (rn <= n)
+		return 0;	/* every escape is longer than what it stands for */
+	json_str(d, i, &dec, NULL);
+	eq = dec.len == n && memcmp(dec.s, s, n) == 0;
+	sb_free(&dec);
+	return eq;
 }
 
 const char *
@@ -407,78 +390,164 @@ json_str(const json_doc *d, int i, sbuf *out, unsigned *repl)
 	json_str_append(d, i, out, repl);
 }
 
+/*
+ * How the iterative writer spells a value: compact JSON, Python's str(),
+ * or the text as it is but for member names (and one value) decoded.
+ */
+enum style { COMPACT, PYREPR, RAWNAMES };
+
+/*
+ * One scalar (an empty container's brackets are written by the caller).
+ * `top`: the whole value (PYREPR leaves a top-level string unquoted);
+ * `decode`: in RAWNAMES, a name or value to write decoded.
+ */
 static void
-pyrepr_value(const json_doc *d, int i, sbuf *out, int top, unsigned *repl)
+write_scalar(const json_doc *d, int i, sbuf *out, enum style st, int top, int decode,
+    unsigned *repl)
 {
 	char buf[40];
 	size_t n;
 	const char *s;
 	double v;
-	int k, cnt;
+	sbuf t = SBUF_INIT;
 
 	switch (json_kind(d, i)) {
 	case JK_MISSING:
 	case JK_NULL:
-		sb_adds(out, "None");
+		sb_adds(out, st == PYREPR ? "None" : "null");
 		return;
 	case JK_TRUE:
-		sb_adds(out, "True");
+		sb_adds(out, st == PYREPR ? "True" : "true");
 		return;
 	case JK_FALSE:
-		sb_adds(out, "False");
+		sb_adds(out, st == PYREPR ? "False" : "false");
 		return;
 	case JK_INT:
 		s = json_span(d, i, &n);
-		if (n == 2 && s[0] == '-' && s[1] == '0')
+		if (st == PYREPR && n == 2 && s[0] == '-' && s[1] == '0')
 			sb_addc(out, '0');
 		else
 			sb_add(out, s, n);
 		return;
 	case JK_FLOAT:
-		json_todouble(d, i, &v);
-		sb_adds(out, num_repr(v, buf));
+		s = json_span(d, i, &n);
+		if (st == RAWNAMES) {
+			sb_add(out, s, n);
+		} else if (st == PYREPR) {
+			json_todouble(d, i, &v);
+			sb_adds(out, num_repr(v, buf));
+		} else if (json_nonfinite_literal(s, n)) {
+			json_todouble(d, i, &v);
+			sb_adds(out, num_json(v, buf));	/* null: JSON has no NaN */
+		} else
+			sb_add(out, s, n);
 		return;
 	case JK_STR:
-		if (top)
+		if (st == RAWNAMES && !decode) {
+			s = json_span(d, i, &n);
+			sb_addc(out, '"');
+			sb_add(out, s, n);
+			sb_addc(out, '"');
+		} else if (st != PYREPR) {
+			json_str(d, i, &t, NULL);
+			json_quote(out, t.s ? t.s : "", t.len);
+			sb_free(&t);
+		} else if (top) {
 			json_str_append(d, i, out, repl);
-		else {
+		} else {
 			sb_addc(out, '\'');
 			json_str_append(d, i, out, repl);
 			sb_addc(out, '\'');
 		}
 		return;
-	case JK_ARR:
-		sb_addc(out, '[');
-		cnt = d->tok[i].size;
-		for (k = 0, i++; k < cnt; k++) {
-			if (k)
-				sb_adds(out, ", ");
-			pyrepr_value(d, i, out, 0, repl);
-			i = json_skip(d, i);
-		}
-		sb_addc(out, ']');
-		return;
-	case JK_OBJ:
-		sb_addc(out, '{');
-		cnt = d->tok[i].size;
-		for (k = 0, i++; k < cnt; k++) {
-			if (k)
-				sb_adds(out, ", ");
-			pyrepr_value(d, i, out, 0, repl);
-			sb_adds(out, ": ");
-			pyrepr_value(d, i + 1, out, 0, repl);
-			i = json_skip(d, i + 1);
-		}
-		sb_addc(out, '}');
+	default:
 		return;
 	}
+}
+
+/*
+ * Write the value at i by walking its tokens in order with an explicit
+ * stack of open containers (members left to write), so that no nesting
+ * depth can exhaust the C stack.
+ */
+static void
+write_value(const json_doc *d, int i, sbuf *out, enum style st, unsigned *repl)
+{
+	struct open {
+		int left;	/* members or elements still to write */
+		int obj, first;
+	} fixed[64], *stk = fixed;
+	size_t sp = 0, cap = sizeof fixed / sizeof fixed[0];
+	const char *sep = st == PYREPR ? ", " : ",", *colon = st == PYREPR ? ": " : ":";
+	int top = 1, decode = 0;
+
+	if (i < 0 || i >= d->ntok) {
+		write_scalar(d, -1, out, st, 1, 0, repl);
+		return;
+	}
+	for (;;) {
+		/* a member's key, then its value; an element */
+		if (sp > 0) {
+			struct open *o = &stk[sp - 1];
+			if (!o->first)
+				sb_adds(out, sep);
+			o->first = 0;
+			if (o->obj) {
+				write_scalar(d, i, out, st, 0, 1, repl);
+				sb_adds(out, colon);
+				/* RAWNAMES decodes the top-level "ph" value too (json_decode_names) */
+				decode = st == RAWNAMES && sp == 1 && json_str_eq(d, i, "ph", 2);
+				i++;
+			}
+		}
+		if (i < d->ntok && (d->tok[i].type == JSMN_OBJECT || d->tok[i].type == JSMN_ARRAY) &&
+		    d->tok[i].size > 0) {
+			if (sp == cap) {
+				struct open *n = xmallocarray(cap * 2, sizeof *n);
+				memcpy(n, stk, sp * sizeof *n);
+				if (stk != fixed)
+					free(stk);
+				stk = n;
+				cap *= 2;
+			}
+			stk[sp].left = d->tok[i].size;
+			stk[sp].obj = d->tok[i].type == JSMN_OBJECT;
+			stk[sp].first = 1;
+			sp++;
+			sb_addc(out, d->tok[i].type == JSMN_OBJECT ? '{' : '[');
+			i++;
+			top = 0;
+			continue;
+		}
+		if (i < d->ntok && d->tok[i].type == JSMN_OBJECT)
+			sb_adds(out, "{}");
+		else if (i < d->ntok && d->tok[i].type == JSMN_ARRAY)
+			sb_adds(out, "[]");
+		else
+			write_scalar(d, i, out, st, top, decode, repl);
+		decode = 0;
+		i++;
+		/* the value is done: close every container it completed */
+		while (sp > 0 && --stk[sp - 1].left == 0) {
+			sb_addc(out, stk[sp - 1].obj ? '}' : ']');
+			sp--;
+		}
+		if (sp == 0 || i >= d->ntok)
+			break;
+	}
+	while (sp > 0) {	/* only for a doc cut short: keep the output balanced */
+		sb_addc(out, stk[sp - 1].obj ? '}' : ']');
+		sp--;
+	}
+	if (stk != fixed)
+		free(stk);
 }
 
 void
 json_pystr(const json_doc *d, int i, sbuf *out, unsigned *repl)
 {
 	sb_reset(out);
-	pyrepr_value(d, i, out, 1, repl);
+	write_value(d, i, out, PYREPR, repl);
 }
 
 int
@@ -632,66 +701,30 @@ json_quote(sbuf *out, const char *s, size_t n)
 void
 json_write_compact(const json_doc *d, int i, sbuf *out)
 {
-	sbuf t = SBUF_INIT;
-	size_t n;
-	const char *s;
-	int k, cnt;
-	char buf[40];
-	double v;
+	write_value(d, i, out, COMPACT, NULL);
+}
 
-	switch (json_kind(d, i)) {
-	case JK_MISSING:
-	case JK_NULL:
-		sb_adds(out, "null");
-		break;
-	case JK_TRUE:
-		sb_adds(out, "true");
-		break;
-	case JK_FALSE:
-		sb_adds(out, "false");
-		break;
-	case JK_INT:
-		s = json_span(d, i, &n);
-		sb_add(out, s, n);
-		break;
-	case JK_FLOAT:
-		s = json_span(d, i, &n);
-		if (json_nonfinite_literal(s, n)) {
-			json_todouble(d, i, &v);
-			sb_adds(out, num_json(v, buf));	/* null: JSON has no NaN */
-		} else
-			sb_add(out, s, n);
-		break;
-	case JK_STR:
-		json_str(d, i, &t, NULL);
-		json_quote(out, t.s ? t.s : "", t.len);
-		break;
-	case JK_ARR:
-		sb_addc(out, '[');
-		cnt = d->tok[i].size;
-		for (k = 0, i++; k < cnt; k++) {
-			if (k)
-				sb_addc(out, ',');
-			json_write_compact(d, i, out);
-			i = json_skip(d, i);
-		}
-		sb_addc(out, ']');
-		break;
-	case JK_OBJ:
-		sb_addc(out, '{');
-		cnt = d->tok[i].size;
-		for (k = 0, i++; k < cnt; k++) {
-			if (k)
-				sb_addc(out, ',');
-			json_write_compact(d, i, out);
-			sb_addc(out, ':');
-			json_write_compact(d, i + 1, out);
-			i = json_skip(d, i + 1);
-		}
-		sb_addc(out, '}');
-		break;
+int
+json_decode_names(const json_doc *d, sbuf *out)
+{
+	int i, esc = 0;
+
+	if (d->ntok == 0 || d->tok[0].type != JSMN_OBJECT)
+		return 0;
+	for (i = 1; i < d->ntok && !esc; i++) {
+		const jsmntok_t *t = &d->tok[i];
+		if (t->type != JSMN_STRING || !memchr(d->js + t->start, '\\',
+		    (size_t)(t->end - t->start)))
+			continue;
+		/* a name (a string with a value), or the top-level "ph" value */
+		esc = t->size == 1 || (t->parent > 0 && d->tok[t->parent].parent == 0 &&
+		    d->tok[t->parent].type == JSMN_STRING && json_str_eq(d, t->parent, "ph", 2));
 	}
-	sb_free(&t);
+	if (!esc)
+		return 0;
+	sb_reset(out);
+	write_value(d, 0, out, RAWNAMES, NULL);
+	return 1;
 }
 
 /* ---- the strict fast path (json_parse_object) ---- */
@@ -714,7 +747,7 @@ fast_tok(json_doc *d, int *nt, jsmntype_t type, int start, int parent)
 
 	if ((unsigned)*nt >= d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 256;
-		d->tok = xrealloc(d->tok, d->cap * sizeof *d->tok);
+		d->tok = xreallocarray(d->tok, d->cap, sizeof *d->tok);
 	}
 	t = &d->tok[*nt];
 	t->type = type;
@@ -725,6 +758,16 @@ fast_tok(json_doc *d, int *nt, jsmntype_t type, int start, int parent)
 	if (parent >= 0)
 		d->tok[parent].size++;
 	return (*nt)++;
+}
+
+/* Is the string token t the value of a top-level "ph" member? */
+static int
+escaped_ph(const json_doc *d, int t)
+{
+	const jsmntok_t *k = &d->tok[d->tok[t].parent];
+
+	return k->type == JSMN_STRING && k->parent == 0 && k->end - k->start == 2 &&
+	    memcmp(d->js + k->start, "ph", 2) == 0;
 }
 
 /* Python's json module also reads these three literals (json_valid). */
@@ -879,6 +922,12 @@ string:
 		p += run_unquoted(p, (size_t)(e - p));
 		if (p >= e || *p != '\\')
 			break;
+		/*
+		 * An escaped member name, or an escaped "ph" value, is compared
+		 * after decoding: the general path does that (issue 21).
+		 */
+		if (par != -2 || escaped_ph(d, nt - 1))
+			return 0;
 		if (p + 1 >= e)
 			return 0;
 		switch (p[1]) {
@@ -943,64 +992,13 @@ json_parse_object(json_doc *d, const char *js, size_t len)
 	return parse_container(d, js, len, 0);
 }
 
-/* A whole string or primitive at p[0..n) (a lone top-level value). */
-static int
-valid_scalar(const unsigned char *p, size_t n)
-{
-	const unsigned char *e = p + n, *q = p;
-	json_doc d = { 0 };
-	char buf[1100];
-	size_t k;
-
-	if (n == 0)
-		return 0;
-	if (*p == '"') {
-		/* as an array element, where the tokenizer checks strings */
-		json_doc w = { 0 };
-		char *tmp = xmalloc(n + 2);
-		int ok;
-		tmp[0] = '[';
-		memcpy(tmp + 1, p, n);
-		tmp[n + 1] = ']';
-		ok = parse_container(&w, tmp, n + 2, 0) == n + 2;
-		json_doc_free(&w);
-		free(tmp);
-		return ok;
-	}
-	if ((k = nonfinite_at(p, e)) == n)
-		return 1;
-	if ((n == 4 && (!memcmp(p, "true", 4) || !memcmp(p, "null", 4))) ||
-	    (n == 5 && !memcmp(p, "false", 5)))
-		return 1;
-	/* a number: the tokenizer's rule, on "[number]" */
-	if (n > FAST_MAX_NUMBER)
-		return 0;
-	buf[0] = '[';
-	memcpy(buf + 1, q, n);
-	buf[n + 1] = ']';
-	k = parse_container(&d, buf, n + 2, 0);
-	json_doc_free(&d);
-	return k == n + 2;
-}
-
 int
 json_valid(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s, *e = p + n;
 	json_doc d = { 0 };
-	size_t k;
-	int ok;
+	size_t off;
+	int ok = json_tokenize(&d, s, n, JSON_TOK_STRICT, &off) == JSON_OK && d.ntok > 0;
 
-	while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-		p++;
-	while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	if (p == e)
-		return 0;
-	if (*p != '{' && *p != '[')
-		return valid_scalar(p, (size_t)(e - p));
-	k = parse_container(&d, (const char *)p, (size_t)(e - p), 1);
-	ok = k > 0 && k == (size_t)(e - p);
 	json_doc_free(&d);
 	return ok;
 }
@@ -1114,7 +1112,7 @@ json_select_object(json_doc *d, const char *js, size_t len, const struct json_ke
 	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len, *q, *ks;
 	unsigned char level[FAST_DEPTH], isobj[FAST_DEPTH];
 	int tokof[FAST_DEPTH], nmem[FAST_DEPTH];
-	int sp = 0, nt = 0, sel = -1, kk, j, t;
+	int sp = 0, nt = 0, sel = -1, kk, j, t, phval = 0;
 
 	if (len == 0 || *p != '{' || len > (size_t)0x7fffffff)
 		return 0;
@@ -1139,32 +1137,16 @@ key:
 	if (*p != '"')
 		return 0;
 	ks = ++p;
-	/* a key: plain text up to its quote; at a searched level, no escapes */
-	for (;;) {
-		p += run_unquoted(p, (size_t)(e - p));
-		if (p >= e || *p != '\\')
-			break;
-		if (level[sp - 1])
-			return 0;
-		if (p + 1 >= e)
-			return 0;
-		switch (p[1]) {
-		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-			p += 2;
-			break;
-		case 'u':
-			if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) ||
-			    !is_hex(p[5]))
-				return 0;
-			p += 6;
-			break;
-		default:
-			return 0;
-		}
-	}
+	/*
+	 * a key: plain text up to its quote.  An escaped member name, at any
+	 * depth, is compared decoded: the general path's (json_decode_names).
+	 */
+	p += run_unquoted(p, (size_t)(e - p));
 	if (p >= e || *p != '"')
 		return 0;
 	sel = -1;
+	/* the top-level "ph" value is compared decoded too: escaped, the general path's */
+	phval = level[sp - 1] == 1 && p - ks == 2 && ks[0] == 'p' && ks[1] == 'h';
 	nmem[sp - 1]++;
 	if (p > ks) {
 		if (level[sp - 1] == 1) {
@@ -1192,7 +1174,7 @@ value:
 			q += run_unquoted(q, (size_t)(e - q));
 			if (q >= e || *q != '\\')
 				break;
-			if (q + 1 >= e)
+			if (phval || q + 1 >= e)
 				return 0;
 			switch (q[1]) {
 			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
@@ -1221,6 +1203,7 @@ value:
 	case '[':
 		if (sp == FAST_DEPTH)
 			return 0;
+		phval = 0;
 		isobj[sp] = *p == '{';
 		level[sp] = 0;
 		tokof[sp] = -1;

@@ -1,12 +1,17 @@
 /*
- * One JSON value at a time, tokenized by jsmn (one event object of a trace,
- * or one record line).  Token indexes refer to json_doc.tok; spans point into
- * the caller's text, which must outlive the doc's use.  The doc owns only its
- * token array (grown on demand; freed by json_doc_free).
+ * One JSON value at a time, as jsmn tokens (one event object of a trace,
+ * or one record line, or one side file).  Token indexes refer to
+ * json_doc.tok; spans point into the caller's text, which must outlive the
+ * doc's use.  The doc owns only its token array (grown on demand; freed by
+ * json_doc_free).
  *
- * The text is expected to be grammatically valid already (trace-extract's
- * scanner validates before tokenizing), so jsmn runs in its lenient mode to
- * let the NaN / Infinity / -Infinity literals through.
+ * Limits (issue 21), the same for every JSON input -- trace events, record
+ * lines, server args, mapping and site files, catalogs, server replies:
+ * containers nest at most JSON_MAX_DEPTH deep, and one value is at most
+ * json_max_bytes() long.  Past either, the parse fails with JSON_EDEPTH or
+ * JSON_ESIZE and the byte offset, and the tool exits 1 naming the limit
+ * (json_limit_text); nothing recurses on the nesting, so no input can
+ * exhaust the stack.
  */
 #ifndef JSON_H
 #define JSON_H
@@ -33,9 +38,42 @@ typedef struct {
 	jsmntok_t *tok;
 	int ntok;
 	unsigned cap;
-	char *nul_copy;		/* text with NUL bytes masked, for jsmn only */
-	size_t nul_cap;
+	size_t err_off;		/* after a failed json_parse: where it failed */
+	int depth;		/* after json_parse: the deepest nesting (0: a scalar) */
 } json_doc;
+
+/* Containers nested deeper than this are refused (the trace scanner's limit too). */
+#define JSON_MAX_DEPTH 1024
+
+/* What json_parse returns. */
+enum { JSON_OK = 0, JSON_EINVAL = -1, JSON_EDEPTH = -2, JSON_ESIZE = -3 };
+
+/*
+ * The most bytes one JSON value may have: 1 GiB, or TRIAGE_MAX_JSON_BYTES
+ * from the environment (bytes, or with a K, M or G suffix; binary units),
+ * at most 2 GiB - 2 since token offsets are int.  Read once.
+ */
+size_t json_max_bytes(void);
+
+/*
+ * Which limit a JSON_EDEPTH or JSON_ESIZE names, as a phrase for messages:
+ * "nested deeper than the limit of 1024 levels", "larger than the limit of
+ * 1 GiB"; other codes give "not valid JSON".  Static storage.
+ */
+const char *json_limit_text(int err);
+
+/*
+ * The general tokenizer (jsontok.c): the tokens jsmn makes for js[0..len)
+ * (one value with optional whitespace around it), in time linear in the
+ * length at any depth.  Accepts what the trace scanner accepts: strict
+ * JSON plus raw control characters in strings, NaN / Infinity / inf
+ * literals (any case, signed) and a trailing comma before a closing
+ * bracket (flags 0).  Returns JSON_OK, or an error code with the failing
+ * byte offset in *erroff.
+ */
+int json_tokenize(json_doc *d, const char *js, size_t len, int flags, size_t *erroff);
+/* json_tokenize flags: Python's json grammar (json_valid), none of the leniencies above. */
+#define JSON_TOK_STRICT 1
 
 /* Value kinds as the reference's JSON module would see them. */
 enum json_kind {
@@ -50,10 +88,9 @@ enum json_kind {
 int json_nonfinite_literal(const char *s, size_t n);
 
 /*
- * Tokenize js[0..len).  Returns 0, or -1 when jsmn rejects the text.  Raw
- * NUL bytes (accepted inside strings like other control characters) would
- * end jsmn's input, so such text is tokenized from a masked copy; the
- * tokens still index js, where the NULs stay.
+ * Tokenize js[0..len), one JSON value (json_tokenize).  Returns JSON_OK (0),
+ * or JSON_EINVAL, JSON_EDEPTH or JSON_ESIZE (all negative) with the byte
+ * offset in d->err_off; callers name the limit with json_limit_text.
  */
 int json_parse(json_doc *d, const char *js, size_t len);
 void json_doc_free(json_doc *d);
@@ -69,6 +106,8 @@ void json_doc_free(json_doc *d);
  * Returns the object's length in bytes, or 0 when the text is unusual,
  * invalid or ends before the object closes; the doc is then unusable until
  * the caller takes the general path (the scanner's validation, json_parse).
+ * A member name with an escape, or an escaped top-level "ph" value, is
+ * unusual: the general path decodes them (json_decode_names, issue 21).
  */
 size_t json_parse_object(json_doc *d, const char *js, size_t len);
 
@@ -113,17 +152,22 @@ void json_select_doc(const json_doc *d, const struct json_keys *k, int *idx);
 /*
  * Is s[0..n) exactly one JSON value, with only whitespace around it, as
  * Python's json module reads it (RFC 8259 plus the NaN, Infinity and
- * -Infinity literals; raw control characters in strings refused)?  The
- * check is json_parse_object's strict grammar; nesting deeper than 64
- * levels is refused.  For replies of servers, not for traces.
+ * -Infinity literals; raw control characters in strings refused), within
+ * the limits above?  For replies of servers, not for traces.
  */
 int json_valid(const char *s, size_t n);
 
 /* Index of the token after the whole subtree at i (ntok when i is out of range). */
 int json_skip(const json_doc *d, int i);
 
-/* Value index for `key` in the object at obj (last duplicate wins), or -1. */
+/*
+ * Value index for `key` in the object at obj (last duplicate wins), or -1.
+ * Member names are compared decoded: "n\u0061me" is "name" (issue 21).
+ */
 int json_get(const json_doc *d, int obj, const char *key);
+
+/* Does the string token i, decoded, equal s[0..n)?  0 for any other token. */
+int json_str_eq(const json_doc *d, int i, const char *s, size_t n);
 
 enum json_kind json_kind(const json_doc *d, int i);
 
@@ -140,7 +184,7 @@ int json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl);
 /* Same, resetting out first. */
 void json_str(const json_doc *d, int i, sbuf *out, unsigned *repl);
 
-/* Python str() of the value at i (§1.2 to-text); missing gives "None". */
+/* Python str() of the value at i (§1.2 to-text); missing gives "None".  Iterative. */
 void json_pystr(const json_doc *d, int i, sbuf *out, unsigned *repl);
 
 /* Python float() of the value (§1.2 to-double).  Returns 1 or 0. */
@@ -152,8 +196,20 @@ int json_coerce_int(const json_doc *d, int i, long long *out);
 /* Python truthiness of the value; missing is falsy. */
 int json_truthy(const json_doc *d, int i);
 
-/* Append the value at i as compact JSON (strings re-escaped, valid UTF-8). */
+/*
+ * Append the value at i as compact JSON (strings re-escaped, valid UTF-8).
+ * Iterative: any depth the tokenizer allows.
+ */
 void json_write_compact(const json_doc *d, int i, sbuf *out);
+
+/*
+ * When the object at token 0 has a member name with an escape, at any
+ * depth, or an escaped top-level "ph" value, write it to out (reset first)
+ * with those decoded and everything else as it is, and return 1; else
+ * return 0.  Readers that compare names or "ph" on the raw text (the trace
+ * scanner's events) re-tokenize the result (issue 21).
+ */
+int json_decode_names(const json_doc *d, sbuf *out);
 
 /* Append s[0..n) as a JSON string literal, quotes included. */
 void json_quote(sbuf *out, const char *s, size_t n);

@@ -1,4 +1,4 @@
-/* Site payloads: entries, their JSON form, cell text and relaxed lookups. */
+/* Site payloads: entries, their JSON form, cell text and kernel maps (relax.c: lookups). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +44,7 @@ payload_free(payload_t *p)
 	for (i = 0; i < p->n; i++)
 		entry_free(&p->e[i]);
 	free(p->e);
+	relax_ix_free(p->relax);
 	memset(p, 0, sizeof *p);
 }
 
@@ -52,6 +53,8 @@ payload_add(payload_t *p)
 {
 	entry_t *e;
 
+	relax_ix_free(p->relax);	/* the lookup index describes the old entries */
+	p->relax = NULL;
 	xgrow(&p->e, &p->cap, p->n + 1, sizeof p->e[0]);
 	e = &p->e[p->n++];
 	memset(e, 0, sizeof *e);
@@ -268,255 +271,6 @@ best_site_summary(const entry_t *e, sbuf *loc, sbuf *cpu_op)
 	sb_free(&disp);
 }
 
-/* ---- relaxed lookup (kernel-table.md §5.7.3, §5.7.4) ---- */
-
-static int
-cmp_key(const char *a, const char *b)
-{
-	return strcmp(a, b);
-}
-
-static const entry_t *
-exact_lookup(const payload_t *p, const char *name)
-{
-	size_t lo = 0, hi = p->n, i;
-
-	/* Payloads are kept in ascending byte order; fall back to a scan if not. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_key(p->e[mid].kernel, name);
-		if (c == 0)
-			return &p->e[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = 0; i < p->n; i++)
-		if (strcmp(p->e[i].kernel, name) == 0)
-			return &p->e[i];
-	return NULL;
-}
-
-static int
-ci_prefix(const char *a, const char *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char x = a[i], y = b[i];
-		if (x >= 'A' && x <= 'Z')
-			x += 'a' - 'A';
-		if (y >= 'A' && y <= 'Z')
-			y += 'a' - 'A';
-		if (x != y)
-			return 0;
-	}
-	return 1;
-}
-
-/* Step 2: the case-insensitive prefix / substring score, or -1. */
-static long
-affix_score(const char *ql, size_t qn, size_t qcp, const char *k, sbuf *kl)
-{
-	size_t kn = strlen(k), kcp, m;
-	const char *lng, *sht;
-	size_t ln, sn;
-
-	m = kn < qn ? kn : qn;
-	if (ci_prefix(ql, k, m)) {
-		kcp = text_cplen(k, kn);
-		return (long)(kcp < qcp ? kcp : qcp);
-	}
-	sb_reset(kl);
-	sb_add(kl, k, kn);
-	text_lower(kl->s, kl->len);
-	if (kn <= qn) {
-		sht = sb_str(kl);
-		sn = kn;
-		lng = ql;
-		ln = qn;
-	} else {
-		sht = ql;
-		sn = qn;
-		lng = sb_str(kl);
-		ln = kn;
-	}
-	if (sn <= ln && memmem(lng, ln, sht, sn) != NULL) {
-		kcp = text_cplen(k, kn);
-		return (long)((kcp < qcp ? kcp : qcp) / 2);
-	}
-	return -1;
-}
-
-/*
- * Compact text of an entry for the alias score: the key, best location
- * and the first four sites' location, display location, CPU op and stack.
- * Separators vanish in compaction, so the join is a plain concatenation.
- */
-static void
-alias_text(const entry_t *e, sbuf *out)
-{
-	sbuf raw = SBUF_INIT;
-	size_t i;
-
-#define ADD(s) do { sb_addc(&raw, ' '); if (s) sb_adds(&raw, (s)); } while (0)
-	sb_adds(&raw, e->kernel);
-	ADD(e->best_location);
-	for (i = 0; i < e->nsites && i < 4; i++) {
-		ADD(e->sites[i].location);
-		ADD(e->sites[i].display_location);
-		ADD(e->sites[i].top_cpu_op);
-		ADD(e->sites[i].stack);
-	}
-#undef ADD
-	text_compact(sb_str(&raw), raw.len, out);
-	sb_free(&raw);
-}
-
-static const char *const alias_flash[] = {
-	"flashattnfwdsm90", "flashattnvarlenfunc",
-	"vllmflashattnflashattninterface", "vllmfa3cfwd", NULL
-};
-static const char *const alias_mha[] = {
-	"maskedmultiheadattentionkernel", "attentioninplace",
-	"attentionbackendtrtllm", NULL
-};
-static const char *const alias_rope[] = {
-	"fusedqknormropekernel", "applyqknormrope",
-	"modelingqwen3py98applyqknormrope", NULL
-};
-static const char *const alias_memset[] = { "memset", NULL };
-
-static const entry_t *
-alias_lookup(const payload_t *p, const char *qc, size_t qcn)
-{
-	const char *const *groups[4];
-	size_t ng = 0, i, g;
-	sbuf text = SBUF_INIT, cell = SBUF_INIT, ops = SBUF_INIT;
-	const entry_t *best = NULL;
-	long long best_score = 0;
-	int have = 0;
-
-	if (text_has(qc, qcn, "flashattnfwdcombine"))
-		groups[ng++] = alias_flash;
-	if (text_has(qc, qcn, "kernelmha"))
-		groups[ng++] = alias_mha;
-	if (text_has(qc, qcn, "applybiasropeupdatekvcachev2"))
-		groups[ng++] = alias_rope;
-	if (text_starts(qc, qcn, "memset"))
-		groups[ng++] = alias_memset;
-	if (ng == 0)
-		return NULL;
-	for (i = 0; i < p->n; i++) {
-		const entry_t *e = &p->e[i];
-		long long score = 0;
-		int pr1, pr2;
-		nsum sum = NSUM_INIT;
-		size_t k;
-
-		alias_text(e, &text);
-		for (g = 0; g < ng; g++) {
-			size_t gs = 0;
-			const char *const *t;
-			for (t = groups[g]; *t; t++) {
-				size_t tl = strlen(*t);
-				if (tl > gs && text_has(sb_str(&text), text.len, *t))
-					gs = tl;
-			}
-			if (gs > 0)
-				score += 1000 * (long long)(g + 1) + (long long)gs;
-		}
-		if (score <= 0)
-			continue;
-		pr1 = e->best_location ? source_location_priority(e->best_location,
-		    strlen(e->best_location)) : source_location_priority("", 0);
-		best_site_summary(e, &cell, &ops);
-		pr2 = source_location_priority(sb_str(&cell), cell.len);
-		score += pr1 > pr2 ? pr1 : pr2;
-		for (k = 0; k < e->nsites; k++)
-			nsum_add(&sum, e->sites[k].total_us);
-		score += (long long)floordiv10(nsum_value(&sum));
-		if (!have || score > best_score) {
-			have = 1;
-			best_score = score;
-			best = e;
-		}
-	}
-	sb_free(&text);
-	sb_free(&cell);
-	sb_free(&ops);
-	if (best && *best->kernel == '\0')
-		return NULL;
-	return best;
-}
-
-const entry_t *
-relaxed_lookup(const payload_t *p, const char *name)
-{
-	const entry_t *hit, *best = NULL;
-	sbuf ql = SBUF_INIT, kl = SBUF_INIT, qc = SBUF_INIT, kc = SBUF_INIT;
-	size_t qn = strlen(name), qcp, i;
-	long best_score = -1;
-
-	if (!p || p->n == 0)
-		goto fuzzy_done;
-	if ((hit = exact_lookup(p, name)) != NULL)
-		return hit;
-	sb_add(&ql, name, qn);
-	text_lower(ql.s, ql.len);
-	qcp = text_cplen(name, qn);
-	for (i = 0; i < p->n; i++) {
-		long s = affix_score(sb_str(&ql), qn, qcp, p->e[i].kernel, &kl);
-		if (s > best_score) {
-			best_score = s;
-			best = &p->e[i];
-		}
-	}
-	if (best && *best->kernel)
-		goto out;
-	best = NULL;
-
-	text_compact(name, qn, &qc);
-	if (qc.len >= 96) {
-		static const char flash[] = "voidcutlassdevicekernelflash";
-		int qflash = text_starts(qc.s, qc.len, flash);
-		best_score = -1;
-		for (i = 0; i < p->n; i++) {
-			const char *k = p->e[i].kernel;
-			size_t P = 0, S;
-			long s;
-			text_compact(k, strlen(k), &kc);
-			if (kc.len < 96)
-				continue;
-			while (P < qc.len && P < kc.len && qc.s[P] == kc.s[P])
-				P++;
-			S = qc.len < kc.len ? qc.len : kc.len;
-			if (P < 64 || (double)P < trunc((double)S * 0.4))
-				continue;
-			s = (long)P;
-			if (qflash && text_starts(kc.s, kc.len, flash))
-				s += 32;
-			if (s > best_score) {
-				best_score = s;
-				best = &p->e[i];
-			}
-		}
-		if (best && *best->kernel)
-			goto out;
-	}
-	best = alias_lookup(p, sb_str(&qc), qc.len);
-	goto out;
-fuzzy_done:
-	best = NULL;
-out:
-	sb_free(&ql);
-	sb_free(&kl);
-	sb_free(&qc);
-	sb_free(&kc);
-	return best;
-}
-
 /* ---- kernel maps (§5.5, §5.7.2) ---- */
 
 void
@@ -546,8 +300,8 @@ kernel_map_stage(kernel_map_t *m, const char *stage, int create)
 			return &m->stages[i];
 	if (!create)
 		return NULL;
-	m->stage_names = xrealloc(m->stage_names, (m->nstages + 1) * sizeof m->stage_names[0]);
-	m->stages = xrealloc(m->stages, (m->nstages + 1) * sizeof m->stages[0]);
+	m->stage_names = xreallocarray(m->stage_names, m->nstages + 1, sizeof m->stage_names[0]);
+	m->stages = xreallocarray(m->stages, m->nstages + 1, sizeof m->stages[0]);
 	m->stage_names[m->nstages] = xstrdup(stage);
 	memset(&m->stages[m->nstages], 0, sizeof m->stages[0]);
 	return &m->stages[m->nstages++];

@@ -34,9 +34,12 @@ typedef struct {
 	size_t nsites;
 } entry_t;
 
+struct relax_ix;
+
 typedef struct {
 	entry_t *e;
 	size_t n, cap;
+	struct relax_ix *relax;		/* relaxed_lookup's index (relax.c), or NULL */
 } payload_t;
 
 /* Free every entry and the array; the payload becomes empty.  NULL is a no-op. */
@@ -77,12 +80,23 @@ void site_display_location(const site_t *s, sbuf *out);
 void best_site_summary(const entry_t *e, sbuf *loc, sbuf *cpu_op);
 
 /*
- * relaxed_lookup (kernel-table.md §5.7.3 with §5.7.4): find the entry for
- * `name` in a payload (exact, prefix/substring, long-name prefix, alias).
- * Returns a pointer into p (valid while p is unchanged), or NULL.  Exact
- * hits are found by binary search when p is in ascending byte order.
+ * relaxed_lookup (kernel-table.md §5.7.3 with §5.7.4, relax.c): find the
+ * entry for `name` in a payload (exact, prefix/substring, long-name
+ * prefix, alias); exactly the result of scanning every key in payload
+ * order.  Returns a pointer into p (valid while p is unchanged), or NULL.
+ * Exact hits are found by binary search when p is in ascending byte order;
+ * the first miss builds an index in p (p->relax, about six bytes per key
+ * byte), so each later lookup costs about the name's length instead of a
+ * pass over every key (issue 21).  Add and order a payload's entries
+ * before its first lookup: payload_add drops the index.  Worst cases left
+ * linear in the keys: a name whose every 4-byte piece is common in the
+ * keys yet occurs in none of them, and long names sharing 64 or more
+ * compact characters with many keys that fail the 40 % rule.
  */
 const entry_t *relaxed_lookup(const payload_t *p, const char *name);
+
+/* Free an index of relaxed_lookup; NULL is a no-op. */
+void relax_ix_free(struct relax_ix *x);
 
 /*
  * A mapping kernel map (§5.5): stage payloads plus the global payload.

@@ -10,8 +10,8 @@
 
 struct progress {
 	const char *title;
-	time_t last;
-	int shown;
+	time_t start, last;
+	int shown, tty;
 	unsigned long long done, total, items;
 };
 
@@ -24,22 +24,38 @@ progress_start(const char *title, int force)
 		return NULL;
 	p = xcalloc(1, sizeof *p);
 	p->title = title;
-	p->last = time(NULL);
+	p->start = p->last = time(NULL);
+	p->tty = isatty(2);
 	return p;
 }
 
+/*
+ * "45% (130 of 290 MiB, 120 MiB/s, 2 s left), 812345 events": the rate
+ * over the whole run so far, the time left at that rate.  At a terminal
+ * the rest of the line is cleared (another process may have written a
+ * longer one there).
+ */
 static void
 show(progress *p, const char *end)
 {
 	double mib = (double)p->done / (1024.0 * 1024.0);
+	double secs = difftime(time(NULL), p->start);
+	double rate = secs > 0 ? mib / secs : 0;
+	char extra[64] = "";
 
+	if (rate > 0 && p->total && p->done < p->total)
+		snprintf(extra, sizeof extra, ", %.0f MiB/s, %.0f s left", rate,
+		    ((double)(p->total - p->done) / (1024.0 * 1024.0)) / rate);
+	else if (rate > 0)
+		snprintf(extra, sizeof extra, ", %.0f MiB/s", rate);
 	if (p->total)
-		fprintf(stderr, "%s: %s: %.0f%% (%.0f of %.0f MiB), %llu events%s", progname,
+		fprintf(stderr, "%s: %s: %.0f%% (%.0f of %.0f MiB%s), %llu events%s%s", progname,
 		    p->title, 100.0 * (double)p->done / (double)p->total, mib,
-		    (double)p->total / (1024.0 * 1024.0), p->items, end);
+		    (double)p->total / (1024.0 * 1024.0), extra, p->items,
+		    p->tty ? "\033[K" : "", end);
 	else
-		fprintf(stderr, "%s: %s: %.0f MiB, %llu events%s", progname, p->title, mib,
-		    p->items, end);
+		fprintf(stderr, "%s: %s: %.0f MiB%s, %llu events%s%s", progname, p->title, mib,
+		    extra, p->items, p->tty ? "\033[K" : "", end);
 	p->shown = 1;
 }
 
@@ -68,8 +84,8 @@ progress_stop(progress **pp)
 
 	if (!p)
 		return;
-	if (p->shown)
-		show(p, ", done.\n");
+	/* the last line always: what was read, even when it took under a second */
+	show(p, ", done.\n");
 	free(p);
 	*pp = NULL;
 }

@@ -12,11 +12,15 @@ typedef struct progress progress;
  * (isatty(2)), -1 off.  Returns NULL when progress is off. */
 progress *progress_start(const char *title, int force);
 
-/* Report `done` of `total` bytes (total 0 = unknown) and `items` events. */
+/*
+ * Report `done` of `total` bytes (total 0 = unknown) and `items` events.
+ * The line gives the rate so far (MiB/s) and, with a total, the seconds
+ * left at that rate (issue 19).
+ */
 void progress_update(progress *p, unsigned long long done,
     unsigned long long total, unsigned long long items);
 
-/* Print the final line and free; sets *pp to NULL. */
+/* Print the final line (always, however short the work) and free; sets *pp to NULL. */
 void progress_stop(progress **pp);
 
 #endif

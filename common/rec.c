@@ -67,15 +67,9 @@ bug(const char *fmt, ...)
 
 static sbuf line;
 static int wtype = -1;		/* the record being written */
+static FILE *wfp;		/* where records go; NULL: stdout */
 static int wlast;		/* the last member written */
 static uint64_t whas;
-static FILE *wout;		/* NULL: stdout */
-
-void
-rec_set_output(FILE *fp)
-{
-	wout = fp;
-}
 
 void
 rec_begin(enum rec_type t)
@@ -206,7 +200,7 @@ rec_end(void)
 	}
 	wtype = -1;
 	sb_add(&line, "}\n", 2);
-	fwrite_unlocked(line.s, 1, line.len, wout ? wout : stdout);
+	fwrite_unlocked(line.s, 1, line.len, wfp ? wfp : stdout);
 }
 
 void
@@ -266,10 +260,16 @@ rec_write(enum rec_type t, const void *rec)
 void
 rec_line(const char *s, size_t n)
 {
-	FILE *fp = wout ? wout : stdout;
+	FILE *fp = wfp ? wfp : stdout;
 
 	fwrite_unlocked(s, 1, n, fp);
 	putc_unlocked('\n', fp);
+}
+
+void
+rec_output(FILE *fp)
+{
+	wfp = fp;
 }
 
 /* ---- reading lines ---- */
@@ -290,6 +290,8 @@ rec_reader_free(rec_reader *r)
 	free(r->mval);
 	json_doc_free(&r->doc);
 	sb_free(&r->scratch);
+	sb_free(&r->typebuf);
+	sb_free(&r->keybuf);
 	memset(r, 0, sizeof *r);
 }
 
@@ -318,7 +320,9 @@ refill(rec_reader *r)
 		r->bend = tail;
 	}
 	if (r->bcap - r->bend < 65536) {
-		r->bcap = r->bcap ? r->bcap * 2 : 1 << 20;
+		/* a line past the limit is refused (rec_next): never hold twice that */
+		size_t c = r->bcap ? xmul(r->bcap, 2) : 1 << 20, top = json_max_bytes() + 65537;
+		r->bcap = c < top ? c : top > r->bcap ? top : c;
 		r->buf = xrealloc(r->buf, r->bcap);
 	}
 	for (;;) {
@@ -344,6 +348,11 @@ rec_next(rec_reader *r)
 	for (;;) {
 		p = r->buf ? r->buf + r->bstart : NULL;	/* no buffer before the first read */
 		nl = r->bend > r->bstart ? memchr(p, '\n', r->bend - r->bstart) : NULL;
+		if (!nl && r->bend - r->bstart > json_max_bytes()) {
+			r->lineno++;
+			rec_die(r, "record is %s; was the input a trace rather than records?",
+			    json_limit_text(JSON_ESIZE));
+		}
 		if (!nl) {
 			if (!r->eof && refill(r) > 0)
 				continue;
@@ -398,16 +407,20 @@ rec_parse(rec_reader *r)
 
 	if (r->parsed)
 		return;
-	/* Our writers' lines take the strict fast path; anything else gets jsmn. */
-	if (json_parse_object(&r->doc, r->line, r->len) != r->len &&
-	    (json_parse(&r->doc, r->line, r->len) < 0 || r->doc.tok[0].type != JSMN_OBJECT ||
-	    json_skip(&r->doc, 0) != r->doc.ntok))
-		rec_die(r, "record is not a JSON object");
+	/* Our writers' lines take the strict fast path; anything else the general one. */
+	if (json_parse_object(&r->doc, r->line, r->len) != r->len) {
+		int rc = json_parse(&r->doc, r->line, r->len);
+		if (rc == JSON_EDEPTH || rc == JSON_ESIZE)
+			rec_die(r, "record is %s (at byte %zu of the line)", json_limit_text(rc),
+			    r->doc.err_off);
+		if (rc < 0 || r->doc.tok[0].type != JSMN_OBJECT)
+			rec_die(r, "record is not a JSON object");
+	}
 	/* Index the top-level members once. */
 	n = r->doc.tok[0].size;
 	if ((size_t)n > r->mcap) {
 		r->mcap = (size_t)n + 16;
-		r->mval = xrealloc(r->mval, r->mcap * sizeof *r->mval);
+		r->mval = xreallocarray(r->mval, r->mcap, sizeof *r->mval);
 	}
 	for (m = 0, i = 1; m < n; m++) {
 		/* jsmn's lenient mode lets a key without a value, or an unquoted one, through */
@@ -432,14 +445,19 @@ rec_type(rec_reader *r, size_t *n)
 		return r->type;
 	}
 	rec_parse(r);
-	for (m = 0; m < r->nm; m++) {
-		const jsmntok_t *t = &r->doc.tok[r->mval[m] - 1];
-		if (t->end - t->start == 4 && memcmp(r->line + t->start, "type", 4) == 0)
+	for (m = 0; m < r->nm; m++)
+		if (json_str_eq(&r->doc, r->mval[m] - 1, "type", 4))
 			found = r->mval[m];
-	}
 	if (found < 0 || r->doc.tok[found].type != JSMN_STRING)
 		rec_die(r, "record has no \"type\" string member");
 	r->type = json_span(&r->doc, found, &r->typelen);
+	if (memchr(r->type, '\\', r->typelen)) {
+		/* compared decoded, like every name (issue 21) */
+		sb_reset(&r->typebuf);
+		json_str(&r->doc, found, &r->typebuf, NULL);
+		r->type = sb_str(&r->typebuf);
+		r->typelen = r->typebuf.len;
+	}
 	*n = r->typelen;
 	return r->type;
 }
@@ -645,10 +663,18 @@ decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 		vi[i] = -1;
 	for (m = 0; m < r->nm; m++) {
 		const jsmntok_t *kt = &d->tok[r->mval[m] - 1];
+		const char *key = r->line + kt->start;
 		size_t kl = (size_t)(kt->end - kt->start);
+		if (memchr(key, '\\', kl)) {
+			/* an escaped name is compared decoded (issue 21) */
+			sb_reset(&r->keybuf);
+			json_str(d, r->mval[m] - 1, &r->keybuf, NULL);
+			key = sb_str(&r->keybuf);
+			kl = r->keybuf.len;
+		}
 		for (i = 0; i < ti->n; i++) {
 			const char *name = rec_members[ti->first + i].name;
-			if (strlen(name) == kl && memcmp(r->line + kt->start, name, kl) == 0)
+			if (strlen(name) == kl && memcmp(key, name, kl) == 0)
 				vi[i] = r->mval[m];	/* the last duplicate wins */
 		}
 	}
@@ -761,7 +787,11 @@ rec_read(rec_reader *r, enum rec_type t, void *out)
 void
 rec_parse_json(rec_reader *r, json_doc *d, struct rstr text)
 {
-	if (json_parse(d, text.s, text.n) < 0 || d->ntok == 0 || json_skip(d, 0) != d->ntok)
+	int rc = json_parse(d, text.s, text.n);
+
+	if (rc == JSON_EDEPTH || rc == JSON_ESIZE)
+		rec_die(r, "a member is %s", json_limit_text(rc));
+	if (rc < 0)
 		rec_die(r, "a member holds malformed JSON");
 }
 

@@ -19,7 +19,9 @@
  *     "file:line: <type> record: member '<m>' ...";
  *   - an optional member that is missing or null leaves its bit in `has`
  *     clear and its field at the table's default (zero when it has none);
- *   - unknown members are ignored; the last of duplicate members wins.
+ *   - unknown members are ignored; the last of duplicate members wins;
+ *   - member names and the type are compared decoded ("n\u0061me" is
+ *     "name"), like every JSON name the tools read (issue 21).
  * Lines our own writers produce (members in table order, plain strings)
  * are decoded by matching the table's layout without tokenizing; any other
  * line takes the general path, which gives the same values.
@@ -137,11 +139,11 @@ void rec_write(enum rec_type t, const void *rec);
 void rec_line(const char *line, size_t n);
 
 /*
- * Send the records rec_end() and rec_line() write to fp instead of stdout
- * (NULL: stdout again).  fp stays the caller's.  trace-extract keeps a
- * trace's records aside this way until its Python contexts are known.
+ * Send the records written from now on to fp (not closed here); NULL
+ * restores stdout.  For a tool whose stdout carries something else
+ * (trace-capture's --records).  Write errors show at fflush/fclose of fp.
  */
-void rec_set_output(FILE *fp);
+void rec_output(FILE *fp);
 
 /*
  * Reopen a record written earlier to add members: text[0..n) is one whole
@@ -173,18 +175,23 @@ typedef struct {
 	int *mval;		/* value token of each top-level member */
 	size_t nm, mcap;
 	sbuf scratch;		/* decoded strings of the current record */
+	sbuf typebuf, keybuf;	/* an escaped type value or member name, decoded */
 } rec_reader;
 
 /* name: used in messages.  The reader does not own fp. */
 void rec_reader_init(rec_reader *r, FILE *fp, const char *name);
 void rec_reader_free(rec_reader *r);
 
-/* Read the next non-empty line.  Returns 1, or 0 at end of input. */
+/*
+ * Read the next non-empty line.  Returns 1, or 0 at end of input.  A line
+ * longer than json_max_bytes() ends the run with exit 1 and its number
+ * (issue 21), before it is held whole.
+ */
 int rec_next(rec_reader *r);
 
 /* The current line's type: from the line prefix, parsing only unusual lines. */
 enum rec_type rec_type_of(rec_reader *r);
-/* Its type text (points into the line; *n is its length). */
+/* Its type text, decoded (valid until the next line; *n is its length). */
 const char *rec_type(rec_reader *r, size_t *n);
 /* Does the current line have the type named `type`? */
 int rec_is(rec_reader *r, const char *type);
@@ -200,11 +207,12 @@ void rec_read(rec_reader *r, enum rec_type t, void *out);
 /*
  * Tokenize the current line into r->doc (for members a tool walks itself,
  * such as a JSON member's nested values).  Dies with exit 1 and
- * "name:line" when it is not a JSON object.
+ * "name:line" when it is not a JSON object, or nests deeper than
+ * JSON_MAX_DEPTH (the message names the limit and the byte).
  */
 void rec_parse(rec_reader *r);
 
-/* Parse a JSON member's text (from rec_read) into d; dies like rec_read. */
+/* Parse a JSON member's text (from rec_read) into d; dies like rec_parse. */
 void rec_parse_json(rec_reader *r, json_doc *d, struct rstr text);
 
 /* die with "name:line: <msg>" (exit 1): a record that breaks a tool's rule. */

@@ -265,6 +265,7 @@
 
 #define REC_MEMBERS_health(M, T) \
 	M(T, t, INT, REQ, NULL) \
+	M(T, role, STR, OPT, "single") \
 	M(T, path, STR, OPT, "") \
 	M(T, verdict, STR, REQ, NULL) \
 	M(T, checks, JSON, REQ, NULL)
@@ -317,6 +318,95 @@
 	M(T, delta_us, NUM, REQ, NULL) \
 	M(T, launches, INT, OPT, "0")
 
+#define REC_MEMBERS_probe(M, T) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, phase, STR, REQ, NULL) \
+	M(T, index, INT, REQ, NULL) \
+	M(T, endpoint, STR, REQ, NULL) \
+	M(T, ok, BOOL, REQ, NULL) \
+	M(T, http_status, INT, OPT, "0") \
+	M(T, latency_us, NUM, REQ, NULL) \
+	M(T, completion_tokens, INT, OPT, NULL) \
+	M(T, empty, BOOL, OPT, "false")
+
+#define REC_MEMBERS_diff_input(M, T) \
+	M(T, side, STR, REQ, NULL) \
+	M(T, path, STR, OPT, "") \
+	M(T, mode, STR, OPT, "single") \
+	M(T, framework, STR, OPT, "none") \
+	M(T, model, STR, OPT, NULL) \
+	M(T, health, STR, OPT, NULL) \
+	M(T, stages, JSON, REQ, NULL) \
+	M(T, steps, JSON, OPT, NULL)
+
+#define REC_MEMBERS_diff_metric(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, metric, STR, REQ, NULL) \
+	M(T, base, NUM, OPT, NULL) \
+	M(T, cand, NUM, OPT, NULL) \
+	M(T, delta, NUM, OPT, NULL) \
+	M(T, delta_pct, NUM, OPT, NULL) \
+	M(T, per_step, BOOL, OPT, "false")
+
+#define REC_MEMBERS_diff_row(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, base_kernel, STR, OPT, NULL) \
+	M(T, category, STR, OPT, "other") \
+	M(T, status, STR, REQ, NULL) \
+	M(T, match, STR, OPT, NULL) \
+	M(T, base_us, NUM, REQ, NULL) \
+	M(T, cand_us, NUM, REQ, NULL) \
+	M(T, delta_us, NUM, REQ, NULL) \
+	M(T, delta_pct, NUM, OPT, NULL) \
+	M(T, base_launches, INT, REQ, NULL) \
+	M(T, cand_launches, INT, REQ, NULL) \
+	M(T, base_share_pct, NUM, OPT, "0") \
+	M(T, cand_share_pct, NUM, OPT, "0") \
+	M(T, base_names, INT, OPT, NULL) \
+	M(T, cand_names, INT, OPT, NULL) \
+	M(T, per_step, BOOL, OPT, "false") \
+	M(T, shown, BOOL, OPT, "false") \
+	M(T, location, STR, OPT, NULL) \
+	M(T, base_location, STR, OPT, NULL)
+
+#define REC_MEMBERS_diff_fuse(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, pattern, STR, REQ, NULL) \
+	M(T, transition, STR, REQ, NULL) \
+	M(T, base_status, STR, OPT, NULL) \
+	M(T, cand_status, STR, OPT, NULL) \
+	M(T, base_us, NUM, OPT, NULL) \
+	M(T, cand_us, NUM, OPT, NULL) \
+	M(T, per_step, BOOL, OPT, "false")
+
+#define REC_MEMBERS_diff_overlap(M, T) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, base_us, NUM, OPT, NULL) \
+	M(T, cand_us, NUM, OPT, NULL) \
+	M(T, delta_us, NUM, OPT, NULL) \
+	M(T, base_exclusive_pct, NUM, OPT, NULL) \
+	M(T, cand_exclusive_pct, NUM, OPT, NULL) \
+	M(T, base_verdict, STR, OPT, NULL) \
+	M(T, cand_verdict, STR, OPT, NULL) \
+	M(T, per_step, BOOL, OPT, "false")
+
+#define REC_MEMBERS_verdict(M, T) \
+	M(T, scope, STR, REQ, NULL) \
+	M(T, verdict, STR, REQ, NULL) \
+	M(T, metric, STR, OPT, NULL) \
+	M(T, base, NUM, OPT, NULL) \
+	M(T, cand, NUM, OPT, NULL) \
+	M(T, delta_pct, NUM, OPT, NULL) \
+	M(T, threshold_pct, NUM, REQ, NULL) \
+	M(T, per_step, BOOL, OPT, "false") \
+	M(T, base_steps, INT, OPT, NULL) \
+	M(T, cand_steps, INT, OPT, NULL) \
+	M(T, stage, STR, OPT, NULL) \
+	M(T, kernels, JSON, OPT, NULL) \
+	M(T, reason, STR, OPT, NULL)
+
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
@@ -345,6 +435,13 @@
 	T(rank_gap, REC_MEMBERS_rank_gap, X) \
 	T(rank_row, REC_MEMBERS_rank_row, X) \
 	T(collective_row, REC_MEMBERS_collective_row, X) \
-	T(rank_kernel_delta, REC_MEMBERS_rank_kernel_delta, X)
+	T(rank_kernel_delta, REC_MEMBERS_rank_kernel_delta, X) \
+	T(probe, REC_MEMBERS_probe, X) \
+	T(diff_input, REC_MEMBERS_diff_input, X) \
+	T(diff_metric, REC_MEMBERS_diff_metric, X) \
+	T(diff_row, REC_MEMBERS_diff_row, X) \
+	T(diff_fuse, REC_MEMBERS_diff_fuse, X) \
+	T(diff_overlap, REC_MEMBERS_diff_overlap, X) \
+	T(verdict, REC_MEMBERS_verdict, X)
 
 #endif

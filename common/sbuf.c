@@ -1,4 +1,5 @@
 /* Growable byte buffers. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +26,15 @@ sb_free(sbuf *b)
 void
 sb_grow(sbuf *b, size_t extra)
 {
-	size_t need = b->len + extra + 1;
+	size_t need = xadd(xadd(b->len, extra), 1);
 	size_t c;
 
 	if (need <= b->cap)
 		return;
 	c = b->cap < 64 ? 64 : b->cap;
+	/* doubling would wrap past SIZE_MAX / 2: take exactly what is needed */
 	while (c < need)
-		c *= 2;
+		c = c > SIZE_MAX / 2 ? need : c * 2;
 	b->s = xrealloc(b->s, c);
 	b->cap = c;
 	b->s[b->len] = '\0';	/* a fresh buffer reads as "" */

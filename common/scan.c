@@ -5,10 +5,11 @@
 #include <strings.h>
 
 #include "jshape.h"
+#include "magic.h"
 #include "scan.h"
 #include "xalloc.h"
 
-#define MAXDEPTH 1024
+#define MAXDEPTH JSON_MAX_DEPTH
 #define MAXPRIM 512
 
 enum mode {
@@ -45,6 +46,7 @@ struct sc {
 	int capkey;			/* capturing a top-level key */
 	char key[16];
 	int keylen, keybad;
+	unsigned uval;			/* the \u escape being read in a captured key */
 	int te_pending;			/* the value being read is "traceEvents" */
 
 	int inprim;
@@ -58,6 +60,7 @@ struct sc {
 	char *acc;
 	size_t acclen, acccap;
 	json_doc doc;			/* the event handed to fn */
+	sbuf names;			/* an event with escaped names, decoded */
 
 	/* position bookkeeping */
 	unsigned long long base;	/* offset of buf[0] */
@@ -81,22 +84,26 @@ position(struct sc *s, size_t i, unsigned long long *line, unsigned long long *c
 	*col = last == (size_t)-1 ? s->colbase + i + 1 : (unsigned long long)(i - last);
 }
 
+#define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
+
 static int
 fail(struct sc *s, size_t i, const char *what, const char *hint)
 {
 	unsigned long long line, col;
 
 	position(s, i, &line, &col);
+	if (s->base + i <= 3 && strcmp(hint, HINT_SYNTAX) == 0)
+		hint = "the input does not start with a JSON value: it is no Chrome-trace JSON file";
 	snprintf(s->err, s->errlen,
 	    "'%s': invalid JSON: %s at byte %llu (line %llu, column %llu); %s",
 	    s->name, what, s->base + i, line, col, hint);
 	return SCAN_ERROR;
 }
 
-#define HINT_SYNTAX "the file is not valid JSON (two writers interleaved, or a partial overwrite?)"
 #define HINT_TRUNC "the file ends early (still being written, or cut off in transfer?)"
 #define HINT_GZIP "the compressed file is damaged or cut short (still being written, or an interrupted copy?)"
 #define HINT_READ "the file could not be read to its end"
+#define HINT_DEPTH "no trace nests that deep: the file is damaged, or not a trace"
 
 static int
 valid_prim(struct sc *s)
@@ -154,12 +161,24 @@ valid_prim(struct sc *s)
 	return i == n;
 }
 
-static void
+/*
+ * Keep the part of an event read so far.  An event past the size limit
+ * (json.h) is refused here, before its bytes are held: its offsets would
+ * not fit the tokens, and holding it is the memory the limit bounds.
+ */
+static int
 acc_add(struct sc *s, const char *p, size_t n)
 {
+	if (n > json_max_bytes() - s->acclen) {
+		snprintf(s->err, s->errlen, "'%s': the event that starts at byte %llu is %s; "
+		    "the trace is damaged, or not a trace", s->name, s->ev_off,
+		    json_limit_text(JSON_ESIZE));
+		return SCAN_ERROR;
+	}
 	xgrow(&s->acc, &s->acccap, s->acclen + n, 1);
 	memcpy(s->acc + s->acclen, p, n);
 	s->acclen += n;
+	return SCAN_OK;
 }
 
 /* Hand the event in s->doc to the callback; its selection, when asked for, is in s->idx. */
@@ -191,7 +210,8 @@ close_container(struct sc *s, size_t i)
 			const char *ev = s->buf + s->ev_start;
 			size_t len = i + 1 - s->ev_start;
 			if (s->acclen) {
-				acc_add(s, ev, len);
+				if ((r = acc_add(s, ev, len)) != SCAN_OK)
+					return r;
 				ev = s->acc;
 				len = s->acclen;
 			}
@@ -199,6 +219,9 @@ close_container(struct sc *s, size_t i)
 				s->doc.js = ev;
 				s->doc.len = len;
 				s->doc.ntok = 0;
+			} else if (json_decode_names(&s->doc, &s->names) &&
+			    json_parse(&s->doc, s->names.s, s->names.len) < 0) {
+				s->doc.ntok = 0;	/* cannot happen: decoded names stay valid */
 			}
 			if (s->keys)
 				json_select_doc(&s->doc, s->keys, s->idx);
@@ -221,7 +244,7 @@ open_container(struct sc *s, size_t i, char kind)
 	int parent_events = s->events_sp >= 0 && s->sp == s->events_sp;
 
 	if (s->sp >= MAXDEPTH)
-		return fail(s, i, "nesting deeper than 1024 levels", HINT_SYNTAX);
+		return fail(s, i, json_limit_text(JSON_EDEPTH), HINT_DEPTH);
 	if (kind == 'a' && !parent_events &&
 	    (s->sp == 0 || (s->sp == 1 && s->stack[0] == 'o' && s->te_pending))) {
 		if (s->st->has_events)
@@ -280,6 +303,18 @@ static const unsigned char *special_tab(void)
 /* What a step of the scanner asks the chunk loop to do (besides SCAN_*). */
 enum { STEP_NEXT = 2, STEP_CHUNK_END = 3 };
 
+/* One decoded character of a top-level key being captured. */
+static void
+key_char(struct sc *s, unsigned char c)
+{
+	if (!s->capkey)
+		return;
+	if (s->keylen < (int)sizeof s->key)
+		s->key[s->keylen++] = (char)c;
+	else
+		s->keybad = 1;
+}
+
 /* Inside a string at u[*ip]: escapes, the closing quote, key capture. */
 static int
 string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
@@ -290,11 +325,15 @@ string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
 
 	if (s->esc == 1) {
 		c = u[i];
-		if (c == 'u')
+		if (c == 'u') {
 			s->esc = 5;
-		else if (strchr("\"\\/bfnrt", c) && c)
+			s->uval = 0;
+		} else if (strchr("\"\\/bfnrt", c) && c) {
 			s->esc = 0;
-		else
+			/* a top-level key is compared decoded ("trace\u0045vents") */
+			key_char(s, c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' :
+			    c == 'r' ? '\r' : c == 't' ? '\t' : c);
+		} else
 			return fail(s, i, "invalid escape sequence in a string", HINT_SYNTAX);
 		*ip = i + 1;
 		return STEP_NEXT;
@@ -303,7 +342,14 @@ string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
 		c = u[i];
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
 			return fail(s, i, "invalid \\u escape in a string", HINT_SYNTAX);
+		s->uval = s->uval * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
 		s->esc = s->esc == 2 ? 0 : s->esc - 1;
+		if (s->esc == 0) {
+			if (s->uval < 0x80)
+				key_char(s, (unsigned char)s->uval);
+			else
+				s->keybad = 1;	/* no key we look for has such a character */
+		}
 		*ip = i + 1;
 		return STEP_NEXT;
 	}
@@ -329,14 +375,11 @@ string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
 			value_done(s);
 	} else if (c == '\\') {
 		s->esc = 1;
-		s->keybad = 1;
 	} else if (c < 0x20) {
 		s->st->ctrl++;
 		s->keybad = 1;
-	} else if (s->keylen < (int)sizeof s->key) {
-		s->key[s->keylen++] = (char)c;	/* capturing key text */
 	} else
-		s->keybad = 1;
+		key_char(s, c);
 	return STEP_NEXT;
 }
 
@@ -511,14 +554,15 @@ feed(struct sc *s, const char *buf, size_t n)
 	return SCAN_OK;
 }
 
-static void
+static int
 end_chunk(struct sc *s, const char *buf, size_t n)
 {
 	const char *p = buf, *q;
 	size_t left = n;
 
 	if (s->ev_active) {
-		acc_add(s, buf + s->ev_start, n - s->ev_start);
+		if (acc_add(s, buf + s->ev_start, n - s->ev_start) != SCAN_OK)
+			return SCAN_ERROR;
 		s->ev_start = 0;
 	}
 	while (left && (q = memchr(p, '\n', left)) != NULL) {
@@ -529,6 +573,7 @@ end_chunk(struct sc *s, const char *buf, size_t n)
 	}
 	s->colbase += left;
 	s->base += n;
+	return SCAN_OK;
 }
 
 static int run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
@@ -611,17 +656,28 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 			}
 			if (n > (ssize_t)off) {
 				size_t k = off;
+				const char *looks;
 				while (k < (size_t)n && strchr(" \t\r\n", buf[k]))
 					k++;
 				if (k < (size_t)n)
 					st->shape = buf[k] == '{' ? 'o' : buf[k] == '[' ? 'a' : 0;
+				/* not JSON at all: say what it is instead of "invalid JSON" */
+				if (k < (size_t)n && !st->shape && (looks = magic_describe(
+				    (const unsigned char *)buf + off, (size_t)n - off, zio_is_gzip(z)))) {
+					snprintf(errbuf, errlen, "'%s': not a trace: the bytes look like %s; "
+					    "a torch.profiler trace is Chrome-trace JSON (.json or .json.gz) "
+					    "starting with '{' or '['", name, looks);
+					r = SCAN_ERROR;
+					break;
+				}
 			}
 		}
 		r = feed(s, buf + off, (size_t)n - off);
 		st->bytes = s->base + ((size_t)n - off);
 		if (r != SCAN_OK)
 			break;
-		end_chunk(s, buf + off, (size_t)n - off);
+		if ((r = end_chunk(s, buf + off, (size_t)n - off)) != SCAN_OK)
+			break;
 		if (progress && st->bytes >= next_progress) {
 			progress(s->ctx, st);
 			next_progress = st->bytes + (8u << 20);
@@ -669,6 +725,7 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	json_doc_free(&s->doc);
 	if (s->keys)
 		json_shapes_free(&s->shapes);
+	sb_free(&s->names);
 	free(s);
 	return r;
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "strtab.h"
 #include "xalloc.h"
 
@@ -116,11 +117,18 @@ strtab_intern(strtab *t, const char *s, size_t n)
 			return id;
 		j = (j + 1) & (t->nslot - 1);
 	}
+	/* ids and lengths are 32-bit, and UINT32_MAX is NOSTR (trace.h) */
+	if (n > UINT32_MAX)
+		die(EXIT_DATA, "a string of %zu bytes is longer than the 4 GiB limit", n);
+	if (t->n >= UINT32_MAX - 1)
+		die(EXIT_DATA, "more than %u distinct strings", UINT32_MAX - 2);
 	if (t->n == t->cap) {
 		cap = t->cap;
 		xgrow(&t->str, &cap, t->n + 1, sizeof *t->str);
-		t->lens = xrealloc(t->lens, cap * sizeof *t->lens);
-		t->hash = xrealloc(t->hash, cap * sizeof *t->hash);
+		if (cap > UINT32_MAX - 1)
+			cap = UINT32_MAX - 1;
+		t->lens = xreallocarray(t->lens, cap, sizeof *t->lens);
+		t->hash = xreallocarray(t->hash, cap, sizeof *t->hash);
 		t->cap = (uint32_t)cap;
 	}
 	id = t->n++;

@@ -1,7 +1,9 @@
 /*
  * String interning: each distinct byte string gets a dense id (0, 1, 2...)
  * in first-seen order.  Strings are copied into the table and stay valid,
- * NUL-terminated, until strtab_free().
+ * NUL-terminated, until strtab_free().  Lengths and ids are 32-bit: a
+ * string of 4 GiB or more, or more than 2^32 - 2 distinct strings, ends the
+ * run with exit 1 (issue 21).
  */
 #ifndef STRTAB_H
 #define STRTAB_H

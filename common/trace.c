@@ -91,7 +91,7 @@ thread_of(struct trace_reader *r, struct rstr pid, struct rstr tid)
 		size_t cap = r->capthr;
 		xgrow(&r->thr_pid, &cap, r->nthr + 1, sizeof *r->thr_pid);
 		if (cap != r->capthr)
-			r->thr_tid = xrealloc(r->thr_tid, cap * sizeof *r->thr_tid);
+			r->thr_tid = xreallocarray(r->thr_tid, cap, sizeof *r->thr_tid);
 		r->capthr = cap;
 		r->thr_pid[r->nthr] = p;
 		r->thr_tid[r->nthr] = t;

@@ -1,4 +1,5 @@
-/* Allocation wrappers that die cleanly on exhaustion. */
+/* Allocation wrappers that die cleanly on exhaustion or size overflow. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,18 +54,59 @@ xstrndup(const char *s, size_t n)
 	return p;
 }
 
+static void __attribute__((noreturn))
+overflow(size_t a, size_t b, char op)
+{
+	die(EXIT_DATA, "out of memory: a size of %zu %c %zu does not fit in memory", a, op, b);
+}
+
+size_t
+xmul(size_t a, size_t b)
+{
+	size_t r;
+
+	if (__builtin_mul_overflow(a, b, &r))
+		overflow(a, b, 'x');
+	return r;
+}
+
+size_t
+xadd(size_t a, size_t b)
+{
+	size_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		overflow(a, b, '+');
+	return r;
+}
+
+void *
+xmallocarray(size_t n, size_t size)
+{
+	return xmalloc(xmul(n, size));
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	return xrealloc(p, xmul(n, size));
+}
+
 void
 xgrow(void *pp, size_t *cap, size_t need, size_t elem)
 {
 	void **p = pp;
-	size_t c = *cap;
+	size_t c = *cap, max = SIZE_MAX / (elem ? elem : 1);
 
 	if (need <= c)
 		return;
+	if (need > max)
+		overflow(need, elem, 'x');
 	if (c < 16)
 		c = 16;
+	/* doubling past `max` would wrap to a small size: stop at max */
 	while (c < need)
-		c *= 2;
+		c = c > max / 2 ? max : c * 2;
 	*p = xrealloc(*p, c * elem);
 	*cap = c;
 }

@@ -1,4 +1,10 @@
-/* Allocation that never returns NULL: failure prints "out of memory" and exits 1. */
+/*
+ * Allocation that never returns NULL: failure prints "out of memory" and
+ * exits 1 (EXIT_DATA).  Sizes are checked too: a count times an element
+ * size, or a capacity doubled, that does not fit in size_t ends the run
+ * the same way ("out of memory: ... does not fit"), never wraps to a small
+ * buffer (issue 21).
+ */
 #ifndef XALLOC_H
 #define XALLOC_H
 
@@ -10,9 +16,19 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/* a * b and a + b in bytes or items; die (exit 1) when the result overflows. */
+size_t xmul(size_t a, size_t b);
+size_t xadd(size_t a, size_t b);
+
+/* xmalloc(n * size) and xrealloc(p, n * size) with the product checked. */
+void *xmallocarray(size_t n, size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
+
 /*
  * Grow *pp (an array of `elem`-byte items with capacity *cap) so it can hold
- * at least `need` items.  Capacity doubles; contents are kept.
+ * at least `need` items.  Capacity doubles (at least 16), capped at the
+ * largest count whose byte size fits in size_t; contents are kept.  Every
+ * growing array of the tools goes through here or through sb_grow.
  */
 void xgrow(void *pp, size_t *cap, size_t need, size_t elem);
 

@@ -100,7 +100,10 @@ expect tl_vllm_piecewise_exec graph_launch_without_kernels ok "25 CUDA-graph lau
 expect tl_sglang_qwen3moe_b300_decode stream_overlap warn "programmatic dependent launch (Blackwell kernels: sm103)"
 expect tl_vllm_b200_eager_tp8 stream_overlap warn "programmatic dependent launch (Blackwell kernels: sm100)"
 expect tl_nv_moe04_top2_dense stream_overlap warn "programmatic dependent launch (Blackwell"
-expect hta_mi250_minitoy_rocm62 merged_devices warn "kernels on 2 GPU processes"
+# the reference counts the CPU process's HIP runtime events as kernels, so
+# it sees two "GPU processes" and analyzes the CPU one; corrected, only the
+# GPU's pid 2 holds GPU work (docs/deviations.md C3)
+expect hta_mi250_minitoy_rocm62 merged_devices ok "one GPU process (pid 2)"
 expect tl_h100_qwen15_05b kernel_without_launch warn "436 of 1465"
 for n in tl_sglang_qwen3_8b_decode tl_sglang_qwen3_8b_prefilldecode tl_sglang_dsr1_mi300_decode; do
 	verdict $n ok

@@ -40,6 +40,8 @@ ap.add_argument("--stop-status", type=int, default=200)
 ap.add_argument("--stop-body", default='{"detail": "stop failed"}')
 ap.add_argument("--chat-status", type=int, default=200)
 ap.add_argument("--models", default="ok", choices=["ok", "404", "empty", "bad"])
+ap.add_argument("--answer", default="ok", help="the text of every generated answer")
+ap.add_argument("--tokens", type=int, help="completion tokens every answer reports")
 ap.add_argument("--no-trace", action="store_true", help="never write a trace")
 ap.add_argument("--slow-trace", type=float, default=0.0,
                 help="write a partial trace, complete it after this many seconds")
@@ -48,6 +50,13 @@ ARGS = ap.parse_args()
 
 LOCK = threading.Lock()
 STATE = {"active": False, "start": None, "steps": 0, "epoch": 0}
+
+
+def usage(answer):
+    """An OpenAI answer with its usage block when --tokens is given."""
+    if ARGS.tokens is not None:
+        answer["usage"] = {"prompt_tokens": 3, "completion_tokens": ARGS.tokens}
+    return answer
 
 
 def log(entry):
@@ -163,10 +172,11 @@ class Handler(BaseHTTPRequestHandler):
     def post_v1_chat_completions(self, body):
         if ARGS.chat_status != 200:
             return self.reply(ARGS.chat_status, {"error": "chat template missing"})
-        return self.reply(200, {"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+        return self.reply(200, usage({"choices": [{"message": {"role": "assistant",
+                                                               "content": ARGS.answer}}]}))
 
     def post_v1_completions(self, body):
-        return self.reply(200, {"choices": [{"text": "ok"}]})
+        return self.reply(200, usage({"choices": [{"text": ARGS.answer}]}))
 
     # -- detection --
     def get_server_info(self, body):
@@ -191,7 +201,8 @@ class Handler(BaseHTTPRequestHandler):
                 if STATE["steps"] >= int(STATE["start"]["num_steps"]):
                     STATE["active"] = False
                     write_traces()
-        return self.reply(200, {"text": "ok", "meta_info": {}})
+        meta = {} if ARGS.tokens is None else {"completion_tokens": ARGS.tokens}
+        return self.reply(200, {"text": ARGS.answer, "meta_info": meta})
 
     # -- profiler control --
     def post_start_profile(self, body):

@@ -24,7 +24,7 @@ build_check() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/json-fast-check" "$FIX/common/json-fast-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/json-fast-check" "$FIX/common/json-fast-check.c" "$LIB" $COMMON_LIBS
 }
 
 t_fixed_and_events() {
@@ -68,7 +68,7 @@ t_rec_read() {
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
 	    -iquote "$TOP/tests/fuzz" -o "$T/rec-read-check" "$FIX/common/rec-read-check.c" \
-	    "$TOP/tests/fuzz/fuzz-err.c" "$LIB" -lz -lm -lpthread
+	    "$TOP/tests/fuzz/fuzz-err.c" "$LIB" $COMMON_LIBS
 	"$TOPDIR_GEN" -s both -n 2 >"$T/trace.json"
 	"$BIN/trace-extract" -q "$T/trace.json" | "$BIN/trace-stage" -q | tee "$T/records.jsonl" |
 	    "$BIN/kernel-map" -q | "$BIN/fuse-detect" -q >>"$T/records.jsonl"
@@ -90,7 +90,7 @@ t_json_valid() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/json-valid-check" "$FIX/common/json-valid-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/json-valid-check" "$FIX/common/json-valid-check.c" "$LIB" $COMMON_LIBS
 	"$T/json-valid-check" >"$T/out" || { cat "$T/out"; return 1; }
 }
 check "json_valid takes what Python's json module takes, strictly" t_json_valid

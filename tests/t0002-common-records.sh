@@ -18,7 +18,7 @@ schema() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/rec-schema" "$FIX/common/rec-schema.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/rec-schema" "$FIX/common/rec-schema.c" "$LIB" $COMMON_LIBS
 	"$T/rec-schema" >"$T/schema"
 }
 
@@ -74,8 +74,9 @@ overlap-sweep trace kernel thread_name site stats
 overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats
 fuse-detect trace kernel_row
 rank-skew trace kernel input stats
-triage-render kernel_row overlap_row fuse_row
+triage-render kernel_row overlap_row fuse_row diff_input diff_metric diff_row diff_fuse diff_overlap verdict
 step-stats trace kernel launch annotation kernel_row stats
+trace-diff input kernel_row gpu_time step fuse_row overlap_row health
 '
 
 # run_filter SPEC INPUT: run the filter with INPUT as the records it reads
@@ -83,6 +84,7 @@ run_filter() {
 	case $1 in
 	overlap-sweep) "$BIN/overlap-sweep" --mapping /dev/null <"$2" ;;
 	overlap-sweep:mapping) "$BIN/overlap-sweep" --mapping "$2" </dev/null ;;
+	trace-diff) "$BIN/trace-diff" --baseline /dev/null <"$2" ;;
 	*) "$BIN/$1" <"$2" ;;
 	esac
 }

@@ -202,4 +202,19 @@ t_progress() {
 }
 check "--progress forces progress; --no-progress turns it off, not the warnings" t_progress
 
+# What a live server answered as beats the trace's own hints (issue 19);
+# the reference takes it only when nothing else hints.
+t_captured() {
+	"$TESTDIR/gen-trace" -o "$T/sgl.json"
+	eq "vllm capture" "$("$BIN/trace-extract" -q --framework-captured vllm "$T/sgl.json" |
+	    jq -r 'select(.type == "input") | "\(.framework) \(.framework_source)"')"
+	eq "sglang trace" "$("$BIN/trace-extract" -q --framework-fallback vllm "$T/sgl.json" |
+	    jq -r 'select(.type == "input") | "\(.framework) \(.framework_source)"')"
+	eq "sglang trace" "$("$BIN/trace-extract" -q --compat reference --framework-captured vllm \
+	    "$T/sgl.json" | jq -r 'select(.type == "input") | "\(.framework) \(.framework_source)"')"
+	eq "trtllm option" "$("$BIN/trace-extract" -q -f trtllm --framework-captured vllm "$T/sgl.json" |
+	    jq -r 'select(.type == "input") | "\(.framework) \(.framework_source)"')"
+}
+check "--framework-captured: the live server's answer beats the trace's hints" t_captured
+
 done_testing

@@ -143,7 +143,7 @@ check "a NUL byte between tokens is a syntax error" t_nul_byte
 t_deep() {
 	awk 'BEGIN { printf "[{\"args\": "; for (i = 0; i < 2000; i++) printf "["; }' >"$T/deep.json"
 	fails 1 "$T/deep.json"
-	has "$T/err" "nesting deeper than 1024 levels"
+	has "$T/err" "nested deeper than the limit of 1024 levels at byte"
 }
 check "absurd nesting is refused, not a stack overflow" t_deep
 
@@ -192,5 +192,39 @@ t_usage() {
 	has "$T/h.out" "usage: trace-extract"
 }
 check "usage errors: exit 2" t_usage
+
+# Not a trace at all: the message names what the bytes look like (issue 19).
+t_not_json() {
+	printf '\211PNG\r\n\032\n0000000000000000' >"$T/png.json"
+	printf 'PK\003\004\024\000\010\000\010\000' >"$T/zip.json"
+	printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000' >"$T/elf.json"
+	printf '<!DOCTYPE html><html></html>' | gzip >"$T/page.json.gz"
+	for f in png:"a PNG image" zip:"a ZIP archive" elf:"an ELF executable" page:"gzip-compressed HTML"; do
+		n=${f%%:*}
+		file=$T/$n.json
+		[ -f "$file" ] || file=$T/$n.json.gz
+		status 1 "$BIN/trace-extract" "$file" 2>"$T/err" >/dev/null
+		has "$T/err" "': not a trace: the bytes look like ${f#*:}"
+	done
+	# text that is not JSON keeps the parser's message, without the "two writers" guess
+	printf 'hello\n' >"$T/hello.json"
+	status 1 "$BIN/trace-extract" "$T/hello.json" 2>"$T/err" >/dev/null
+	has "$T/err" "expected a value at byte 0 .*does not start with a JSON value"
+}
+check "not a trace: PNG, ZIP, ELF, gzip of HTML named as such" t_not_json
+
+t_tty_stdin() {
+	# a terminal on stdin gets a hint instead of a silent wait
+	script -qc "$BIN/trace-extract </dev/null; echo; $BIN/trace-extract" /dev/null \
+	    </dev/null >"$T/tty.out" 2>&1 &
+	pid=$!
+	sleep 1
+	kill "$pid" 2>/dev/null || :
+	has "$T/tty.out" "reading the trace from standard input, a terminal: name a trace file"
+	# not from a pipe or a file
+	printf '{"traceEvents":[]}' | "$BIN/trace-extract" >/dev/null 2>"$T/pipe.err" || :
+	hasnt "$T/pipe.err" "standard input, a terminal"
+}
+check "stdin at a terminal: a hint, not a silent wait" t_tty_stdin
 
 done_testing

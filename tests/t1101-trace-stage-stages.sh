@@ -9,7 +9,7 @@ ST=$BIN/trace-stage
 
 # stages FILE: "stage count" lines of the selected kernels.
 stages() {
-	"$EX" -q "$1" | "$ST" | jq -r 'select(.type == "kernel" and .sel) | .stage' | sort | uniq -c |
+	"$EX" -q ${COMPAT:+--compat reference} "$1" | "$ST" ${COMPAT:+--compat reference} | jq -r 'select(.type == "kernel" and .sel) | .stage' | sort | uniq -c |
 	    awk '{ print $2, $1 }' | tr '\n' ' ' | sed 's/ $//'
 }
 
@@ -22,6 +22,26 @@ t_annotations() {
 	eq "decode 12" "$(stages "$T/dec.json")"
 }
 check "stage from the prefill/decode annotations around each step" t_annotations
+
+# Annotation names the reference misreads (docs/deviations.md, Corrections):
+# SGLang's step[EXTEND ...] names no stage for it (its kernels join the
+# nearest decode window), and vLLM's
+# execute_context_C_generation_G is matched by substring, so 20 decode
+# requests ("generation_20") are no stage and a mixed batch is decode.
+t_annotation_names() {
+	"$GEN" -s both -n 3 -o "$T/both.json"
+	sed 's/model_forward_prefill/step[EXTEND bs=4 toks=512]/; s/model_forward_decode/step[DECODE bs=8]/g' \
+	    "$T/both.json" >"$T/sgl.json"
+	eq "decode 15 extend 3" "$(stages "$T/sgl.json")"
+	eq "decode 18" "$(COMPAT=1 stages "$T/sgl.json")"
+	sed 's/model_forward_prefill/execute_context_2_generation_10/; s/model_forward_decode/execute_context_0_generation_20/g' \
+	    "$T/both.json" >"$T/vllm.json"
+	eq "decode 15 extend 3" "$(stages "$T/vllm.json")"
+	# reference: the mixed prefill batch reads as decode, the decode steps
+	# as nothing, and every kernel goes to the nearest window: decode
+	eq "decode 18" "$(COMPAT=1 stages "$T/vllm.json")"
+}
+check "annotation names: SGLang step[EXTEND], vLLM context/generation counts (reference: misread)" t_annotation_names
 
 t_none() {
 	"$GEN" -o "$T/none.json"

@@ -33,7 +33,7 @@ t_clean() {
 		eq '["ok"]' "$(jq -c 'select(.type == "health") | [.checks[].status] | unique' "$T/$n.out")"
 		eq '[[]]' "$(jq -c 'select(.type == "health") | [.checks[].affects] | unique' "$T/$n.out")"
 	done
-	eq '{"type":"health","t":0,"path":"'"$T"'/clean.json","verdict":"ok"}' \
+	eq '{"type":"health","t":0,"role":"single","path":"'"$T"'/clean.json","verdict":"ok"}' \
 	    "$(jq -c 'select(.type == "health") | del(.checks)' "$T/clean.out")"
 	eq '{"id":"launch_without_kernel","status":"ok","value":0,"detail":"each of 12 CUDA launches has its kernel","affects":[]}' \
 	    "$(jq -c 'select(.type == "health") | .checks[2]' "$T/clean.out")"

@@ -93,4 +93,27 @@ t_frame_order() {
 }
 check 'frames in any file order, threads interleaved: the same attribution' t_frame_order
 
+
+# A graph-mode trace analyzed alone: its kernels take the graph launch's
+# site, and the report says so with the fix (issue 14; the reference is
+# silent, and --compat reference stays so).
+t_graph_note() {
+	"$TESTDIR/gen-trace" -s both -n 3 --graph -o "$T/g.json"
+	"$BIN/trace-extract" -q "$T/g.json" | "$BIN/trace-stage" -q | km -q >"$T/g.out"
+	eq 'decode graph_launch_attribution' \
+	    "$(jq -r 'select(.type=="note") | "\(.stage) \(.id)"' "$T/g.out")"
+	# decode: 2 graph steps x 2 layers x (50 + 30 + 10) us = 360 us of the
+	# stage's 580 (the prefill step's late second layer lands in decode too)
+	has "$T/g.out" '"text":"62.1% of the decode stage.s GPU time ran in CUDA graphs: .*triage --mapping-input EAGER --formal-input GRAPH."'
+	# eager kernels only (the prefill step): no note for extend
+	"$BIN/trace-extract" -q "$T/g.json" | "$BIN/trace-stage" -q | km -q --compat reference >"$T/r.out"
+	eq 0 "$(jq -s 'map(select(.type=="note")) | length' "$T/r.out")"
+	# mapping/formal mode has the sites: no note
+	"$BIN/trace-extract" -q "$T/g.json" | "$BIN/trace-stage" -q | km -q --sites-only >"$T/s.jsonl"
+	"$BIN/trace-extract" -q --role formal "$T/g.json" | "$BIN/trace-stage" -q |
+	    km -q --mapping "$T/s.jsonl" >"$T/f.out"
+	eq 0 "$(jq -s 'map(select(.type=="note")) | length' "$T/f.out")"
+}
+check 'graph-mode trace alone: a note names the graph-launch attribution and the fix' t_graph_note
+
 done_testing

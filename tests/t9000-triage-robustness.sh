@@ -52,6 +52,30 @@ t_example() {
 }
 check "the README's sample trace is reproducible with gen-trace" t_example
 
+t_quick_start_sample() {
+	# the pair of examples/sglang-tp2 is gen-trace output, as its README says
+	S=$TOP/examples/sglang-tp2
+	gzip -dc "$S/eager/sglang-eager.trace.json.gz" >"$T/e1.json"
+	"$GEN" -s both -n 6 --streams 2 -o "$T/e2.json"
+	cmp "$T/e1.json" "$T/e2.json"
+	gzip -dc "$S/graph/sglang-graph.trace.json.gz" >"$T/g1.json"
+	"$GEN" -s both -n 6 --streams 2 --graph -o "$T/g2.json"
+	cmp "$T/g1.json" "$T/g2.json"
+	# the README's quick-start command, as written, fills all three tables
+	cmd=$(sed -n 's/^sh scripts\/install-deps && make && \(\.\/scripts\/triage .*\)$/\1/p' "$TOP/README.md")
+	[ -n "$cmd" ] || { echo "no quick-start command in README.md"; return 1; }
+	(cd "$TOP" && TRIAGE_BINDIR=$BIN sh -c "$cmd") >"$T/q.md" 2>"$T/q.err"
+	for s in Kernels 'Overlap opportunities' 'Fuse opportunities'; do
+		# table lines, less a header and a separator line per table
+		sed -n "/^## $s\$/,/^## /p" "$T/q.md" >"$T/sec"
+		eq 1 "$(($(grep -c '^| ' "$T/sec") - 2 * $(grep -c '^| ---' "$T/sec") > 0))" \
+		    "rows under $s"
+	done
+	has "$T/q.md" '^| FlashInfer unified allreduce_fusion | Confirmed |'
+	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 26 checks passed on every trace.$'
+}
+check "the quick-start sample fills the kernel, overlap and fuse tables" t_quick_start_sample
+
 # Lenient defects: exit 0, the same report as the clean trace, a warning.
 t_lenient() {
 	"$GEN" -o "$T/clean.json"

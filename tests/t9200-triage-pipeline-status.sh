@@ -71,6 +71,7 @@ t_side_by_side_report() {
 	    "$BIN/trace-health" -q | "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/step-stats" -q |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
+	    { cat; grep '^{"type":"health",' "$T/m.jsonl"; } |
 	    "$BIN/triage-render" -q --format jsonl >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"
 	eq 3 "$(jq -s 'map(select(.type == "overlap_row")) | length' "$T/dual.json")" "overlap rows"
@@ -83,10 +84,11 @@ t_dual_stdin() {
 	"$TRIAGE" --mapping-input "$T/big.json" --formal-input - <"$T/big.json" >"$T/f-stdin.md"
 	"$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" >"$T/files.md"
 	has "$T/m-stdin.md" 'Overlap'
-	# the same tables; only the input lines name "-"
-	grep -v '^- \*\*\|^# Triage' "$T/files.md" >"$T/a"
-	grep -v '^- \*\*\|^# Triage' "$T/m-stdin.md" >"$T/b"
-	grep -v '^- \*\*\|^# Triage' "$T/f-stdin.md" >"$T/c"
+	# the same tables; only the input lines and the health table's trace
+	# column name "-"
+	grep -v '^- \*\*\|^# Triage' "$T/files.md" | sed 's/^| \(mapping\|formal\): \(big\.json\|-\) |/| \1: TRACE |/' >"$T/a"
+	grep -v '^- \*\*\|^# Triage' "$T/m-stdin.md" | sed 's/^| \(mapping\|formal\): \(big\.json\|-\) |/| \1: TRACE |/' >"$T/b"
+	grep -v '^- \*\*\|^# Triage' "$T/f-stdin.md" | sed 's/^| \(mapping\|formal\): \(big\.json\|-\) |/| \1: TRACE |/' >"$T/c"
 	same "$T/a" "$T/b"
 	same "$T/a" "$T/c"
 }

@@ -208,8 +208,9 @@ parse_line(catalog_t *c, const src_t *s, const char *line, size_t len)
 	int i, k, n;
 	size_t g;
 
-	if (json_parse(&d, line, len) < 0 || d.tok[0].type != JSMN_OBJECT ||
-	    json_skip(&d, 0) != d.ntok)
+	if ((i = json_parse(&d, line, len)) == JSON_EDEPTH || i == JSON_ESIZE)
+		bad(s, "pattern is %s (at byte %zu)", json_limit_text(i), d.err_off);
+	if (i < 0 || d.tok[0].type != JSMN_OBJECT)
 		bad(s, "pattern is not a JSON object");
 	src.d = &d;
 	xgrow(&c->p, &c->cap, c->n + 1, sizeof *c->p);
@@ -315,9 +316,8 @@ catalog_load_file(catalog_t *c, const char *path)
 {
 	src_t s = { path, 0, NULL };
 	FILE *fp;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	sbuf line = SBUF_INIT;
+	int ch = 0;
 
 	if (strcmp(path, "-") == 0) {
 		fp = stdin;
@@ -325,13 +325,24 @@ catalog_load_file(catalog_t *c, const char *path)
 	} else if ((fp = fopen(path, "r")) == NULL) {
 		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
 	}
-	while ((n = getline(&line, &cap, fp)) >= 0) {
+	while (ch != EOF) {
+		/* one line, refused past the size limit before it is held (json.h) */
+		sb_reset(&line);
+		while ((ch = getc_unlocked(fp)) != EOF && ch != '\n') {
+			if (line.len >= json_max_bytes()) {
+				s.lineno++;
+				bad(&s, "pattern is %s", json_limit_text(JSON_ESIZE));
+			}
+			sb_addc(&line, (char)ch);
+		}
+		if (ch == EOF && line.len == 0)
+			break;
 		s.lineno++;
-		load_line(c, &s, line, (size_t)n);
+		load_line(c, &s, sb_str(&line), line.len);
 	}
 	if (ferror(fp))
 		die(EXIT_DATA, "cannot read '%s': %s", path, strerror(errno));
-	free(line);
+	sb_free(&line);
 	if (fp != stdin)
 		fclose(fp);
 }

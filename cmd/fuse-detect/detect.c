@@ -77,6 +77,21 @@ moe_pattern(const pattern_t *p)
 	    text_has_ci(n, strlen(n), "router");
 }
 
+/* Does a split group name GEMMs (a GEMM-replacing pattern's group)? */
+static int
+gemm_group(const kwlist_t *g)
+{
+	static const char *const words[] = { "gemm", "matmul", "_mm", "nvjet", "cublas",
+		"cutlass", "linear", "gemv", NULL };
+	size_t i, w;
+
+	for (i = 0; i < g->n; i++)
+		for (w = 0; words[w]; w++)
+			if (strstr(g->v[i].lower, words[w]))
+				return 1;
+	return 0;
+}
+
 static int
 model_has_any(const char *model, const strlist_t *l)
 {
@@ -129,11 +144,30 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 	hit = xcalloc(nrows * (ngroups + 1) + 1, 1);
 	for (r = 0; r < nrows; r++) {
 		unsigned char *h = hit + r * (ngroups + 1);
+		size_t all = 0;
 
 		h[0] = (unsigned char)kw_match(&rows[r].hs, &p->active);
-		any_active |= h[0];
-		for (g = 0; g < ngroups; g++)
+		for (g = 0; g < ngroups; g++) {
 			h[1 + g] = (unsigned char)kw_match(&rows[r].hs, &p->groups[g]);
+			/*
+			 * Corrected: a GEMM is not one of the separate kernels a
+			 * norm, quantization or activation fusion replaces, even
+			 * when its name carries a data type ("mxfp4") or an
+			 * epilogue; it is evidence only for a group of GEMMs.
+			 */
+			if (h[1 + g] && ctx->corrected && strcmp(rows[r].category, "gemm") == 0 &&
+			    !gemm_group(&p->groups[g]))
+				h[1 + g] = 0;
+			all += h[1 + g];
+		}
+		/*
+		 * Corrected: a kernel named "fused..." that covers every split
+		 * group by itself is the fusion already running ("in use").
+		 */
+		if (ctx->corrected && !h[0] && ngroups > 0 && all == ngroups &&
+		    text_has_ci(rows[r].name, strlen(rows[r].name), "fused"))
+			h[0] = 1;
+		any_active |= h[0];
 	}
 	c->direct = any_active;
 	for (g = 0; g < ngroups; g++) {

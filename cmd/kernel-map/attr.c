@@ -35,10 +35,10 @@ cache_fit(uint32_t id)
 	cache.cap = old ? old : 1024;
 	while (cache.cap <= id)
 		cache.cap *= 2;
-	cache.canon = xrealloc(cache.canon, cache.cap * sizeof cache.canon[0]);
-	cache.norm = xrealloc(cache.norm, cache.cap * sizeof cache.norm[0]);
-	cache.cat = xrealloc(cache.cat, cache.cap * sizeof cache.cat[0]);
-	cache.prio = xrealloc(cache.prio, cache.cap * sizeof cache.prio[0]);
+	cache.canon = xreallocarray(cache.canon, cache.cap, sizeof cache.canon[0]);
+	cache.norm = xreallocarray(cache.norm, cache.cap, sizeof cache.norm[0]);
+	cache.cat = xreallocarray(cache.cat, cache.cap, sizeof cache.cat[0]);
+	cache.prio = xreallocarray(cache.prio, cache.cap, sizeof cache.prio[0]);
 	for (i = old; i < cache.cap; i++) {
 		cache.canon[i] = NOSTR;
 		cache.norm[i] = NOSTR;

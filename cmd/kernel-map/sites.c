@@ -23,8 +23,8 @@ counter_add(counter_t *c, uint32_t key, long long n)
 		}
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 4;
-		c->key = xrealloc(c->key, c->cap * sizeof c->key[0]);
-		c->cnt = xrealloc(c->cnt, c->cap * sizeof c->cnt[0]);
+		c->key = xreallocarray(c->key, c->cap, sizeof c->key[0]);
+		c->cnt = xreallocarray(c->cnt, c->cap, sizeof c->cnt[0]);
 	}
 	c->key[c->n] = key;
 	c->cnt[c->n++] = n;

@@ -153,7 +153,7 @@ select_pid(const side_t *sd, const struct trace_reader *r, const struct trace *t
 			size_t c2 = cap;
 			xgrow(&pids, &c2, n + 1, sizeof *pids);
 			if (c2 != cap)
-				sum = xrealloc(sum, c2 * sizeof *sum);
+				sum = xreallocarray(sum, c2, sizeof *sum);
 			cap = c2;
 			pids[n] = pid;
 			sum[n] = 0.0;
@@ -194,7 +194,7 @@ name_rules(uint32_t raw, uint32_t *canon, int *cat)
 	if (raw >= cap) {
 		size_t old = cap;
 		xgrow(&cc, &cap, (size_t)raw + 1, sizeof *cc);
-		ct = xrealloc(ct, cap * sizeof *ct);
+		ct = xreallocarray(ct, cap, sizeof *ct);
 		memset(cc + old, 0, (cap - old) * sizeof *cc);
 	}
 	if (!cc[raw]) {

@@ -69,11 +69,17 @@ typedef struct {
  * Adds every closed segment to each active event's hidden, exclusive and
  * hidden-under-compute time, segment by segment in time order (§0), using
  * per-stream counts (§4.6).  O(n log n) for the sort plus O(active) per
- * segment.  Returns the union busy time.  Quirks kept: ends sort before
- * starts at equal times, and an event whose ts + dur == ts stays active to
- * the end (§4.7).
+ * segment while that work stays under ov_sweep_max_exact_work (default 0:
+ * 32 per event plus 4 million); past it, kernels that all overlap one
+ * another, the sums come from running totals in O(n) (issue 21), exact
+ * sums rounded once instead of at every segment (docs/deviations.md).
+ * Returns the union busy time, summed segment by segment either way.
+ * Quirks kept: ends sort before starts at equal times, and an event whose
+ * ts + dur == ts stays active to the end (§4.7).
  */
 double ov_sweep(oev_t *ev, size_t n);
+/* The work past which ov_sweep uses running totals; 0: the default (tests set it). */
+extern size_t ov_sweep_max_exact_work;
 
 /* Per (canonical name, category) aggregate (§5). */
 typedef struct {

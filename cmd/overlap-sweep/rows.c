@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "overlap.h"
 #include "xalloc.h"
 
@@ -292,11 +293,17 @@ ov_rows(const oev_t *ev, size_t n, double busy, const agg_t *agg, size_t nagg,
 			continue;
 		build_row(&rows[nr++], ev, &nb, lc[i], busy, sm, 0);
 	}
-	/* the limit runs before the share filter, so pruned rows use up slots */
-	if (limit > 0 && (unsigned long long)limit < nr)
+	/*
+	 * The reference limits before the share filter, so rows under the 1%
+	 * bar use up slots and --overlap-table-limit 3 can show one row
+	 * (overlap.md checklist item 5).  Corrected: the limit counts rows
+	 * that are shown.
+	 */
+	if (compat_reference && limit > 0 && (unsigned long long)limit < nr)
 		nr = (size_t)limit;
 	for (i = 0; i < nr; i++)
-		if (rows[i].share_pct >= MIN_RENDER_SHARE_PCT)
+		if (rows[i].share_pct >= MIN_RENDER_SHARE_PCT &&
+		    (compat_reference || limit <= 0 || kept < (unsigned long long)limit))
 			rows[kept++] = rows[i];
 	free(nb.prev);
 	free(nb.next);

@@ -190,7 +190,7 @@ scope_of_raw(uint32_t raw, int *flags)
 		size_t cap = old ? old : 256;
 		while (cap < want)
 			cap *= 2;
-		canon_of = xrealloc(canon_of, cap * sizeof *canon_of);
+		canon_of = xreallocarray(canon_of, cap, sizeof *canon_of);
 		flags_of = xrealloc(flags_of, cap);
 		for (i = old; i < cap; i++)
 			canon_of[i] = NOSTR;

@@ -186,6 +186,8 @@ typedef struct {
 typedef struct {
 	ctx_t *v;
 	size_t n, cap;
+	uint32_t *by_ts;	/* long lists: positions by (ts, dur, position), else NULL */
+	int sorted_built;
 } ctxlist_t;
 
 typedef struct {
@@ -198,7 +200,8 @@ typedef struct {
 	uint32_t canon;
 	int flags;
 	double ts, end;
-	int32_t prev, next;	/* active list links; -2: not active */
+	/* links in the active lists, [0] meaningful scopes, [1] fallback ones; -2: not in it */
+	int32_t prev[2], next[2];
 } tscope_t;
 
 /*
@@ -323,6 +326,21 @@ add_context(ctxmap_t *cm, const cpuop_t *op, const uint32_t *chain, int n)
 	l->v[l->n++] = cx;
 }
 
+/* Unlink scope k from active list w (0 meaningful, 1 fallback), whose tail is *tail. */
+static void
+list_remove(tscope_t *sc, size_t k, int w, long *tail)
+{
+	if (sc[k].prev[w] == -2 && sc[k].next[w] == -2)
+		return;
+	if (sc[k].prev[w] >= 0)
+		sc[sc[k].prev[w]].next[w] = sc[k].next[w];
+	if (sc[k].next[w] >= 0)
+		sc[sc[k].next[w]].prev[w] = sc[k].prev[w];
+	else
+		*tail = sc[k].prev[w];
+	sc[k].prev[w] = sc[k].next[w] = -2;
+}
+
 static void
 thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
     const timeline_t *t)
@@ -332,12 +350,20 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 	size_t nsc = t->nsc;
 	uint32_t *oq;
 	size_t a = 0, b = 0, c = 0;
-	long tail = -1;
+	/*
+	 * The open scopes of each class, in start order: the chain is the last
+	 * six meaningful ones, else the last six fallback ones, read from the
+	 * tails in O(6) -- one list of both made an op under many open
+	 * fallback frames cost a walk over all of them (issue 21).
+	 */
+	long tail[2] = { -1, -1 };
 	struct opsort os = { ops, opi };
+	int w;
 
 	oq = sorted_index(nop, cmp_opts, &os);
 	for (a = 0; a < nsc; a++)
-		sc[a].prev = sc[a].next = -2;
+		for (w = 0; w < 2; w++)
+			sc[a].prev[w] = sc[a].next[w] = -2;
 	a = 0;
 	while (b < nop) {
 		/* the next event: the least (time, kind) of the three heads */
@@ -350,33 +376,28 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			kind = 2;
 		if (kind == 0) {
 			size_t k = st[a++];
-			sc[k].prev = (int32_t)tail;
-			sc[k].next = -1;
-			if (tail >= 0)
-				sc[tail].next = (int32_t)k;
-			tail = (long)k;
+			for (w = 0; w < 2; w++) {
+				if (!(sc[k].flags & (w == 0 ? SCOPE_MEANINGFUL : SCOPE_FALLBACK)))
+					continue;
+				sc[k].prev[w] = (int32_t)tail[w];
+				sc[k].next[w] = -1;
+				if (tail[w] >= 0)
+					sc[tail[w]].next[w] = (int32_t)k;
+				tail[w] = (long)k;
+			}
 		} else if (kind == 2) {
 			size_t k = en[c++];
-			if (sc[k].prev == -2 && sc[k].next == -2)
-				continue;
-			if (sc[k].prev >= 0)
-				sc[sc[k].prev].next = sc[k].next;
-			if (sc[k].next >= 0)
-				sc[sc[k].next].prev = sc[k].prev;
-			else
-				tail = sc[k].prev;
-			sc[k].prev = sc[k].next = -2;
+			list_remove(sc, k, 0, &tail[0]);
+			list_remove(sc, k, 1, &tail[1]);
 		} else {
 			const cpuop_t *op = &ops[opi[oq[b++]]];
 			uint32_t rev[CHAIN_MAX], chain[CHAIN_MAX];
-			int nrev = 0, want, j;
+			int nrev = 0, j;
 			long s;
 
-			for (want = SCOPE_MEANINGFUL; want && nrev == 0;
-			    want = want == SCOPE_MEANINGFUL ? SCOPE_FALLBACK : 0)
-				for (s = tail; s >= 0 && nrev < CHAIN_MAX; s = sc[s].prev)
-					if (sc[s].flags & want)
-						rev[nrev++] = sc[s].canon;
+			for (w = 0; w < 2 && nrev == 0; w++)
+				for (s = tail[w]; s >= 0 && nrev < CHAIN_MAX; s = sc[s].prev[w])
+					rev[nrev++] = sc[s].canon;
 			for (j = 0; j < nrev; j++)
 				chain[j] = rev[nrev - 1 - j];
 			add_context(cm, op, chain, nrev);
@@ -433,11 +454,11 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 			if (nthr + 1 > capt) {
 				size_t c2 = capt;
 				xgrow(&topi, &c2, nthr + 1, sizeof *topi);
-				tn = xrealloc(tn, c2 * sizeof *tn);
-				tcap = xrealloc(tcap, c2 * sizeof *tcap);
-				tsc = xrealloc(tsc, c2 * sizeof *tsc);
-				tscn = xrealloc(tscn, c2 * sizeof *tscn);
-				tsccap = xrealloc(tsccap, c2 * sizeof *tsccap);
+				tn = xreallocarray(tn, c2, sizeof *tn);
+				tcap = xreallocarray(tcap, c2, sizeof *tcap);
+				tsc = xreallocarray(tsc, c2, sizeof *tsc);
+				tscn = xreallocarray(tscn, c2, sizeof *tscn);
+				tsccap = xreallocarray(tsccap, c2, sizeof *tsccap);
 				capt = c2;
 			}
 			topi[nthr] = NULL;
@@ -490,7 +511,8 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 				continue;
 			t = *v;
 			xgrow(&tsc[t], &tsccap[t], tscn[t] + 1, sizeof *tsc[t]);
-			tsc[t][tscn[t]++] = (tscope_t){ canon, flags, f->ts, f->ts + f->dur, -2, -2 };
+			tsc[t][tscn[t]++] = (tscope_t){ canon, flags, f->ts, f->ts + f->dur,
+			    { -2, -2 }, { -2, -2 } };
 		}
 		for (t = 0; t < nthr; t++) {
 			timeline_t *x;
@@ -523,19 +545,33 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 	imap_free(&thr);
 }
 
-/* choose_cpu_context (§6.3): minimal (|ts - kernel ts|, dur), first on ties. */
-static const ctx_t *
-choose_cpu_context(const ctxmap_t *cm, long long eid, double kts)
+/* Lists this long are searched through a sorted index, shorter ones scanned. */
+#define CTX_SCAN_MAX 32
+
+static int
+cmp_ctx(const void *pa, const void *pb, void *arg)
 {
-	const uint64_t *v = imap_get(&cm->byeid, (uint64_t)eid);
-	const ctxlist_t *l;
+	const ctx_t *v = arg, *a = &v[*(const uint32_t *)pa], *b = &v[*(const uint32_t *)pb];
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->dur != b->dur)
+		return a->dur < b->dur ? -1 : 1;
+	return (*(const uint32_t *)pa > *(const uint32_t *)pb) -
+	    (*(const uint32_t *)pa < *(const uint32_t *)pb);
+}
+
+/*
+ * The plain rule over l->v[lo..hi) (§6.3): minimal |ts - kernel ts|, then
+ * minimal dur, first in list order.
+ */
+static const ctx_t *
+scan_contexts(const ctxlist_t *l, double kts)
+{
 	const ctx_t *best = NULL;
 	double bd = 0, bdur = 0;
 	size_t i;
 
-	if (!v)
-		return NULL;
-	l = &cm->l[*v];
 	for (i = 0; i < l->n; i++) {
 		double d = fabs(l->v[i].ts - kts);
 		if (!best || d < bd || (d == bd && l->v[i].dur < bdur)) {
@@ -547,13 +583,103 @@ choose_cpu_context(const ctxmap_t *cm, long long eid, double kts)
 	return best;
 }
 
+/*
+ * choose_cpu_context (§6.3): minimal (|ts - kernel ts|, dur), first on
+ * ties.  A scan per sampled kernel made many CPU ops under one External id
+ * quadratic (100,000 took 9.6 s, issue 21); a long list is sorted once by
+ * (ts, dur, position) and searched: |ts - kts| only grows away from kts,
+ * so the best contexts are the first of their ts at the nearest distinct
+ * times on either side (a few when rounding makes distances tie).
+ */
+static const ctx_t *
+choose_cpu_context(ctxmap_t *cm, long long eid, double kts)
+{
+	const uint64_t *v = imap_get(&cm->byeid, (uint64_t)eid);
+	ctxlist_t *l;
+	const ctx_t *best = NULL;
+	double bd = 0, bdur = 0;
+	size_t lo, hi, i, k;
+	int side;
+
+	if (!v)
+		return NULL;
+	l = &cm->l[*v];
+	if (l->n <= CTX_SCAN_MAX || isnan(kts))
+		return scan_contexts(l, kts);
+	if (!l->sorted_built) {
+		l->by_ts = xmallocarray(l->n, sizeof *l->by_ts);
+		for (i = 0; i < l->n; i++)
+			l->by_ts[i] = (uint32_t)i;
+		qsort_r(l->by_ts, l->n, sizeof *l->by_ts, cmp_ctx, l->v);
+		l->sorted_built = 1;
+		/* NaN times do not sort: such a list keeps the scan */
+		for (i = 0; i < l->n; i++)
+			if (isnan(l->v[i].ts) || isnan(l->v[i].dur)) {
+				free(l->by_ts);
+				l->by_ts = NULL;
+				break;
+			}
+	}
+	if (!l->by_ts)
+		return scan_contexts(l, kts);
+	lo = 0;
+	hi = l->n;
+	while (lo < hi) {	/* the first context at or after kts */
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->v[l->by_ts[mid]].ts < kts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* walk each side by distinct ts while the distance can still tie the best */
+	for (side = 0; side < 2; side++) {
+		k = lo;
+		for (;;) {
+			size_t first;
+			const ctx_t *c;
+			double d, ts;
+
+			if (side == 0 ? k >= l->n : k == 0)
+				break;
+			if (side == 1)
+				k--;
+			ts = l->v[l->by_ts[k]].ts;
+			/* the group of this ts: its first element is its least dur, first position */
+			first = k;
+			if (side == 1)
+				while (first > 0 && l->v[l->by_ts[first - 1]].ts == ts)
+					first--;
+			c = &l->v[l->by_ts[first]];
+			d = fabs(ts - kts);
+			if (best && d > bd)
+				break;
+			/* equal distance and dur: the earlier position wins, as in the scan */
+			if (!best || d < bd || (d == bd && (c->dur < bdur ||
+			    (c->dur == bdur && c < best)))) {
+				best = c;
+				bd = d;
+				bdur = c->dur;
+			}
+			if (side == 0) {
+				while (k < l->n && l->v[l->by_ts[k]].ts == ts)
+					k++;
+			} else {
+				k = first;
+			}
+		}
+	}
+	return best;
+}
+
 static void
 ctxmap_free(ctxmap_t *cm)
 {
 	size_t i;
 
-	for (i = 0; i < cm->n; i++)
+	for (i = 0; i < cm->n; i++) {
 		free(cm->l[i].v);
+		free(cm->l[i].by_ts);
+	}
 	free(cm->l);
 	imap_free(&cm->byeid);
 }

@@ -1,5 +1,7 @@
 /* The interval sweep over a stage's kernels and the per-kernel aggregates (overlap.md §4, §5). */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overlap.h"
 #include "xalloc.h"
@@ -31,52 +33,167 @@ cmp_point(const void *pa, const void *pb)
 	return (a->i > b->i) - (a->i < b->i);
 }
 
-double
-ov_sweep(oev_t *ev, size_t n)
+/* ---- exact sums of many segments: double-double (Knuth's two-sum) ---- */
+
+typedef struct {
+	double hi, lo;
+} dd_t;
+
+static inline void
+dd_add(dd_t *a, double x)
 {
-	point_t *pt;
-	size_t *act, nact = 0, i, j, nstreams;
-	long *pos;
+	double s = a->hi + x, v = s - a->hi, e = (a->hi - (s - v)) + (x - v);
+
+	a->hi = s;
+	a->lo += e;
+}
+
+/* b - a, rounded once to a double */
+static inline double
+dd_diff(dd_t b, dd_t a)
+{
+	return (b.hi - a.hi) + (b.lo - a.lo);
+}
+
+/*
+ * The plain sweep adds every segment to every active event, O(active) per
+ * segment: mutually overlapping kernels make that quadratic (100,000
+ * took 17.7 s).  Past this much work the sums come from running totals
+ * instead (sweep_totals); real traces have a few streams, so a few active
+ * events per segment, and stay far below it.
+ */
+#define EXACT_WORK_PER_EVENT 32
+#define EXACT_WORK_MIN ((size_t)1 << 22)
+
+size_t ov_sweep_max_exact_work;
+
+/* What the sweeps share: dense stream numbers, the sorted points. */
+struct sweep {
+	oev_t *ev;
+	size_t n, nstreams;
 	uint32_t *sidx;
+	point_t *pt;
+};
+
+/*
+ * Segment bookkeeping common to both sweeps: the active set, per-stream
+ * counts, and which streams run compute kernels.  Returns 1 when point j
+ * started an event, -1 when it ended one, 0 when it changed nothing.
+ */
+struct active {
+	size_t *act, nact;
+	long *pos;
 	long *scount, *scomp;
-	long nactive_streams = 0, total_comp = 0;
+	long nactive_streams, total_comp, ncs;	/* ncs: streams with active compute */
+	unsigned long long cs_sum;		/* the sum of those streams' numbers */
+};
+
+static int
+apply_point(struct active *a, const struct sweep *w, size_t j)
+{
+	size_t e = w->pt[j].i;
+	uint32_t st = w->sidx[e];
+
+	if (w->pt[j].kind == 0) {
+		/* An end whose start has not been seen yet is a no-op (§4.7). */
+		if (a->pos[e] < 0)
+			return 0;
+		{
+			size_t p = (size_t)a->pos[e], last = a->act[--a->nact];
+			a->act[p] = last;
+			a->pos[last] = (long)p;
+			a->pos[e] = -1;
+		}
+		if (--a->scount[st] == 0)
+			a->nactive_streams--;
+		if (w->ev[e].cat == OC_COMPUTE) {
+			if (--a->scomp[st] == 0) {
+				a->ncs--;
+				a->cs_sum -= st;
+			}
+			a->total_comp--;
+		}
+		return -1;
+	}
+	if (a->pos[e] >= 0)
+		return 0;
+	a->pos[e] = (long)a->nact;
+	a->act[a->nact++] = e;
+	if (a->scount[st]++ == 0)
+		a->nactive_streams++;
+	if (w->ev[e].cat == OC_COMPUTE) {
+		if (a->scomp[st]++ == 0) {
+			a->ncs++;
+			a->cs_sum += st;
+		}
+		a->total_comp++;
+	}
+	return 1;
+}
+
+static void
+active_init(struct active *a, const struct sweep *w)
+{
+	size_t i;
+
+	memset(a, 0, sizeof *a);
+	a->act = xmallocarray(w->n, sizeof *a->act);
+	a->pos = xmallocarray(w->n, sizeof *a->pos);
+	for (i = 0; i < w->n; i++)
+		a->pos[i] = -1;
+	a->scount = xcalloc(w->nstreams, sizeof *a->scount);
+	a->scomp = xcalloc(w->nstreams, sizeof *a->scomp);
+}
+
+static void
+active_free(struct active *a)
+{
+	free(a->act);
+	free(a->pos);
+	free(a->scount);
+	free(a->scomp);
+}
+
+/* The plain loop's work: the number of (segment, active event) additions. */
+static size_t
+sweep_work(const struct sweep *w)
+{
+	struct active a;
+	size_t j, work = 0;
+	double prev = 0.0;
+	int have_prev = 0;
+
+	active_init(&a, w);
+	for (j = 0; j < 2 * w->n; j++) {
+		double t = w->pt[j].t;
+		if (have_prev && t > prev && a.nact > 0)
+			work += a.nact;
+		apply_point(&a, w, j);
+		prev = t;
+		have_prev = 1;
+	}
+	active_free(&a);
+	return work;
+}
+
+/*
+ * The reference's loop: every closed segment added to each active event's
+ * hidden, exclusive and hidden-under-compute time, segment by segment in
+ * time order (§0), so the sums round as the reference's do.
+ */
+static double
+sweep_plain(const struct sweep *w)
+{
+	struct active a;
+	size_t i, j;
 	double busy = 0.0, prev = 0.0, seg;
 	int have_prev = 0;
-	imap streams = { 0 };
 
-	if (n == 0)
-		return 0.0;
-	/* Dense stream numbers so the per-stream counts are plain arrays. */
-	sidx = xmalloc(n * sizeof *sidx);
-	nstreams = 0;
-	for (i = 0; i < n; i++) {
-		int isnew;
-		uint64_t *v = imap_insert(&streams, ev[i].stream, (uint32_t)nstreams, &isnew);
-		if (isnew)
-			nstreams++;
-		sidx[i] = *v;
-	}
-	imap_free(&streams);
-	scount = xcalloc(nstreams, sizeof *scount);
-	scomp = xcalloc(nstreams, sizeof *scomp);
+	active_init(&a, w);
+	for (j = 0; j < 2 * w->n; j++) {
+		double t = w->pt[j].t;
 
-	pt = xmalloc(2 * n * sizeof *pt);
-	for (i = 0; i < n; i++) {
-		pt[2 * i] = (point_t){ ev[i].ts, 1, i };
-		pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
-	}
-	qsort(pt, 2 * n, sizeof *pt, cmp_point);
-
-	act = xmalloc(n * sizeof *act);
-	pos = xmalloc(n * sizeof *pos);
-	for (i = 0; i < n; i++)
-		pos[i] = -1;
-
-	for (j = 0; j < 2 * n; j++) {
-		double t = pt[j].t;
-		size_t e = pt[j].i;
-
-		if (have_prev && t > prev && nact > 0) {
+		if (have_prev && t > prev && a.nact > 0) {
 			seg = t - prev;
 			busy += seg;
 			/*
@@ -86,50 +203,132 @@ ov_sweep(oev_t *ev, size_t n)
 			 * compute kernel (§4.6).  Each event still gets `seg`
 			 * added on its own so the sums round as the reference's.
 			 */
-			for (i = 0; i < nact; i++) {
-				oev_t *a = &ev[act[i]];
-				if (nactive_streams >= 2) {
-					a->hidden_us += seg;
-					if (total_comp - scomp[sidx[act[i]]] > 0)
-						a->hbc_us += seg;
+			for (i = 0; i < a.nact; i++) {
+				oev_t *e = &w->ev[a.act[i]];
+				if (a.nactive_streams >= 2) {
+					e->hidden_us += seg;
+					if (a.total_comp - a.scomp[w->sidx[a.act[i]]] > 0)
+						e->hbc_us += seg;
 				} else {
-					a->exclusive_us += seg;
+					e->exclusive_us += seg;
 				}
 			}
 		}
-		if (pt[j].kind == 0) {
-			/* An end whose start has not been seen yet is a no-op (§4.7). */
-			if (pos[e] >= 0) {
-				size_t p = (size_t)pos[e], last = act[--nact];
-				act[p] = last;
-				pos[last] = (long)p;
-				pos[e] = -1;
-				if (--scount[sidx[e]] == 0)
-					nactive_streams--;
-				if (ev[e].cat == OC_COMPUTE) {
-					scomp[sidx[e]]--;
-					total_comp--;
-				}
+		apply_point(&a, w, j);
+		prev = t;
+		have_prev = 1;
+	}
+	active_free(&a);
+	return busy;
+}
+
+/* An event's sums: the totals now less the totals at its start. */
+static void
+finish(oev_t *e, const dd_t *at, dd_t H, dd_t E, dd_t G, dd_t P)
+{
+	e->hidden_us = dd_diff(H, at[0]);
+	e->exclusive_us = dd_diff(E, at[1]);
+	e->hbc_us = ((G.hi - at[2].hi) - (P.hi - at[3].hi)) + ((G.lo - at[2].lo) - (P.lo - at[3].lo));
+}
+
+/*
+ * The same sums from running totals: an event's hidden time is the hidden
+ * total at its end minus the total at its start, and likewise exclusive
+ * time.  Hidden-under-compute time needs another stream with compute:
+ * always when two or more streams run compute, and when exactly one does,
+ * for the events of every other stream, so its total is the all-streams
+ * total minus that stream's share (per-stream totals of the segments
+ * where it was the only one).  Totals are double-double, so each result
+ * is the exact sum of the segments rounded once, where the plain loop
+ * rounds at every segment: they differ by a few units in the last place
+ * (docs/deviations.md).  O(n) after the sort.
+ */
+static double
+sweep_totals(const struct sweep *w)
+{
+	struct active a;
+	dd_t H = { 0, 0 }, E = { 0, 0 }, G = { 0, 0 }, *P1, *snap;
+	size_t i, j;
+	double busy = 0.0, prev = 0.0, seg;
+	int have_prev = 0;
+
+	active_init(&a, w);
+	P1 = xcalloc(w->nstreams, sizeof *P1);
+	snap = xcalloc(w->n, 4 * sizeof *snap);	/* per event at its start: H, E, G, its P1 */
+	for (j = 0; j < 2 * w->n; j++) {
+		double t = w->pt[j].t;
+		size_t e = w->pt[j].i;
+		int r;
+
+		if (have_prev && t > prev && a.nact > 0) {
+			seg = t - prev;
+			busy += seg;
+			if (a.nactive_streams >= 2) {
+				dd_add(&H, seg);
+				if (a.ncs >= 1)
+					dd_add(&G, seg);
+				if (a.ncs == 1)	/* the compute stream's own events get none of it */
+					dd_add(&P1[a.cs_sum], seg);
+			} else {
+				dd_add(&E, seg);
 			}
-		} else if (pos[e] < 0) {
-			pos[e] = (long)nact;
-			act[nact++] = e;
-			if (scount[sidx[e]]++ == 0)
-				nactive_streams++;
-			if (ev[e].cat == OC_COMPUTE) {
-				scomp[sidx[e]]++;
-				total_comp++;
-			}
+		}
+		r = apply_point(&a, w, j);
+		if (r > 0) {
+			snap[4 * e] = H;
+			snap[4 * e + 1] = E;
+			snap[4 * e + 2] = G;
+			snap[4 * e + 3] = P1[w->sidx[e]];
+		} else if (r < 0) {
+			finish(&w->ev[e], snap + 4 * e, H, E, G, P1[w->sidx[e]]);
 		}
 		prev = t;
 		have_prev = 1;
 	}
-	free(pt);
-	free(act);
-	free(pos);
-	free(sidx);
-	free(scount);
-	free(scomp);
+	/* events still active at the end (an end before its start, NaN times) */
+	for (i = 0; i < a.nact; i++)
+		finish(&w->ev[a.act[i]], snap + 4 * a.act[i], H, E, G, P1[w->sidx[a.act[i]]]);
+	free(P1);
+	free(snap);
+	active_free(&a);
+	return busy;
+}
+
+double
+ov_sweep(oev_t *ev, size_t n)
+{
+	struct sweep w = { ev, n, 0, NULL, NULL };
+	size_t i, max;
+	double busy;
+	imap streams = { 0 };
+
+	if (n == 0)
+		return 0.0;
+	/* Dense stream numbers so the per-stream counts are plain arrays. */
+	w.sidx = xmallocarray(n, sizeof *w.sidx);
+	for (i = 0; i < n; i++) {
+		int isnew;
+		uint64_t *v = imap_insert(&streams, ev[i].stream, (uint32_t)w.nstreams, &isnew);
+		if (isnew)
+			w.nstreams++;
+		w.sidx[i] = (uint32_t)*v;
+	}
+	imap_free(&streams);
+	w.pt = xmallocarray(n, 2 * sizeof *w.pt);
+	for (i = 0; i < n; i++) {
+		w.pt[2 * i] = (point_t){ ev[i].ts, 1, i };
+		w.pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
+	}
+	qsort(w.pt, 2 * n, sizeof *w.pt, cmp_point);
+	max = ov_sweep_max_exact_work ? ov_sweep_max_exact_work :
+	    n > (SIZE_MAX - EXACT_WORK_MIN) / EXACT_WORK_PER_EVENT ? SIZE_MAX :
+	    EXACT_WORK_PER_EVENT * n + EXACT_WORK_MIN;
+	if (sweep_work(&w) <= max)
+		busy = sweep_plain(&w);
+	else
+		busy = sweep_totals(&w);
+	free(w.pt);
+	free(w.sidx);
 	return busy;
 }
 

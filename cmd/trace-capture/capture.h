@@ -21,7 +21,9 @@ struct opts {
 	char *base;			/* url without trailing '/' (heap) */
 	const char *framework;		/* canonical: sglang, vllm, trtllm, tokenspeed */
 	const char *output_dir;		/* NULL when not given (or empty) */
-	const char *prefix;		/* --profile-prefix */
+	const char *prefix;		/* --profile-prefix, else --default-profile-prefix */
+	int prefix_given;		/* --profile-prefix was given: notes may name it */
+	const char *records;		/* --records FILE, or NULL */
 	long long num_steps, warmup_steps, probe_requests;
 	long long probe_max_new_tokens;	/* 0: unset */
 	long long start_step;
@@ -48,19 +50,41 @@ enum {
 struct http_res {
 	long status;		/* 0 when no response arrived */
 	sbuf body;		/* response body (capped, see http.c) */
+	sbuf location;		/* a redirect response's target */
+	int redirect_refused;	/* 1 not asked to, 2 another origin, 3 too many hops */
 	char err[512];		/* transport error text */
 };
 
-/* Connect and inactivity limits in seconds (request < 0: per-call default). */
-void http_init(double connect_timeout, double request_timeout);
+/*
+ * Connect and inactivity limits in seconds (request < 0: per-call
+ * default); follow: --follow-redirects (same-origin redirects, at most 5).
+ */
+void http_init(double connect_timeout, double request_timeout, int follow);
 void http_cleanup(void);
+
+/*
+ * The server (--url, issue 21): returns the base of every request URL
+ * (heap): scheme://host[:port][/path] without the path's trailing '/'.
+ * User info is sent as credentials with every request and never printed;
+ * a query is appended to every request; a fragment is dropped.  Exits 2
+ * when the URL is not an http:// or https:// URL (the message masks the
+ * password).
+ */
+char *http_set_base(const char *url);
+
+/* Append url with the password of its user info shown as "***". */
+void url_redact(const char *url, sbuf *out);
 
 /*
  * One request, one connection.  body == NULL sends a POST with no body
  * (Content-Length: 0); method "GET" ignores body.  `timeout` is the
  * per-call inactivity limit in seconds unless --request-timeout overrides
- * it.  Returns HTTP_OK, HTTP_STATUS or HTTP_TRANSPORT; r is reset first and
- * must be released with http_res_free().
+ * it: no byte at all for that long (header bytes count), or a response
+ * header still incomplete that long after it began, abandons the request,
+ * and the message says which phase timed out.  A redirect response is
+ * HTTP_STATUS unless --follow-redirects was given and it stays on the
+ * server's origin.  Returns HTTP_OK, HTTP_STATUS or HTTP_TRANSPORT; r is
+ * reset first and must be released with http_res_free().
  */
 int http_call(const char *method, const char *url, const char *body,
     double timeout, struct http_res *r);
@@ -72,6 +96,7 @@ void http_res_free(struct http_res *r);
 /*
  * Append "METHOD URL: HTTP 404: <body excerpt>" or "METHOD URL: <transport
  * error>" to out: the one shape every capture failure is reported in.
+ * Passwords in URLs are masked.
  */
 void http_describe(const char *method, const char *url,
     const struct http_res *r, sbuf *out);
@@ -148,6 +173,27 @@ int probes(const struct opts *o, const char *model, const struct plan *p,
  */
 const char *detect_framework(const struct opts *o, const char *outdir_abs);
 
+/* ---- records.c: the probe records (issue 19) ---- */
+
+struct probe_rec {
+	const char *stage;		/* "prefill", "decode", NULL (legacy); static */
+	const char *phase;		/* "warm-up", "capture"; static */
+	long long index;
+	char endpoint[32];		/* the path that answered last */
+	int ok;
+	long status;			/* HTTP status, 0 without a response */
+	double latency_us;
+	long long tokens;		/* completion tokens, when has_tokens */
+	int has_tokens, empty;
+};
+
+/* Keep one probe's record (copied). */
+void probe_log(const struct probe_rec *r);
+/* Fill r->empty, r->tokens and r->has_tokens from an answer body. */
+void probe_answer(const char *body, size_t len, struct probe_rec *r);
+/* Write the kept records to path as "probe" lines; 0, or -1 after a message. */
+int probe_log_write(const char *path);
+
 /* ---- flow.c ---- */
 
 /*
@@ -155,6 +201,12 @@ const char *detect_framework(const struct opts *o, const char *outdir_abs);
  * (heap).  Every failure exits 4 (or 2 for bad combinations found late).
  */
 char *run_capture(const struct opts *o);
+/*
+ * The capture succeeded: keep the temporary sglang-torch-profile-*
+ * directory it made (without --output-dir).  Until this is called, that
+ * directory is removed at exit, so a failed capture leaves nothing behind.
+ */
+void capture_keep_output(void);
 
 /* 1 when the reference would treat p as a file path (.json or .gz suffix). */
 int file_like_path(const char *p);

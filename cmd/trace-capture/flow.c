@@ -5,11 +5,14 @@
  */
 #include <sys/stat.h>
 
+#include <ftw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "err.h"
@@ -183,36 +186,95 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 
 /* ---- vLLM, TensorRT-LLM, TokenSpeed (§6.3) ---- */
 
-/* Move the stage's new traces into <root>/<stage>/ (flattened). */
+/*
+ * Move src to dst without replacing anything there: renameat2 with
+ * RENAME_NOREPLACE, or link and unlink where the file system has no such
+ * rename.  Returns 0, or -1 with errno (EEXIST: dst is taken).  Never an
+ * lstat then a rename, which a file appearing in between would lose.
+ */
+static int
+move_noreplace(const char *src, const char *dst)
+{
+	if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+		return -1;
+	if (link(src, dst) != 0)
+		return -1;
+	if (unlink(src) != 0) {
+		int e = errno;
+		unlink(dst);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Move the stage's new traces into <root>/<stage>/ (flattened).  A trace
+ * already in that folder stays; which folder a trace is in is decided by
+ * device and inode, not by its path's spelling, so links in the output
+ * folder ("latest -> .") neither hide one nor move one twice (issue 21).
+ * A name that is taken gets a time prefix, then a counter.
+ */
 static char *
 move_to_stage(const char *root, const char *stage, const struct snap *found)
 {
-	sbuf dir = SBUF_INIT, dst = SBUF_INIT;
-	struct stat st;
+	sbuf dir = SBUF_INIT, dst = SBUF_INIT, par = SBUF_INIT;
+	struct stat sd, sp, sf;
 	struct timespec ts;
-	size_t i;
+	dev_t *mdev = NULL;
+	ino_t *mino = NULL;
+	size_t i, k, nm = 0;
 
 	sb_printf(&dir, "%s/%s", root, stage);
 	make_dirs(dir.s);
+	if (stat(dir.s, &sd) != 0)
+		die(EXIT_CAPTURE, "cannot use '%s': %s", dir.s, strerror(errno));
+	mdev = xcalloc(found->n ? found->n : 1, sizeof *mdev);
+	mino = xcalloc(found->n ? found->n : 1, sizeof *mino);
 	for (i = 0; i < found->n; i++) {
 		const char *src = found->e[i].path, *name = strrchr(src, '/');
+		int tries;
 
+		if (got_signal)
+			die(EXIT_CAPTURE, "interrupted by a signal while moving the traces to '%s'",
+			    dir.s);
 		name = name ? name + 1 : src;
-		if (strncmp(src, dir.s, dir.len) == 0 && src[dir.len] == '/')
-			continue;
+		sb_reset(&par);
+		sb_add(&par, src, (size_t)(name - src));
+		if (stat(par.len ? par.s : ".", &sp) == 0 && sp.st_dev == sd.st_dev &&
+		    sp.st_ino == sd.st_ino)
+			continue;	/* in the stage folder already */
+		if (stat(src, &sf) != 0)
+			die(EXIT_CAPTURE, "cannot move '%s': %s", src, strerror(errno));
+		for (k = 0; k < nm && !(mdev[k] == sf.st_dev && mino[k] == sf.st_ino); k++)
+			;
+		if (k < nm)
+			continue;	/* the same file under a second name: moved already */
 		sb_reset(&dst);
 		sb_printf(&dst, "%s/%s", dir.s, name);
-		if (lstat(dst.s, &st) == 0) {
+		for (tries = 0; move_noreplace(src, dst.s) != 0; tries++) {
+			if (errno != EEXIST || tries >= 100)
+				die(EXIT_CAPTURE, "cannot move '%s' to '%s': %s%s", src, dst.s,
+				    strerror(errno), errno == EXDEV ? " (the trace is on another "
+				    "file system, behind a symlink: point --output-dir at it)" : "");
 			clock_gettime(CLOCK_REALTIME, &ts);
 			sb_reset(&dst);
-			sb_printf(&dst, "%s/%lld%09ld-%s", dir.s, (long long)ts.tv_sec,
-			    ts.tv_nsec, name);
+			if (tries == 0)
+				sb_printf(&dst, "%s/%lld%09ld-%s", dir.s, (long long)ts.tv_sec,
+				    ts.tv_nsec, name);
+			else
+				sb_printf(&dst, "%s/%lld%09ld-%d-%s", dir.s, (long long)ts.tv_sec,
+				    ts.tv_nsec, tries, name);
 		}
-		if (rename(src, dst.s) != 0)
-			die(EXIT_CAPTURE, "cannot move '%s' to '%s': %s", src, dst.s,
-			    strerror(errno));
+		mdev[nm] = sf.st_dev;
+		mino[nm++] = sf.st_ino;
 	}
+	free(mdev);
+	free(mino);
 	sb_free(&dst);
+	sb_free(&par);
 	return sb_detach(&dir);
 }
 
@@ -299,6 +361,36 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 
 /* ---- dispatcher (§6.1) ---- */
 
+/*
+ * The sglang-torch-profile-* directory this run made, removed at exit
+ * unless the capture succeeded (issue 19: a failed capture left it behind).
+ */
+static char *made_root;
+static int capture_done;
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void
+remove_made_root(void)
+{
+	if (made_root && !capture_done)
+		nftw(made_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+capture_keep_output(void)
+{
+	capture_done = 1;
+}
+
 /* Absolute output folder, or a fresh sglang-torch-profile-* temp dir. */
 static char *
 sglang_root(const struct opts *o)
@@ -313,6 +405,8 @@ sglang_root(const struct opts *o)
 	if (mkdtemp(b.s) == NULL)
 		die(EXIT_CAPTURE, "cannot create a temporary directory in '%s': %s",
 		    tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+	made_root = xstrdup(b.s);
+	atexit(remove_made_root);
 	return sb_detach(&b);
 }
 

@@ -37,7 +37,7 @@ enum {
 	O_WARMUP, O_PBS, O_NO_PBS, O_MERGE, O_NO_MERGE, O_PROBE_REQ,
 	O_PROBE_PROMPT, O_PROBE_MAX, O_PROBE_DELAY, O_WORKLOAD, O_PRE_IN,
 	O_PRE_OUT, O_DEC_IN, O_DEC_OUT, O_START_STEP, O_WAIT, O_SETTLE,
-	O_POLL, O_CONNECT, O_REQUEST
+	O_POLL, O_CONNECT, O_REQUEST, O_DEFAULT_PREFIX, O_RECORDS, O_FOLLOW
 };
 
 static const struct opt opts[] = {
@@ -48,6 +48,9 @@ static const struct opt opts[] = {
 	    "where the traces go (for vLLM, TensorRT-LLM and TokenSpeed:\n"
 	    "                           the server's torch profiler directory)" },
 	{ "profile-prefix", O_PREFIX, "P", "trace file prefix (default triage-trace)" },
+	{ "default-profile-prefix", O_DEFAULT_PREFIX, "P",
+	    "the prefix when --profile-prefix is not given (for drivers; never noted)" },
+	{ "records", O_RECORDS, "FILE", "write a probe record per request sent to FILE" },
 	{ "profile-workload", O_WORKLOAD, "W",
 	    "both (default: a prefill and a decode capture), prefill, decode, legacy" },
 	{ "num-steps", O_NUM_STEPS, "N", "profiled steps (default 5)" },
@@ -70,6 +73,7 @@ static const struct opt opts[] = {
 	{ "poll-interval", O_POLL, "S", "look for traces every S seconds" },
 	{ "connect-timeout", O_CONNECT, "S", "connection limit per request (default 10)" },
 	{ "request-timeout", O_REQUEST, "S", "inactivity limit per request" },
+	{ "follow-redirects", O_FOLLOW, NULL, "follow redirects to the same server (at most 5)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -105,8 +109,8 @@ main(int argc, char **argv)
 	};
 	const char *fw = "auto";
 	double connect_timeout = 10, request_timeout = -1;
+	int follow_redirects = 0;
 	char *outdir_abs = NULL, *target;
-	size_t n;
 	int ch;
 
 	tool_init(argc, argv);
@@ -121,7 +125,15 @@ main(int argc, char **argv)
 		case O_OUTPUT_DIR:
 			o.output_dir = optarg[0] ? optarg : NULL;
 			break;
+		case O_DEFAULT_PREFIX:
+			if (!o.prefix_given)
+				o.prefix = optarg;
+			break;
+		case O_RECORDS:
+			o.records = optarg;
+			break;
 		case O_PREFIX:
+			o.prefix_given = 1;
 			o.prefix = optarg;
 			break;
 		case O_NUM_STEPS:
@@ -190,6 +202,9 @@ main(int argc, char **argv)
 		case O_REQUEST:
 			request_timeout = float_arg("--request-timeout", optarg, 0.001);
 			break;
+		case O_FOLLOW:
+			follow_redirects = 1;
+			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
 		}
@@ -202,19 +217,19 @@ main(int argc, char **argv)
 		warnx("--url is required");
 		opt_usage(&tool, EXIT_USAGE);
 	}
-	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0)
-		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s",
-		    o.url);
+	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0) {
+		sbuf shown = SBUF_INIT;
+		url_redact(o.url, &shown);
+		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s", shown.s);
+	}
 
-	n = strlen(o.url);
-	while (n > 0 && o.url[n - 1] == '/')
-		n--;
-	o.base = xstrndup(o.url, n);
+	/* no credentials, query or fragment in the base: see http_set_base */
+	o.base = http_set_base(o.url);
 	if (o.output_dir)
 		outdir_abs = abs_path(o.output_dir);
 
 	catch_signals();
-	http_init(connect_timeout, request_timeout);
+	http_init(connect_timeout, request_timeout, follow_redirects);
 	o.framework = framework_canonical(fw);
 	if (strcmp(o.framework, "auto") == 0)
 		o.framework = detect_framework(&o, outdir_abs);
@@ -225,6 +240,9 @@ main(int argc, char **argv)
 		check_remote(&o);
 
 	target = run_capture(&o);
+	capture_keep_output();
+	if (o.records && probe_log_write(o.records) != 0)
+		return tool_finish(EXIT_DATA);
 	printf("%s\n%s\n", target, o.framework);
 	free(target);
 	free(outdir_abs);
@@ -264,7 +282,7 @@ check_remote(const struct opts *o)
 		    "path for %s so each stage trace can be labeled.", o->workload,
 		    disp);
 	free(abs);
-	if (o->prefix[0] && (strcmp(o->framework, "vllm") == 0 ||
+	if (o->prefix_given && o->prefix[0] && (strcmp(o->framework, "vllm") == 0 ||
 	    strcmp(o->framework, "trtllm") == 0))
 		note_msg("note: %s ignores --profile-prefix on the HTTP profiler "
 		    "control path.", disp);

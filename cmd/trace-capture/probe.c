@@ -224,10 +224,13 @@ empty_or_json(const struct http_res *r)
  */
 static int
 probe(const struct opts *o, const char *model, const struct plan *p,
-    long long i, long long tokens, sbuf *err)
+    long long i, long long tokens, const char *what, sbuf *err)
 {
 	sbuf prompt = SBUF_INIT, body = SBUF_INIT;
 	struct http_res r = { 0 };
+	struct probe_rec pr = { 0 };
+	double t0 = now_mono();
+	const char *ep;
 	char *url;
 	int rc, ok;
 
@@ -238,7 +241,7 @@ probe(const struct opts *o, const char *model, const struct plan *p,
 		sb_printf(&body, ", \"sampling_params\": {\"sampling_seed\": %lld, "
 		    "\"temperature\": 0.0, \"max_new_tokens\": %lld}, "
 		    "\"stream\": false}", max_ll(0, i), tokens);
-		url = url_of(o, "/generate");
+		url = url_of(o, ep = "/generate");
 		rc = http_call("POST", url, body.s, T_PROBE, &r);
 		ok = rc == HTTP_OK && empty_or_json(&r);
 		if (!ok) {
@@ -254,7 +257,7 @@ probe(const struct opts *o, const char *model, const struct plan *p,
 		json_quote(&body, prompt.s, prompt.len);
 		sb_printf(&body, "}], \"temperature\": 0.0, \"max_tokens\": %lld, "
 		    "\"stream\": false}", tokens);
-		url = url_of(o, "/v1/chat/completions");
+		url = url_of(o, ep = "/v1/chat/completions");
 		rc = http_call("POST", url, body.s, T_PROBE, &r);
 		ok = rc == HTTP_OK && empty_or_json(&r);
 		if (!ok && got_signal) {
@@ -270,7 +273,7 @@ probe(const struct opts *o, const char *model, const struct plan *p,
 			json_quote(&body, prompt.s, prompt.len);
 			sb_printf(&body, ", \"temperature\": 0.0, \"max_tokens\": %lld, "
 			    "\"stream\": false}", tokens);
-			url = url_of(o, "/v1/completions");
+			url = url_of(o, ep = "/v1/completions");
 			rc = http_call("POST", url, body.s, T_PROBE, &r);
 			ok = rc == HTTP_OK && empty_or_json(&r);
 			if (!ok) {
@@ -281,6 +284,15 @@ probe(const struct opts *o, const char *model, const struct plan *p,
 		}
 		free(url);
 	}
+	pr.stage = p->stage;
+	pr.phase = what;
+	pr.index = i;
+	snprintf(pr.endpoint, sizeof pr.endpoint, "%s", ep);
+	pr.ok = ok;
+	pr.status = r.status;
+	pr.latency_us = (now_mono() - t0) * 1e6;
+	probe_answer(r.body.s, r.body.len, &pr);
+	probe_log(&pr);
 	sb_free(&prompt);
 	sb_free(&body);
 	http_res_free(&r);
@@ -298,7 +310,7 @@ probes(const struct opts *o, const char *model, const struct plan *p,
 
 	for (k = 0; k < count; k++) {
 		sb_reset(&why);
-		if (probe(o, model, p, offset + k, tokens, &why) != 0) {
+		if (probe(o, model, p, offset + k, tokens, what, &why) != 0) {
 			sb_printf(err, "%s request %lld of %lld failed: %s", what,
 			    k + 1, count, why.s);
 			sb_free(&why);

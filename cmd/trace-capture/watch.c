@@ -13,12 +13,12 @@
 #include <zlib.h>
 
 #include "capture.h"
+#include "dirwalk.h"
 #include "err.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
 #define CHUNK	(64 * 1024)
-#define MAXDEPTH 32
 
 /* Names that are never traces (the reference's ignore list, §3.1). */
 static const char *const ignored[] = { "server_args.json", "metadata.json",
@@ -71,30 +71,13 @@ snap_add(struct snap *s, const char *path, const struct stat *st)
 	s->n++;
 }
 
-static void
-walk(const char *dir, int depth, struct snap *s)
+static int
+add_file(void *ctx, const char *path, const char *name, const struct stat *st, int depth)
 {
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	sbuf p = SBUF_INIT;
-
-	if (depth > MAXDEPTH || (d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		sb_reset(&p);
-		sb_printf(&p, "%s/%s", dir, de->d_name);
-		if (stat(p.s, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			walk(p.s, depth + 1, s);
-		else if (S_ISREG(st.st_mode) && candidate_name(de->d_name))
-			snap_add(s, p.s, &st);
-	}
-	closedir(d);
-	sb_free(&p);
+	(void)depth;
+	if (S_ISREG(st->st_mode) && candidate_name(name))
+		snap_add(ctx, path, st);
+	return 0;
 }
 
 static int
@@ -116,10 +99,17 @@ snap_take(const char *path, struct snap *s)
 	s->n = 0;
 	if (stat(path, &st) != 0)
 		return;
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode)) {
 		snap_add(s, path, &st);
-	else if (S_ISDIR(st.st_mode))
-		walk(path, 0, s);
+	} else if (S_ISDIR(st.st_mode)) {
+		/*
+		 * Symlinked folders are followed (a server may write through
+		 * one), each folder once by device and inode: links such as
+		 * "latest -> ." made this walk double with every level (issue 21).
+		 */
+		struct dirwalk_opts o = { DIRWALK_MAX_DEPTH, 1, &got_signal };
+		dirwalk(path, &o, add_file, s, NULL);
+	}
 	if (s->n > 1)
 		qsort(s->e, s->n, sizeof *s->e, ent_cmp);
 }
@@ -206,7 +196,8 @@ trace_state(const char *path, const char **why)
 	in = xmalloc(CHUNK);
 	out = xmalloc(CHUNK);
 	memset(&z, 0, sizeof z);
-	while (!bad && (n = fread(in, 1, CHUNK, fp)) > 0) {
+	/* a signal ends the read of even a huge file at once (wait_new_traces dies) */
+	while (!bad && !got_signal && (n = fread(in, 1, CHUNK, fp)) > 0) {
 		if (gz < 0) {
 			gz = n >= 2 && in[0] == 0x1f && in[1] == 0x8b;
 			if (gz) {

@@ -7,10 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dirwalk.h"
 #include "err.h"
 #include "extract.h"
 #include "rules.h"
 #include "scan.h"
+#include "strtab.h"
 #include "text.h"
 #include "xalloc.h"
 #include "zio.h"
@@ -23,8 +25,10 @@ tlist_free(struct tlist *l)
 	for (i = 0; i < l->n; i++)
 		free(l->v[i].path);
 	free(l->v);
+	free(l->ranks);
 	l->v = NULL;
-	l->n = l->cap = 0;
+	l->ranks = NULL;
+	l->n = l->cap = l->nranks = 0;
 }
 
 static void
@@ -109,42 +113,47 @@ struct cand {
 	long long mtime;
 };
 
-static void
-walk(const char *dir, int recursive, struct cand **v, size_t *n, size_t *cap)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	struct stat st, lst;
-	char path[PATH_MAX], real[PATH_MAX];
-	int rank;
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
 
-	if (!d)
+/* A file the walk found: a candidate when its name fits a pattern. */
+static int
+add_cand(void *ctx, const char *path, const char *name, const struct stat *st, int depth)
+{
+	struct cands *c = ctx;
+	char *real;
+	int rank = pattern_rank(name);
+
+	(void)depth;
+	if (rank < 0 || !S_ISREG(st->st_mode) || (real = realpath(path, NULL)) == NULL)
+		return 0;
+	xgrow(&c->v, &c->cap, c->n + 1, sizeof *c->v);
+	c->v[c->n].path = real;
+	c->v[c->n].rank = rank;
+	c->v[c->n].mtime = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+	c->n++;
+	return 0;
+}
+
+/*
+ * The candidate files in dir, or below it too.  Symlinked directories are
+ * not followed (the reference's glob does not); the walk is iterative and
+ * stops DIRWALK_MAX_DEPTH levels down, saying so (issue 21).
+ */
+static void
+walk(const char *dir, int recursive, struct cands *c)
+{
+	static int warned;	/* discovery walks a tree more than once */
+	struct dirwalk_opts o = { recursive ? DIRWALK_MAX_DEPTH : 0, 0, NULL };
+	struct dirwalk_stats st;
+
+	if (dirwalk(dir, &o, add_cand, c, &st) != 0)
 		return;
-	while ((de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
-			continue;
-		if (lstat(path, &lst) != 0)
-			continue;
-		if (S_ISDIR(lst.st_mode)) {
-			/* Symlinked directories are not followed: they could loop. */
-			if (recursive)
-				walk(path, recursive, v, n, cap);
-			continue;
-		}
-		rank = pattern_rank(de->d_name);
-		if (rank < 0 || stat(path, &st) != 0 || S_ISDIR(st.st_mode))
-			continue;
-		if (!realpath(path, real))
-			continue;
-		xgrow(v, cap, *n + 1, sizeof **v);
-		(*v)[*n].path = xstrdup(real);
-		(*v)[*n].rank = rank;
-		(*v)[*n].mtime = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-		(*n)++;
-	}
-	closedir(d);
+	if (recursive && st.too_deep && !warned++)
+		warn_msg("%lu director%s more than %d levels below '%s' not searched for traces",
+		    st.too_deep, st.too_deep == 1 ? "y" : "ies", DIRWALK_MAX_DEPTH, dir);
 }
 
 static int
@@ -170,24 +179,25 @@ mtime_cmp(const void *a, const void *b)
 void
 discover_files(const char *dir, int recursive, struct tlist *out)
 {
-	struct cand *v = NULL;
-	size_t n = 0, cap = 0, i, j;
+	struct cands c = { NULL, 0, 0 };
+	strtab *known = strtab_new();
+	size_t i, had;
 	int order = 0;
 
-	walk(dir, recursive, &v, &n, &cap);
-	xqsort(v, n, sizeof *v, cand_cmp);
-	for (i = 0; i < n; i++) {
-		int dup = 0;
-		for (j = 0; j < out->n; j++)
-			if (!strcmp(out->v[j].path, v[i].path)) {
-				dup = 1;
-				break;
-			}
-		if (!dup && file_looks_like_trace(v[i].path))
-			tlist_add(out, v[i].path, v[i].mtime, order++);
-		free(v[i].path);
+	walk(dir, recursive, &c);
+	xqsort(c.v, c.n, sizeof *c.v, cand_cmp);
+	/* a file reached twice (two names, or two patterns) counts once */
+	for (i = 0; i < out->n; i++)
+		strtab_intern(known, out->v[i].path, strlen(out->v[i].path));
+	for (i = 0; i < c.n; i++) {
+		had = strtab_count(known);
+		if (strtab_intern(known, c.v[i].path, strlen(c.v[i].path)) == had &&
+		    file_looks_like_trace(c.v[i].path))
+			tlist_add(out, c.v[i].path, c.v[i].mtime, order++);
+		free(c.v[i].path);
 	}
-	free(v);
+	free(c.v);
+	strtab_free(known);
 	xqsort(out->v, out->n, sizeof *out->v, mtime_cmp);
 }
 
@@ -301,6 +311,38 @@ list_ranks(const struct tlist *l, sbuf *out)
 		if (j == i)
 			sb_printf(out, "%s%lld", out->len ? ", " : "", l->v[i].rank);
 	}
+}
+
+/* Record in out->ranks/nranks the distinct ranks the traces of l name. */
+static void
+found_ranks(const struct tlist *l, struct tlist *out)
+{
+	long long *r = xcalloc(l->n ? l->n : 1, sizeof *r);
+	size_t n = 0, i, j;
+	sbuf s = SBUF_INIT;
+
+	for (i = 0; i < l->n; i++) {
+		long long v;
+		if (!rank_of_name(base_name(l->v[i].path), &v))
+			continue;
+		for (j = 0; j < n && r[j] != v; j++)
+			;
+		if (j == n)
+			r[n++] = v;
+	}
+	for (i = 1; i < n; i++)		/* a handful: insertion sort */
+		for (j = i; j > 0 && r[j - 1] > r[j]; j--) {
+			long long t = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	for (i = 0; i < n; i++)
+		sb_printf(&s, "%s%lld", i ? ", " : "", r[i]);
+	free(out->ranks);
+	out->ranks = n ? xstrdup(s.s) : NULL;
+	out->nranks = n;
+	sb_free(&s);
+	free(r);
 }
 
 /*
@@ -431,7 +473,9 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		}
 		all.n = j;
 	}
+	found_ranks(&all, &keep);
 	if ((rc = select_ranks(&all, sel, *trace_dir)) != 0) {
+		tlist_free(&keep);
 		tlist_free(&all);
 		return rc;
 	}
@@ -468,18 +512,35 @@ read_server_args(const char *path, sbuf *out)
 	char buf[8192];
 	size_t n;
 	json_doc d = { 0 };
-	int r = 1;
+	int r = 1, rc;
 
 	if (!fp) {
 		warnx("cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+	/* read one byte past the limit at most: the parse then names the limit */
+	while (text.len <= json_max_bytes() && (n = fread(buf, 1, sizeof buf, fp)) > 0)
 		sb_add(&text, buf, n);
+	if (ferror(fp)) {
+		warnx("cannot read '%s': %s", path, strerror(errno));
+		fclose(fp);
+		sb_free(&text);
+		return -1;
+	}
 	fclose(fp);
-	if (json_parse(&d, text.s ? text.s : "", text.len) < 0 ||
-	    json_skip(&d, 0) != d.ntok) {
-		warnx("'%s': invalid JSON in server args file; fix or remove it", path);
+	rc = json_parse(&d, text.s ? text.s : "", text.len);
+	if (rc == JSON_OK && d.depth >= JSON_MAX_DEPTH) {
+		/* the input record that carries them adds a level */
+		warnx("'%s': the server args are %s; fix or remove the file", path,
+		    json_limit_text(JSON_EDEPTH));
+		r = -1;
+	} else if (rc == JSON_EDEPTH || rc == JSON_ESIZE) {
+		warnx("'%s': the server args are %s (at byte %zu); fix or remove the file", path,
+		    json_limit_text(rc), d.err_off);
+		r = -1;
+	} else if (rc < 0) {
+		warnx("'%s': invalid JSON in server args file at byte %zu; fix or remove it", path,
+		    d.err_off);
 		r = -1;
 	} else {
 		sb_reset(out);
@@ -493,20 +554,24 @@ read_server_args(const char *path, sbuf *out)
 int
 load_server_args_dir(const char *dir, sbuf *out)
 {
-	char path[PATH_MAX];
+	sbuf path = SBUF_INIT;
 	char *par;
 	struct stat st;
-	int r;
+	int r = 0;
 
-	snprintf(path, sizeof path, "%s/server_args.json", dir);
-	if (stat(path, &st) == 0)
-		return read_server_args(path, out);
-	par = parent_dir(dir);
-	snprintf(path, sizeof path, "%s/server_args.json", par);
-	free(par);
-	if (stat(path, &st) == 0)
-		return read_server_args(path, out);
-	r = 0;
+	/* built in an sbuf: a long directory name is never cut to another path */
+	sb_printf(&path, "%s/server_args.json", dir);
+	if (stat(path.s, &st) == 0) {
+		r = read_server_args(path.s, out);
+	} else {
+		par = parent_dir(dir);
+		sb_reset(&path);
+		sb_printf(&path, "%s/server_args.json", par);
+		free(par);
+		if (stat(path.s, &st) == 0)
+			r = read_server_args(path.s, out);
+	}
+	sb_free(&path);
 	return r;
 }
 

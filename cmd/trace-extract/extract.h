@@ -19,6 +19,14 @@ struct tfile {
 struct tlist {
 	struct tfile *v;
 	size_t n, cap;
+	/*
+	 * Set by discover_targets for a directory: the distinct ranks its
+	 * traces name (rank_of_name), ascending, as "0, 2, 4" (heap), and how
+	 * many; NULL and 0 when none names a rank.  Issue 14: a report of one
+	 * rank says how many there were.
+	 */
+	char *ranks;
+	size_t nranks;
 };
 
 void tlist_free(struct tlist *l);
@@ -84,7 +92,11 @@ int load_server_args_for(const char *path, sbuf *out);	/* §3.7 file/dir rule */
  * or "none" when nothing names one (--compat reference: "sglang"), and in
  * *source what decided: option, server_args, path, trace, capture, none
  * (or default).  A content hint's evidence is left in `evidence`.
+ * framework_captured (--framework-captured, may be NULL): what the live
+ * server itself answered as; it comes right after --framework (issue 19),
+ * except under --compat reference, where only `fallback` counts.
  */
+extern const char *framework_captured;
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
     const char *abspath, int is_dir, const char *server_args_json, const char **source,
     sbuf *evidence);

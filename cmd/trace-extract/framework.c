@@ -165,17 +165,15 @@ frame_hint_event(void *ctx, const json_doc *d, unsigned long long off)
 {
 	struct framehint *h = ctx;
 	int in = json_get(d, 0, "name"), ic = json_get(d, 0, "cat"), k;
-	size_t cl = 0;
-	const char *cat;
+	int pyfn;
 
 	(void)off;
 	if (d->ntok == 0 || in < 0 || json_kind(d, in) != JK_STR)
 		return ++h->events >= 200000;
-	cat = ic >= 0 && json_kind(d, ic) == JK_STR ? json_span(d, ic, &cl) : "";
+	pyfn = ic >= 0 && json_str_eq(d, ic, "python_function", 15);
 	json_str(d, in, &h->name, NULL);
 	for (k = 0; k < 4; k++) {
-		const char *pat = cl == 15 && !memcmp(cat, "python_function", 15) ? fh_frame[k] :
-		    fh_op[k];
+		const char *pat = pyfn ? fh_frame[k] : fh_op[k];
 		if (memmem(h->name.s ? h->name.s : "", h->name.len, pat, strlen(pat)) &&
 		    ++h->hits[k] >= 64)
 			return 1;
@@ -223,6 +221,16 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 	*source = "option";
 	if (strcmp(c, "auto") != 0)
 		return c;
+	/*
+	 * The live server said what it is: that beats any hint in the path
+	 * or the trace (issue 19: the capture said vLLM, the report SGLang).
+	 * The reference takes it only when nothing else hints.
+	 */
+	if (framework_captured && !compat_reference &&
+	    strcmp(framework_canonical(framework_captured), "auto") != 0) {
+		*source = "capture";
+		return framework_canonical(framework_captured);
+	}
 	*source = "server_args";
 	if ((h = server_args_hint(server_args_json)) != NULL)
 		return h;

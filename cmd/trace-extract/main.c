@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "err.h"
@@ -33,7 +34,9 @@
 static const char *role = "single";
 static const char *framework = "auto";
 static const char *fallback;
+const char *framework_captured;	/* --framework-captured (extract.h) */
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
+static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
 static int frame_records;	/* --frames: every frame a record, no Python contexts */
@@ -42,18 +45,23 @@ static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
 static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
+static void rank_note(const struct tlist *traces);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_FRAMES };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES };
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
+	{ "framework-captured", O_CAPTURED, "NAME",
+	    "what a live server answered as: wins over the path's and trace's hints" },
 	{ "frames", O_FRAMES, NULL, "every Python frame as a frame record, no py_* contexts" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
+	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
+	    "name the work in progress lines (a role, an operand) before the file's name" },
 	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
 	{ "quiet", 'q', NULL, "no warnings or progress" },
 	{ "rank", O_RANK, "N", "rank N's traces of a profile directory only" },
@@ -87,11 +95,17 @@ main(int argc, char **argv)
 		case O_FALLBACK:
 			fallback = optarg;
 			break;
+		case O_CAPTURED:
+			framework_captured = optarg;
+			break;
 		case 'p':
 			progress_flag = 1;
 			break;
 		case O_NO_PROGRESS:
 			progress_flag = -1;
+			break;
+		case O_PROGRESS_LABEL:
+			progress_label = optarg;
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
@@ -961,7 +975,7 @@ trace_state_free(struct trace_state *s)
 	sb_free(&s->tid);
 	sb_free(&s->tmp);
 	if (s->rfp) {
-		rec_set_output(NULL);
+		rec_output(NULL);
 		fclose(s->rfp);
 	}
 	spool_free(s->rsp);
@@ -1056,7 +1070,7 @@ put_kept(struct trace_state *s)
 	uint32_t id, nnames;
 	sbuf b = SBUF_INIT;
 
-	rec_set_output(NULL);
+	rec_output(NULL);
 	if (fclose(s->rfp) != 0)
 		die(EXIT_DATA, "cannot keep the records of '%s' aside: %s", s->path, strerror(errno));
 	s->rfp = NULL;
@@ -1109,12 +1123,17 @@ extract_trace(const char *path, int t)
 	struct scan_stats st;
 	char err[1024];
 	int r, rc;
+	sbuf title = SBUF_INIT;
 
 	memset(&s, 0, sizeof s);
 	s.t = t;
 	s.path = path;
 	s.names.tab = strtab_new();
 	s.cats.tab = strtab_new();
+	/* a terminal on stdin is almost always a forgotten operand or pipe */
+	if (strcmp(path, "-") == 0 && isatty(0))
+		note_msg("reading the trace from standard input, a terminal: name a trace file "
+		    "or directory, or pipe one in (Ctrl-D ends the input)");
 	s.z = zio_open(path);
 	if (!s.z) {
 		warnx("cannot open '%s': %s", path, strerror(errno));
@@ -1128,12 +1147,17 @@ extract_trace(const char *path, int t)
 	}
 	put_trace(&s);
 	if (s.rfp)
-		rec_set_output(s.rfp);
-	s.prog = progress_start(path, progress_flag);
+		rec_output(s.rfp);
+	if (progress_label) {
+		const char *b = strrchr(path, '/');
+		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
+	}
+	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
 	r = scan_run_select(s.z, path, &event_keys, on_event, &s, &st, err, sizeof err);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
+	sb_free(&title);
 	zio_close(s.z);
 	if (r == SCAN_ERROR) {
 		/* the trace's records never leave the spool: no part of a broken trace goes on */
@@ -1279,6 +1303,8 @@ extract_operand(const char *arg, int *tindex)
 		sb_free(&l);
 	}
 	rec_end();
+	if (ranksel.mode == RANKS_LOWEST && traces.nranks > 1 && !compat_reference)
+		rank_note(&traces);
 	rc = EXIT_OK;
 	for (i = 0; i < traces.n; i++) {
 		r = extract_trace(traces.v[i].path, (*tindex)++);
@@ -1294,6 +1320,34 @@ extract_operand(const char *arg, int *tindex)
 	sb_free(&sa);
 	sb_free(&evidence);
 	return rc;
+}
+
+/*
+ * A note when a directory holds traces of several ranks and the default
+ * mode analyzes one (issue 14): the report must not pass for the job's.
+ */
+static void
+rank_note(const struct tlist *traces)
+{
+	char text[512];
+	long long r;
+	const char *b;
+
+	if (!traces->n)
+		return;
+	b = strrchr(traces->v[0].path, '/');
+	if (rank_of_name(b ? b + 1 : traces->v[0].path, &r))
+		snprintf(text, sizeof text, "Rank %lld of %zu analyzed (the traces name ranks "
+		    "%.300s): the tables are that rank's. triage --all-ranks analyzes every rank "
+		    "and compares them (rank-skew(1)).", r, traces->nranks, traces->ranks);
+	else
+		snprintf(text, sizeof text, "One trace of a directory whose traces name %zu "
+		    "ranks (%.300s) analyzed. triage --all-ranks analyzes every rank and compares "
+		    "them (rank-skew(1)).", traces->nranks, traces->ranks);
+	rec_begin(RT_note);
+	rec_cstr(RM_note_id, "ranks_analyzed");
+	rec_cstr(RM_note_text, text);
+	rec_end();
 }
 
 /*

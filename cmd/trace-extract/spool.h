@@ -39,7 +39,7 @@ void spool_read(struct spool *sp, unsigned long long off, void *buf, size_t n);
 
 /*
  * A write-only stdio stream that appends to sp (fopencookie), for the record
- * writer (rec_set_output); fclose() it before reading the spool back.
+ * writer (rec_output); fclose() it before reading the spool back.
  */
 FILE *spool_stream(struct spool *sp);
 

@@ -122,7 +122,7 @@ measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *
 			size_t c2 = cap;
 			xgrow(&pid, &c2, n + 1, sizeof *pid);
 			if (c2 != cap)
-				us = xrealloc(us, c2 * sizeof *us);
+				us = xreallocarray(us, c2, sizeof *us);
 			cap = c2;
 			pid[n] = p;
 			us[n] = 0.0;
@@ -570,6 +570,7 @@ facts_measure(struct facts *f, const struct trace_reader *r, const struct trace 
 
 	memset(f, 0, sizeof *f);
 	f->path = S(r, tr->path);
+	f->role = S(r, tr->role);
 	f->sel = sel;
 	f->sel_name = sel != NOSTR ? S(r, sel) : "";
 	measure_stats(f, tr);

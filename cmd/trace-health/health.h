@@ -39,6 +39,7 @@ enum overlap_cause {
 /* Everything the checks look at, for one trace. */
 struct facts {
 	const char *path;		/* the trace file (for messages) */
+	const char *role;		/* the trace's role (single, mapping, formal) */
 
 	/* from the stats record */
 	long long events, cpu_ops, frames;

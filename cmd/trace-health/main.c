@@ -122,7 +122,7 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 }
 
 static void
-write_health(const struct trace *tr, const char *path, enum status worst,
+write_health(const struct trace *tr, const char *role, const char *path, enum status worst,
     const struct check c[NCHECK])
 {
 	sbuf o = SBUF_INIT;
@@ -130,6 +130,7 @@ write_health(const struct trace *tr, const char *path, enum status worst,
 	checks_json(&o, c);
 	rec_begin(RT_health);
 	rec_int(RM_health_t, tr->t);
+	rec_cstr(RM_health_role, role);
 	rec_cstr(RM_health_path, path);
 	rec_cstr(RM_health_verdict, verdict_name(worst));
 	rec_json(RM_health_checks, o.s, o.len);
@@ -152,7 +153,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	memset(c, 0, sizeof c);
 	facts_measure(&f, r, tr, have_sel ? sel : NOSTR);
 	worst = checks_run(c, &f, &hopts);
-	write_health(tr, f.path, worst, c);
+	write_health(tr, f.role, f.path, worst, c);
 	for (i = 0; i < NCHECK; i++)
 		if (c[i].status != ST_OK)
 			warn_msg("'%s': %s", f.path, c[i].detail.s);

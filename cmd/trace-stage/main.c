@@ -135,7 +135,7 @@ select_pid(const struct trace_reader *r, const struct trace *tr, double **times,
 			size_t c2 = cap;
 			xgrow(&p, &c2, n + 1, sizeof *p);
 			if (c2 != cap)
-				t = xrealloc(t, c2 * sizeof *t);
+				t = xreallocarray(t, c2, sizeof *t);
 			cap = c2;
 			p[n] = pid;
 			t[n] = 0.0;

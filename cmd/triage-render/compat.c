@@ -65,7 +65,7 @@ cfmt_pct(double pct)
 
 /* A row of stage `stage` ("" groups under "all", fuse-detect.md edge case 39). */
 static struct row *
-add_row(struct table *t, struct rstr stage, long long tr, int ncell)
+compat_add_row(struct table *t, struct rstr stage, long long tr, int ncell)
 {
 	struct row *w;
 
@@ -126,7 +126,7 @@ read_kernel_row(rec_reader *r)
 	REC_READ(r, kernel_row, &x);
 	if (!x.shown)
 		return;
-	w = add_row(&kt, x.stage, x.t, 7);
+	w = compat_add_row(&kt, x.stage, x.t, 7);
 	w->cell[0] = rstr_dup(x.kernel);
 	w->cell[1] = rstr_dup(x.category);
 	w->num[0] = x.total_us;
@@ -148,7 +148,7 @@ read_overlap_row(rec_reader *r)
 	char buf[256];
 
 	REC_READ(r, overlap_row, &x);
-	w = add_row(&ot, x.stage, 0, 7);
+	w = compat_add_row(&ot, x.stage, 0, 7);
 	w->cell[0] = rstr_dup(x.priority);
 	w->cell[1] = rstr_dup(x.verdict);
 	w->cell[2] = rstr_dup(x.kernel);
@@ -171,7 +171,7 @@ read_fuse_row(rec_reader *r)
 	struct row *w;
 
 	REC_READ(r, fuse_row, &x);
-	w = add_row(&ft, x.stage, x.t, 8);
+	w = compat_add_row(&ft, x.stage, x.t, 8);
 	w->cell[0] = rstr_dup(x.pattern);
 	w->cell[1] = rstr_dup(x.confidence);
 	w->num[0] = x.related_us;

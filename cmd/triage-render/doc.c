@@ -26,207 +26,6 @@ fmt_pct(sbuf *out, double p)
 	sb_printf(out, "%.1f%%", p);
 }
 
-/* ---- building blocks ---- */
-
-static void
-add_fact(struct doc *d, const char *key, const char *value)
-{
-	xgrow(&d->facts, &d->capfacts, d->nfacts + 1, sizeof *d->facts);
-	d->facts[d->nfacts].key = xstrdup(key);
-	d->facts[d->nfacts].value = xstrdup(value);
-	d->nfacts++;
-}
-
-static void
-add_note(struct doc *d, const char *text)
-{
-	size_t i;
-
-	for (i = 0; i < d->nnotes; i++)
-		if (strcmp(d->notes[i], text) == 0)
-			return;
-	xgrow(&d->notes, &d->capnotes, d->nnotes + 1, sizeof *d->notes);
-	d->notes[d->nnotes++] = xstrdup(text);
-}
-
-static struct section *
-add_section(struct doc *d, const char *id, const char *title)
-{
-	struct section *s;
-
-	xgrow(&d->secs, &d->capsecs, d->nsecs + 1, sizeof *d->secs);
-	s = &d->secs[d->nsecs++];
-	memset(s, 0, sizeof *s);
-	s->id = id;
-	s->title = title;
-	return s;
-}
-
-static struct tab *
-add_tab(struct section *s, const char *id, const char *stage, const struct col *cols,
-    size_t ncols)
-{
-	struct tab *t;
-
-	xgrow(&s->tabs, &s->captabs, s->ntabs + 1, sizeof *s->tabs);
-	t = &s->tabs[s->ntabs++];
-	memset(t, 0, sizeof *t);
-	t->id = id;
-	t->stage = stage ? xstrdup(stage) : NULL;
-	t->cols = cols;
-	t->ncols = ncols;
-	return t;
-}
-
-/* A new row; its cells are filled with cell_text / cell_num in column order. */
-static struct cell *
-add_row(struct tab *t)
-{
-	struct cell *c;
-
-	xgrow(&t->cells, &t->caprows, (t->nrows + 1) * t->ncols, sizeof *t->cells);
-	/* xgrow counts cells, so keep caprows in cells */
-	c = &t->cells[t->nrows * t->ncols];
-	memset(c, 0, t->ncols * sizeof *c);
-	t->nrows++;
-	return c;
-}
-
-static void
-cell_text(struct cell *c, const char *text)
-{
-	c->text = xstrdup(text ? text : "");
-}
-
-/* A number shown as text (e.g. "1.23 ms") with its raw value. */
-static void
-cell_num(struct cell *c, double v, const char *text)
-{
-	c->text = xstrdup(text);
-	c->num = v;
-	c->has_num = 1;
-}
-
-static void
-cell_ms(struct cell *c, double us)
-{
-	sbuf b = SBUF_INIT;
-
-	fmt_ms(&b, us);
-	cell_num(c, us, sb_str(&b));
-	sb_free(&b);
-}
-
-static void
-cell_pct(struct cell *c, double pct)
-{
-	sbuf b = SBUF_INIT;
-
-	fmt_pct(&b, pct);
-	cell_num(c, pct, sb_str(&b));
-	sb_free(&b);
-}
-
-static void
-cell_int(struct cell *c, long long v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof buf, "%lld", v);
-	cell_num(c, (double)v, buf);
-}
-
-static char *
-printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
-printf_dup(const char *fmt, ...)
-{
-	va_list ap;
-	sbuf b = SBUF_INIT;
-
-	va_start(ap, fmt);
-	sb_vprintf(&b, fmt, ap);
-	va_end(ap);
-	return sb_detach(&b);
-}
-
-/* Is the item a record of the type named `type` (known to the table or not)? */
-static int
-item_is(const struct item *it, const char *type)
-{
-	size_t n;
-	int i = item_get(it, "type");
-	const char *s = i >= 0 ? json_span(&it->doc, i, &n) : NULL;
-
-	return s && n == strlen(type) && memcmp(s, type, n) == 0;
-}
-
-static int
-has_gpu_time(const struct run *run)
-{
-	size_t i;
-
-	for (i = 0; i < run->n; i++)
-		if (run->it[i].type == RT_gpu_time)
-			return 1;
-	return 0;
-}
-
-/* ---- the run's stages ---- */
-
-/* The distinct stages of items of `type`, in report order (extend, decode, all, others). */
-static size_t
-stages_of(const struct run *run, enum rec_type type, char ***out)
-{
-	char **v = NULL;
-	size_t n = 0, cap = 0, i, j;
-	sbuf b = SBUF_INIT;
-
-	for (i = 0; i < run->n; i++) {
-		const char *st;
-		if (run->it[i].type != type)
-			continue;
-		st = item_str(&run->it[i], "stage", &b, "all");
-		if (!*st)
-			st = "all";
-		for (j = 0; j < n && strcmp(v[j], st) != 0; j++)
-			;
-		if (j == n) {
-			xgrow(&v, &cap, n + 1, sizeof *v);
-			v[n++] = xstrdup(st);
-		}
-	}
-	sb_free(&b);
-	/* stable insertion sort by stage order */
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && stage_index(v[j - 1]) > stage_index(v[j]); j--) {
-			char *x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	*out = v;
-	return n;
-}
-
-static void
-free_strings(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int
-item_in_stage(const struct item *it, const char *stage, sbuf *b)
-{
-	const char *st = item_str(it, "stage", b, "all");
-
-	return strcmp(*st ? st : "all", stage) == 0;
-}
-
 /* ---- header ---- */
 
 static const char *
@@ -270,19 +69,11 @@ input_traces(const struct item *it, sbuf *out)
 	sb_free(&s);
 }
 
+/* The input record of a role (single, mapping, formal), or NULL. */
 static const struct item *
 find_input(const struct run *run, const char *role)
 {
-	sbuf b = SBUF_INIT;
-	const struct item *found = NULL;
-	size_t i;
-
-	for (i = 0; i < run->n && !found; i++)
-		if (run->it[i].type == RT_input &&
-		    strcmp(item_str(&run->it[i], "role", &b, "single"), role) == 0)
-			found = &run->it[i];
-	sb_free(&b);
-	return found;
+	return find_item(run, RT_input, "role", role, "single");
 }
 
 static void
@@ -354,6 +145,7 @@ header(const struct run *run, struct doc *d)
 		sb_adds(&v, slash && slash[1] ? slash + 1 : p);
 	}
 	d->title = xstrdup(v.len ? v.s : "trace");
+	probe_fact(run, d);
 	for (i = 0; i < run->n; i++)
 		if (run->it[i].type == RT_note)
 			add_note(d, item_str(&run->it[i], "text", &b, ""));
@@ -553,7 +345,7 @@ kernel_section(const struct run *run, struct doc *d)
 			free((char *)names[i]);
 		free(names);
 		free(shorts);
-		if (!has_gpu_time(run))
+		if (!has_type(run, RT_gpu_time))
 			t->headline = headline(run, stages[si]);
 		sb_reset(&b);
 		sb_adds(&b, "Stage GPU time ");
@@ -817,26 +609,6 @@ static const struct col escape_cols[] = {
 	{ "python_location", "Python location", 0 },
 };
 
-/* A number member as a cell: ms for *_us, percent for *_pct, else an integer; "-" when absent. */
-static void
-cell_member(struct cell *c, const struct item *it, const char *m)
-{
-	size_t n = strlen(m);
-	double v;
-
-	if (item_get(it, m) < 0) {
-		cell_text(c, "-");
-		return;
-	}
-	v = item_num(it, m, 0);
-	if (n > 3 && strcmp(m + n - 3, "_us") == 0)
-		cell_ms(c, v);
-	else if (n > 4 && strcmp(m + n - 4, "_pct") == 0)
-		cell_pct(c, v);
-	else
-		cell_int(c, (long long)v);
-}
-
 /* The graph_escape rows of a stage, when step-stats wrote any. */
 static void
 escapes(const struct run *run, struct section *sec, const char *stage)
@@ -983,12 +755,16 @@ void
 doc_build(const struct run *run, struct doc *d)
 {
 	memset(d, 0, sizeof *d);
+	if (diff_build(run, d))	/* trace-diff's records: the diff view instead (diff.c) */
+		return;
 	header(run, d);
 	gpu_section(run, d);
 	kernel_section(run, d);
 	overlap_section(run, d);
 	fuse_section(run, d, 0);
 	fuse_section(run, d, 1);
+	ranks_section(run, d);
+	health_section(run, d);
 	charts(run, d);
 }
 

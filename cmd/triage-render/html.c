@@ -213,7 +213,6 @@ static void
 html_run(sbuf *out, const struct doc *d, size_t run)
 {
 	size_t i, j;
-	const char *verdict;
 
 	sb_printf(out, "<article class=\"run\" id=\"run-%zu\">\n<h1>Triage report: ", run + 1);
 	esc(out, d->title);
@@ -227,9 +226,8 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 	}
 	sb_adds(out, "</ul>\n");
 	if (d->health) {
-		verdict = strstr(d->health, "unusable") ? "unusable" :
-		    strstr(d->health, "degraded") ? "degraded" : "ok";
-		sb_printf(out, "<div class=\"banner %s\">", verdict);
+		sb_printf(out, "<div class=\"banner %s\"><b>Trace health: %s.</b> ", d->verdict,
+		    d->verdict);
 		esc(out, d->health);
 		sb_adds(out, "</div>\n");
 	}
@@ -328,11 +326,13 @@ html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out
 	sb_adds(out, "<main>\n");
 	for (i = 0; i < n; i++)
 		html_run(out, docs[i], i);
-	sb_adds(out, "<section data-section=\"legend\"><h2>Legend</h2><p>Share: a kernel's "
+	if (n != 1 || !doc_is_diff(docs[0]))	/* a diff explains itself in its intros */
+		sb_adds(out, "<section data-section=\"legend\"><h2>Legend</h2><p>Share: a kernel's "
 	    "GPU time over its stage's total, the sum of its kernel durations. Overlap "
 	    "verdicts: headroom, the kernel runs exposed and overlapping could hide it; "
 	    "low-roi-hidden, it is already hidden. Priority: P1 act, P2 check dependencies, "
-	    "P4/P5 skip. Click a column title to sort.</p></section>\n</main>\n");
+	    "P4/P5 skip. Click a column title to sort.</p></section>\n");
+	sb_adds(out, "</main>\n");
 	sb_adds(&data, "[");
 	for (i = 0; i < n; i++) {
 		if (i)

@@ -125,9 +125,13 @@ one(sbuf *out, const struct doc *d)
 		str(out, d->notes[i]);
 	}
 	sb_adds(out, "],\"health\":");
-	if (d->health)
+	if (d->health) {
+		sb_adds(out, "{\"verdict\":");
+		str(out, d->verdict);
+		sb_adds(out, ",\"text\":");
 		str(out, d->health);
-	else
+		sb_addc(out, '}');
+	} else
 		sb_adds(out, "null");
 	sb_adds(out, ",\"tables\":[");
 	for (i = 0; i < d->nsecs; i++)

@@ -154,6 +154,7 @@ md_bundle(struct doc **docs, size_t n, sbuf *out)
 		gm = m;
 		gf = f;
 	}
+	md_legend(out, 1);
 }
 
 /* Write text to path atomically: a temporary file beside it, then rename. */
@@ -247,17 +248,26 @@ render(sbuf *text)
 			dsv_dir(dp, R.fmt == F_CSV ? ',' : '\t');
 			break;
 		}
-		if (dsv_write(dp[0], R.table ? R.table : "kernel", R.fmt == F_CSV ? ',' : '\t',
-		    text) < 0)
-			die(EXIT_USAGE, "no table '%s' in this report (tables: kernel, overlap, fuse, "
-			    "fuse_in_use, and those of the sections present)", R.table);
+		if (dsv_write(dp[0], R.table ? R.table : doc_default_table(dp[0]),
+		    R.fmt == F_CSV ? ',' : '\t', text) < 0) {
+			const char *ids[32];
+			size_t k, nid = doc_table_ids(dp[0], ids, 32);
+			sbuf l = SBUF_INIT;
+			for (k = 0; k < nid; k++)
+				sb_printf(&l, "%s%s", k ? ", " : "", ids[k]);
+			die(EXIT_USAGE, "no table '%s' in this report; it has: %s", R.table,
+			    nid ? l.s : "none");
+		}
 		break;
 	default:
-		if (R.bundle)
+		if (R.bundle) {
 			md_bundle(dp, n, text);
-		else
+		} else {
 			for (i = 0; i < n; i++)
 				md_write(dp[i], 1, text);
+			if (n && !doc_is_diff(dp[0]))	/* a diff has its own words */
+				md_legend(text, 1);
+		}
 		break;
 	}
 	for (i = 0; i < n; i++)

@@ -99,7 +99,7 @@ md_write(const struct doc *d, int level, sbuf *out)
 	}
 	sb_addc(out, '\n');
 	if (d->health)
-		sb_printf(out, "> %s\n\n", d->health);
+		sb_printf(out, "> **Trace health: %s.** %s\n\n", d->verdict, d->health);
 	for (i = 0; i < d->nnotes; i++)
 		sb_printf(out, "> Note: %s\n\n", d->notes[i]);
 	for (i = 0; i < d->nsecs; i++) {
@@ -125,5 +125,4 @@ md_write(const struct doc *d, int level, sbuf *out)
 				sb_printf(out, "%s\n\n", t->more);
 		}
 	}
-	md_legend(out, level);
 }

@@ -14,8 +14,8 @@ static int
 wanted(rec_reader *r, enum rec_type t)
 {
 	static const char *const others[] = { "gpu_time", "step", "graph_escape", "health",
-		"rank_row", "collective_row", "rank_kernel_delta", "rank_alignment", "diff_row",
-		"verdict", "probe", NULL };
+		"rank_row", "collective_row", "rank_kernel_delta", "rank_align", "rank_gap", "diff_row",
+		"verdict", "probe", "diff_input", "diff_metric", "diff_fuse", "diff_overlap", NULL };
 	const char *s;
 	size_t n, i;
 
@@ -75,41 +75,59 @@ item_get(const struct item *it, const char *m)
 }
 
 const char *
-item_str(const struct item *it, const char *m, sbuf *buf, const char *dflt)
+obj_str(const json_doc *d, int obj, const char *m, sbuf *buf, const char *dflt)
 {
-	int i = item_get(it, m);
+	int i = json_get(d, obj, m);
 
 	sb_reset(buf);
-	if (json_kind(&it->doc, i) != JK_STR) {
+	if (json_kind(d, i) != JK_STR) {
 		sb_adds(buf, dflt ? dflt : "");
 		return dflt ? sb_str(buf) : NULL;
 	}
-	json_str(&it->doc, i, buf, NULL);
+	json_str(d, i, buf, NULL);
 	return sb_str(buf);
 }
 
 double
-item_num(const struct item *it, const char *m, double dflt)
+obj_num(const json_doc *d, int obj, const char *m, double dflt)
 {
-	int i = item_get(it, m);
+	int i = json_get(d, obj, m);
 	double v;
 
-	if ((json_kind(&it->doc, i) != JK_INT && json_kind(&it->doc, i) != JK_FLOAT) ||
-	    !json_todouble(&it->doc, i, &v))
+	if ((json_kind(d, i) != JK_INT && json_kind(d, i) != JK_FLOAT) ||
+	    !json_todouble(d, i, &v))
 		return dflt;
 	return v;
 }
 
 long long
-item_int(const struct item *it, const char *m, long long dflt)
+obj_int(const json_doc *d, int obj, const char *m, long long dflt)
 {
-	int i = item_get(it, m);
+	int i = json_get(d, obj, m);
 	long long v;
 
-	if ((json_kind(&it->doc, i) != JK_INT && json_kind(&it->doc, i) != JK_FLOAT) ||
-	    !json_coerce_int(&it->doc, i, &v))
+	if ((json_kind(d, i) != JK_INT && json_kind(d, i) != JK_FLOAT) ||
+	    !json_coerce_int(d, i, &v))
 		return dflt;
 	return v;
+}
+
+const char *
+item_str(const struct item *it, const char *m, sbuf *buf, const char *dflt)
+{
+	return obj_str(&it->doc, 0, m, buf, dflt);
+}
+
+double
+item_num(const struct item *it, const char *m, double dflt)
+{
+	return obj_num(&it->doc, 0, m, dflt);
+}
+
+long long
+item_int(const struct item *it, const char *m, long long dflt)
+{
+	return obj_int(&it->doc, 0, m, dflt);
 }
 
 int

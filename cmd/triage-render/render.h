@@ -54,6 +54,10 @@ const char *item_str(const struct item *it, const char *m, sbuf *buf, const char
 double item_num(const struct item *it, const char *m, double dflt);
 long long item_int(const struct item *it, const char *m, long long dflt);
 int item_bool(const struct item *it, const char *m);
+/* The same for member m of the object at token obj of d (a record's nested objects). */
+const char *obj_str(const json_doc *d, int obj, const char *m, sbuf *buf, const char *dflt);
+double obj_num(const json_doc *d, int obj, const char *m, double dflt);
+long long obj_int(const json_doc *d, int obj, const char *m, long long dflt);
 
 /* ---- names.c: short kernel names ---- */
 
@@ -125,7 +129,8 @@ struct doc {
 	size_t nfacts, capfacts;
 	char **notes;
 	size_t nnotes, capnotes;
-	char *health;		/* the banner: verdict and failing checks, or NULL */
+	const char *verdict;	/* trace-health's worst verdict (ok, degraded, unusable), or NULL */
+	char *health;		/* the banner's text: what failed, or that all passed */
 	struct section *secs;
 	size_t nsecs, capsecs;
 	struct stagechart *charts;
@@ -135,6 +140,74 @@ struct doc {
 
 void doc_build(const struct run *run, struct doc *d);
 void doc_free(struct doc *d);
+
+/*
+ * ---- build.c: building blocks for the section files ----
+ *
+ * Every string argument is copied; the doc owns what is added to it.
+ * Sections and tables are returned for filling and stay valid until the
+ * next add_section / add_tab on the same parent (they live in arrays).
+ */
+void add_fact(struct doc *d, const char *key, const char *value);
+void add_note(struct doc *d, const char *text);	/* a text already noted is not repeated */
+struct section *add_section(struct doc *d, const char *id, const char *title);
+/* cols is not copied: a static table of columns. stage NULL: not per stage. */
+struct tab *add_tab(struct section *s, const char *id, const char *stage,
+    const struct col *cols, size_t ncols);
+/* A new row of t->ncols empty cells, to be filled in column order. */
+struct cell *add_row(struct tab *t);
+void cell_text(struct cell *c, const char *text);	/* NULL: "" */
+void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
+void cell_ms(struct cell *c, double us);	/* "1.23 ms", us behind it */
+void cell_pct(struct cell *c, double pct);	/* "12.3%" */
+void cell_int(struct cell *c, long long v);
+/*
+ * A number member of a record as a cell: milliseconds for members named
+ * *_us, percent for *_pct, else an integer; "-" when the member is absent.
+ */
+void cell_member(struct cell *c, const struct item *it, const char *m);
+/* printf into a new heap string. */
+char *printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Is the item a record of the type named `type` (known to the table or not)? */
+int item_is(const struct item *it, const char *type);
+/* Does the run hold a record of type t? */
+int has_type(const struct run *run, enum rec_type t);
+/*
+ * The first item of type t whose string member `member` (dflt when absent)
+ * is `value`, or NULL.
+ */
+const struct item *find_item(const struct run *run, enum rec_type t, const char *member,
+    const char *value, const char *dflt);
+/*
+ * The distinct stages of the items of `type`, in report order (extend,
+ * decode, all, then others as met; a missing stage is "all").  *out is a
+ * heap array of heap strings (free_strings); returns how many.
+ */
+size_t stages_of(const struct run *run, enum rec_type type, char ***out);
+void free_strings(char **v, size_t n);
+/* Is the item's stage (default "all") `stage`?  b is scratch. */
+int item_in_stage(const struct item *it, const char *stage, sbuf *b);
+
+/* ---- health.c, ranks.c: the sections of trace-health and rank-skew ---- */
+
+/* The health banner (d->health) and the "Trace health" section. */
+void health_section(const struct run *run, struct doc *d);
+/* The "Ranks" section: per-rank times, stragglers, collectives, kernel deltas. */
+void ranks_section(const struct run *run, struct doc *d);
+/* probe.c: the "Probe requests" fact of a live capture's probe records. */
+void probe_fact(const struct run *run, struct doc *d);
+
+/* ---- diff.c: the view of trace-diff's records (issue 17) ---- */
+
+/*
+ * When the run holds trace-diff records, build d (zeroed by the caller) as
+ * the comparison of two runs and return 1; else return 0 and leave d.
+ */
+int diff_build(const struct run *run, struct doc *d);
+/* Is d a diff (it has the diff table)?  Its legend is in its section intros. */
+int doc_is_diff(const struct doc *d);
+/* The table csv/tsv writes without --table: "diff" for a diff, else "kernel". */
+const char *doc_default_table(const struct doc *d);
 
 /* Formatting helpers shared by the writers. */
 void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */

@@ -50,10 +50,10 @@ run_event(const char *ev, size_t size, int fast, char **out, size_t *outlen,
 		if (ok)
 			json_select_doc(&d, &event_keys, idx);
 	}
-	rec_set_output(mem);
+	rec_output(mem);
 	if (ok)
 		on_event(&s, &d, idx, 0);
-	rec_set_output(NULL);
+	rec_output(NULL);
 	fclose(mem);
 	counts[0] = s.events;
 	counts[1] = s.kernels;

@@ -1,13 +1,16 @@
 #!/bin/sh
 # Write the fuzz seed corpora: small generated traces (clean and with each
-# defect) for the scanner, single events for the extractor, and record
-# streams (trace-extract and trace-stage output) for the record reader.
+# defect) for the scanner, single events for the extractor, record streams
+# (trace-extract and trace-stage output) for the record reader, directory
+# trees for discovery, server args, side files (a pattern catalog, a
+# mapping's site records) and server replies for the capture.
 # usage: tests/fuzz/seeds.sh FUZZDIR BINDIR
 set -eu
 out=$1
 bin=$2
 gen=$(dirname "$0")/../gen-trace
-mkdir -p "$out/seeds-scan" "$out/seeds-extract" "$out/seeds-records"
+mkdir -p "$out/seeds-scan" "$out/seeds-extract" "$out/seeds-records" "$out/seeds-discover" \
+    "$out/seeds-serverargs" "$out/seeds-sidefiles" "$out/seeds-capture"
 i=0
 for opts in "" "--array" "-z" "--graph -s both" "--streams 2 -f vllm" \
     "-d ctrl" "-d utf8" "-d surrogate" "-d nan" "-d inf" "-d strnum" "-d bom" \
@@ -27,4 +30,34 @@ done
 "$bin/trace-extract" -q "$out/rec.json" >"$out/rec.jsonl"
 "$bin/trace-stage" -q "$out/rec.jsonl" >>"$out/rec.jsonl"
 split -l 8 "$out/rec.jsonl" "$out/seeds-records/r"
+# side files: the pattern catalog (mode byte "0"), a mapping's site records ("1")
+{ printf 0; cat "$(dirname "$0")/../../data/fuse-patterns.jsonl"; } >"$out/seeds-sidefiles/catalog"
+{ printf 1; "$bin/kernel-map" -q --sites-only "$out/rec.jsonl"; } >"$out/seeds-sidefiles/sites"
 rm -f "$out/rec.json" "$out/rec.jsonl"
+# trees: a first byte for the rank mode, then one entry a line (fuzz-discover.c)
+small=$("$gen" -n 1 -l 1 | tr -d '\n')
+printf '%s\n' 0 "d prof" "f t.trace.json $small" "f server_args.json {\"model_path\": \"m\"}" \
+    >"$out/seeds-discover/flat"
+printf '%s\n' 1 "d prof" "d prefill" "f a-TP-0.trace.json $small" "u" "d decode" \
+    "f a-TP-1.trace.json $small" "l up .." "u" "l latest ." >"$out/seeds-discover/stages"
+printf '%s\n' 2 "d a" "d b" "d c" "f merged-x.json [{\"ph\": \"X\"}]" "f rank-3.json $small" \
+    >"$out/seeds-discover/deep"
+# server args
+printf '{"model_path": "org/Model-7B", "tp_size": 2, "attention_backend": "fa3"}' \
+    >"$out/seeds-serverargs/plain"
+printf '{"model_p\\u0061th": "vllm/x", "a": [1, 2.5e3, null, true, {"b": NaN}]}' \
+    >"$out/seeds-serverargs/escaped"
+# replies: the --url line, then (2-byte status, 2-byte length, body) each
+reply() {	# STATUS BODY
+	printf "\\$(printf %03o $(($1 >> 8)))\\$(printf %03o $(($1 & 255)))"
+	printf "\\$(printf %03o $((${#2} >> 8)))\\$(printf %03o $((${#2} & 255)))"
+	printf '%s' "$2"
+}
+{ echo "http://user:pw@127.0.0.1:30000/?k=v#f"; reply 200 '{"model_path": "m", "tokenizer_path": "t"}'
+  reply 200 '{"text": "ok"}'; reply 200 '{"text": "ok"}'
+  reply 200 '{"object": "list", "data": [{"id": "fake-model"}]}'
+  reply 500 '{"error": "no"}'; reply 200 '{"choices": []}'; reply 302 'moved'; } \
+    >"$out/seeds-capture/sglang"
+{ echo "https://h:8000"; reply 404 'nf'; reply 404 'nf'
+  reply 200 '{"object": "list", "data": [{"id": "m"}]}'; reply 200 '{"choices": [{"text": "x"}]}'; } \
+    >"$out/seeds-capture/vllm"

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The corrections of docs/deviations.md checked on the real corpus, in the
+# default mode: what the reference gets wrong must not show in our report.
+# Usage: sh tests/corpus-corrections.sh SHARED_DIR
+#  - no hipBLASLt/Tensile (Cijk_) or Triton attn_fwd kernel in category other;
+#  - no sync event or runtime call as a kernel row;
+#  - no serving framework named for a trace that is none (only the corpus's
+#    tl_sglang_* and tl_vllm_* traces come from serving frameworks);
+#  - no fuse row about MoE routing or experts in a stage without an MoE kernel;
+#  - the fusions that already run marked "in use", the wrong evidence gone.
+shared=${1:-../shared}
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() {	# ok WHAT EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then
+		pass=$((pass + 1))
+		echo "ok - $1"
+	else
+		fail=$((fail + 1))
+		echo "not ok - $1: expected '$2', got '$3'"
+	fi
+}
+
+for f in "$shared"/corpus/traces/*; do
+	n=$(basename "$f")
+	n=${n%%.json*}
+	"$top/scripts/triage" -q --format jsonl --input "$f" >"$tmp/$n.jsonl" 2>/dev/null
+	rc=$?
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { ok "$n: triage exit status" 0 "$rc"; continue; }
+	ok "$n: no Cijk_ or attn_fwd kernel as other" "" "$(jq -r 'select(.type == "kernel_row" and
+	    .category == "other" and (.kernel | test("^Cijk_|attn_fwd"))) | .kernel' "$tmp/$n.jsonl")"
+	ok "$n: no sync event or runtime call as a kernel row" "" "$(jq -r 'select(.type ==
+	    "kernel_row" and (.kernel | test("^(Event|Context|Stream|Device) Sync|^(cuda|hip)[A-Z]")))
+	    | .kernel' "$tmp/$n.jsonl")"
+	fw=$(jq -r 'select(.type == "input") | .framework' "$tmp/$n.jsonl" | head -n 1)
+	case $n in
+	tl_sglang_*) ok "$n: framework" sglang "$fw" ;;
+	tl_vllm_*) ok "$n: framework" vllm "$fw" ;;
+	*) ok "$n: no serving framework named" none "$fw" ;;
+	esac
+	ok "$n: no MoE fuse row without an MoE kernel in its stage" "" "$(jq -rs '
+	    (map(select(.type == "kernel_row" and .category == "moe") | .stage) | unique) as $moe
+	    | .[] | select(.type == "fuse_row" and (.pattern | test("moe|expert|router"; "i"))
+	      and ((.stage as $s | $moe | index($s)) == null)) | "\(.stage): \(.pattern)"' \
+	    "$tmp/$n.jsonl")"
+done
+
+# status "TRACE|STAGE|PATTERN": the fuse row's status, or "none"
+status() {
+	jq -r --arg s "$2" --arg p "$3" 'select(.type == "fuse_row" and .stage == $s and
+	    .pattern == $p) | .status' "$tmp/$1.jsonl" | grep . || echo none
+}
+ok "b200: vLLM fused residual add + RMSNorm is in use" "in use" \
+    "$(status tl_vllm_b200_eager_tp8 extend 'vLLM fused residual add + RMSNorm')"
+ok "qwen3moe b300: the CUTLASS DSL FusedAddRMSNorm is in use" "in use" \
+    "$(status tl_sglang_qwen3moe_b300_decode decode 'Fused residual add + RMSNorm')"
+ok "qwen3moe b300: fused_qknorm_warp is the in-place QK RMSNorm, in use" "in use" \
+    "$(status tl_sglang_qwen3moe_b300_decode decode 'In-place QK RMSNorm')"
+ok "qwen3 8b MI300: act_and_mul is in use" "in use" \
+    "$(status tl_sglang_qwen3_8b_prefilldecode extend 'Fused activation-and-mul (SwiGLU / GeGLU)')"
+ok "piecewise exec: MXFP4 GEMMs are no quantization evidence" none \
+    "$(status tl_vllm_piecewise_exec all 'vLLM-origin RMSNorm + Quantization')"
+ok "MI300 Qwen3-8B prefill: the Cijk_ GEMMs are gemm" gemm \
+    "$(jq -r 'select(.type == "kernel_row" and .stage == "extend" and (.kernel | test("^Cijk_")))
+        | .category' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" | sort -u)"
+
+echo "corpus corrections: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The HTML report of real traces, and of a comparison of two, in headless
+# Chromium: the page's script ran (data-ready), nothing went to the console
+# or to window.onerror, and each stage's stacked bar has one segment per
+# kernel category of the stage plus one for idle time, as counted with jq
+# from the same run's records.  Usage: sh tests/corpus-html.sh SHARED_DIR
+shared=${1:-../shared}
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-html.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() {	# ok WHAT EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then
+		pass=$((pass + 1))
+		echo "ok - $1"
+	else
+		fail=$((fail + 1))
+		echo "not ok - $1: expected '$2', got '$3'"
+	fi
+}
+command -v chromium >/dev/null 2>&1 || { echo "not ok - chromium not installed (scripts/install-deps)"; exit 1; }
+
+# load NAME: the DOM of $tmp/NAME.html after its script ran, and the console
+load() {
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" \
+	    --enable-logging=stderr --v=0 --dump-dom "file://$tmp/$1.html" \
+	    >"$tmp/$1.dom" 2>"$tmp/$1.log"
+	ok "$1: the page's script ran without errors" '<body data-ready="1" data-errors="0">' \
+	    "$(grep -o '<body[^>]*>' "$tmp/$1.dom")"
+	ok "$1: nothing on the console" 0 "$(grep -c 'CONSOLE' "$tmp/$1.log")"
+}
+
+for n in tl_sglang_qwen3_8b_prefilldecode tl_vllm_b200_eager_tp8 hta_mi250_minitoy_rocm62 \
+    kineto_docs_after_fix; do
+	f=$(ls "$shared/corpus/traces/$n".json* | head -n 1)
+	"$top/scripts/triage" -q --format jsonl --input "$f" >"$tmp/$n.jsonl"
+	"$top/build/bin/triage-render" -q --format html <"$tmp/$n.jsonl" >"$tmp/$n.html"
+	load "$n"
+	# per stage (report order): distinct categories of its kernel rows, +1
+	# when step-stats measured its idle time
+	want=$(jq -rs '
+	    (map(select(.type == "gpu_time") | .stage) | unique) as $idle
+	    | map(select(.type == "kernel_row")) | group_by(.stage)
+	    | map(.[0].stage as $s | (map(.category) | unique | length)
+	        + (if ($idle | index($s)) != null then 1 else 0 end))
+	    | add' "$tmp/$n.jsonl")
+	ok "$n: one segment per category and idle, every stage" "$want" \
+	    "$(grep -o 'class="seg"' "$tmp/$n.dom" | wc -l | tr -d ' ')"
+done
+
+# a comparison: the decode trace against the prefill+decode one, as wholes
+b=$(ls "$shared/corpus/traces/tl_sglang_qwen3_8b_decode".json* | head -n 1)
+c=$(ls "$shared/corpus/traces/tl_sglang_qwen3_8b_prefilldecode".json* | head -n 1)
+"$top/scripts/triage" -q --format html --whole-run --baseline "$b" --input "$c" >"$tmp/diff.html"
+rc=$?
+case $rc in 0|5) ok "diff: triage --baseline exit status" ok ok ;;
+*) ok "diff: triage --baseline exit status" "0 or 5" "$rc" ;; esac
+load diff
+ok "diff: the kernel diff table is there" 1 "$(grep -c 'data-table="diff"' "$tmp/diff.dom" |
+    awk '{print ($1 > 0)}')"
+
+echo "corpus html: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,89 @@
+#!/bin/sh
+# trace-diff: runs with different step counts are compared per step (from
+# step-stats' gpu_time), equal counts and runs without steps as totals; the
+# stage's GPU time figures (diff_metric) and what the report says about it.
+. "$(dirname "$0")/lib.sh"
+
+TD=$BIN/trace-diff
+
+kr() {	# kr STAGE KERNEL US LAUNCHES
+	printf '{"type":"kernel_row","t":0,"stage":"%s","kernel":"%s","category":"gemm","total_us":%s,"launches":%s,"stage_total_us":0}\n' \
+	    "$1" "$2" "$3" "$4"
+}
+gt() {	# gt STAGE STEPS BUSY IDLE IDLE_LAUNCH GRAPH
+	printf '{"type":"gpu_time","t":0,"stage":"%s","kernels":1,"kernel_us":1,"busy_us":%s,"span_us":1,"idle_us":%s,"idle_launch_us":%s,"compute_us":1,"comm_us":0,"memcpy_us":0,"graph_us":%s,"steps":%s}\n' \
+	    "$1" "$3" "$4" "$5" "$6" "$2"
+}
+sp() {	# sp STAGE INDEX CPU_US
+	printf '{"type":"step","t":0,"stage":"%s","index":%s,"name":"ProfilerStep#%s","ts":%s,"cpu_us":%s}\n' \
+	    "$1" "$2" "$2" "$2" "$3"
+}
+
+t_per_step() {
+	# 2 steps vs 4: 200 us and 400 us of gemm are 100 us per step on both sides
+	{ kr decode 'void g' 200 4; kr decode 'void n' 60 4; gt decode 2 250 50 20 100
+	  sp decode 0 10; sp decode 1 30; } >"$T/a"
+	{ kr decode 'void g' 400 8; kr decode 'void n' 160 8; gt decode 4 520 80 40 520
+	  sp decode 0 10; sp decode 1 30; sp decode 2 20; sp decode 3 50; } >"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "void n changed 30 40 10 true|void g same 100 100 0 true" "$(jq -r 'select(.type == "diff_row") |
+	    "\(.kernel) \(.status) \(.base_us) \(.cand_us) \(.delta_us) \(.per_step)"' "$T/out" | paste -sd '|' -)"
+	# launches are not divided: 4 of 2 steps and 8 of 4 are as many per step
+	eq "4 8" "$(jq -r 'select(.type == "diff_row" and .kernel == "void g") |
+	    "\(.base_launches) \(.cand_launches)"' "$T/out")"
+	eq "kernel_us_per_step 130 140 true 2 4" "$(jq -r 'select(.type == "verdict" and .scope == "decode") |
+	    "\(.metric) \(.base) \(.cand) \(.per_step) \(.base_steps) \(.cand_steps)"' "$T/out")"
+	# figures: per step for times; the graph share in points; p50 of the steps' CPU time
+	eq "kernel_us 130 140 true
+busy_us 125 130 true
+idle_us 25 20 true
+idle_launch_us 10 10 true
+graph_pct 40 100 null
+step_p50_us 10 20 null
+steps 2 4 null" "$(jq -r 'select(.type == "diff_metric") | "\(.metric) \(.base) \(.cand) \(.per_step)"' "$T/out")"
+	eq "60 null" "$(jq -r 'select(.type == "diff_metric" and .metric == "graph_pct") |
+	    "\(.delta) \(.delta_pct)"' "$T/out")"
+}
+check "different step counts: times per step, launches as they are" t_per_step
+
+t_equal_steps() {
+	{ kr decode 'void g' 200 4; gt decode 2 200 0 0 0; } >"$T/a"
+	{ kr decode 'void g' 260 4; gt decode 2 260 0 0 0; } >"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "kernel_us 200 260 30" "$(jq -r 'select(.type == "verdict" and .scope == "decode") |
+	    "\(.metric) \(.base) \(.cand) \(.delta_pct)"' "$T/out")"
+	eq "null" "$(jq -r 'select(.type == "diff_row") | .per_step' "$T/out")"
+}
+check "equal step counts: totals" t_equal_steps
+
+t_steps_one_side() {
+	# a saved report without step-stats (or --compat) on one side: totals
+	{ kr decode 'void g' 200 4; } >"$T/a"
+	{ kr decode 'void g' 400 8; gt decode 4 400 0 0 0; } >"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "kernel_us null 4 regression" "$(jq -r 'select(.type == "verdict" and .scope == "decode") |
+	    "\(.metric) \(.base_steps) \(.cand_steps) \(.verdict)"' "$T/out")"
+	# only the figure both sides have
+	eq "kernel_us" "$(jq -r 'select(.type == "diff_metric") | .metric' "$T/out" | xargs)"
+	"$BIN/triage-render" <"$T/out" >"$T/md"
+	has "$T/md" "only the candidate has step markers, so times are totals over the stage"
+}
+check "steps on one side only: totals, and the report says so" t_steps_one_side
+
+t_generated() {
+	# the whole pipeline on generated traces of 2 and 5 steps: per step, the same
+	"$TESTDIR/gen-trace" -n 2 -o "$T/t2.json"
+	"$TESTDIR/gen-trace" -n 5 -o "$T/t5.json"
+	for n in 2 5; do
+		"$BIN/trace-extract" -q "$T/t$n.json" | "$BIN/trace-stage" -q | "$BIN/kernel-map" -q |
+		    "$BIN/step-stats" -q >"$T/r$n"
+	done
+	"$TD" --no-pass --gate 0 --baseline "$T/r2" "$T/r5" >"$T/out"
+	# 0.36 ms over 2 steps and 0.90 ms over 5: 180 us per step (gen-trace's header)
+	eq "neutral 180 180 2 5" "$(jq -r 'select(.type == "verdict" and .scope == "overall") |
+	    "\(.verdict) \(.base) \(.cand) \(.base_steps) \(.cand_steps)"' "$T/out")"
+	eq "same same same" "$(jq -r 'select(.type == "diff_row") | .status' "$T/out" | xargs)"
+}
+check "generated traces of 2 and 5 steps are the same per step" t_generated
+
+done_testing

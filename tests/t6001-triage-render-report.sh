@@ -1,0 +1,182 @@
+# triage-render's structured report, read back the way its readers read it:
+# markdown through a CommonMark (GFM tables) parser, CSV through Python's csv
+# module, JSON through json.load, HTML in a headless browser (the charts'
+# script ran without errors, one segment per category, a screenshot), and
+# bundles of several runs.  The fixture's numbers are chosen by hand, so
+# every asserted value is known in advance.
+. "$(dirname "$0")/lib.sh"
+F=$FIX/triage-render/report.jsonl
+RENDER=$BIN/triage-render
+
+need() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "$1 not found: scripts/install-deps installs it"
+	return 1
+}
+
+t_markdown_structure() {
+	need cmark-gfm
+	"$RENDER" <"$F" >"$T/r.md"
+	cmark-gfm -e table "$T/r.md" >"$T/r.html"
+	# the outline: title, sections, stages
+	eq "h1:Triage report: Qwen3-8B h2:GPU time h3:decode h2:Kernels h3:extend/prefill h3:decode h2:Overlap opportunities h3:decode h2:Fuse opportunities h3:decode h2:Fusions already in use h3:decode h2:Ranks h3:decode h2:Trace health h2:Legend" \
+	    "$(grep -o '<h[1-3]>[^<]*</h[1-3]>' "$T/r.html" | sed 's/<h\([1-3]\)>\(.*\)<\/h[1-3]>/h\1:\2/' |
+	    tr '\n' ' ' | sed 's/ $//')"
+	# every table parsed as one: gpu, step, 2 kernel, overlap, fuse, in use,
+	# rank, collective, rank_kernel, health
+	eq 11 "$(grep -c '<table>' "$T/r.html")" "tables"
+	# values as computed by hand: 600 us of 1000 us is 60.0%
+	has "$T/r.md" '^| cutlass::Kernel2<…>(…) | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
+	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
+	has "$T/r.md" '^\*\*decode: 1.00 ms of GPU time in 42 kernels over 2 steps; gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% in CUDA graphs.\*\*$'
+	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
+	has "$T/r.md" '^\*\*decode: rank 1 is the straggler (last to arrive at 2 of 2 matched collectives); the ranks waited 0.01 ms to 0.08 ms in collectives.\*\*$'
+	has "$T/r.md" '^| 1 | 0.99 ms | 1.04 ms | 0.03 ms | 0.01 ms | 2 | 2 | 0.00 ms | yes |$'
+	has "$T/r.md" '^| SiLU + Mul | 0.00 ms | 0.0% | silu_and_mul | - |$'
+	has "$T/r.md" '^> Note: A note to pass on.$'
+	# the in-use fusion is not an opportunity
+	eq 1 "$(sed -n '/^## Fuse opportunities/,/^## Fusions already/p' "$T/r.md" | grep -c '^| [A-Z].* | Confirmed |')"
+}
+check "markdown: a CommonMark outline, tables that parse, hand-computed values" t_markdown_structure
+
+t_csv() {
+	for tb in kernel overlap fuse fuse_in_use gpu step rank collective rank_kernel health; do
+		"$RENDER" --format csv --table "$tb" <"$F" >"$T/$tb.csv" || return 1
+	done
+	python3 - "$T" <<'EOF' || return 1
+import csv, sys
+d = sys.argv[1]
+def rows(name):
+    with open(f"{d}/{name}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+k = rows("kernel")
+assert [r["stage"] for r in k] == ["extend", "extend", "decode", "decode", "decode"], k
+assert k[2]["kernel"].startswith("void cutlass::Kernel2<cutlass_80_tensorop"), k[2]
+assert float(k[2]["gpu_time_us"]) == 600 and float(k[2]["share_pct"]) == 60, k[2]
+assert int(k[2]["launches"]) == 10
+r = rows("rank")
+assert [(x["rank"], x["straggler"]) for x in r] == [("0", ""), ("1", "yes")], r
+assert float(r[0]["wait_us"]) == 80
+h = rows("health")
+assert [(x["check"], x["status"]) for x in h] == [("no_python_stacks", "warn"), ("truncated", "ok")]
+g = rows("gpu")
+assert float(g[0]["idle_launch_us"]) == 200 and float(g[0]["step_p50_us"]) == 550
+s = rows("step")
+assert [float(x["cpu_us"]) for x in s] == [500, 600]
+c = rows("collective")
+assert [int(x["ordinal"]) for x in c] == [1, 2] and float(c[0]["skew_us"]) == 40
+for name in ("overlap", "fuse", "fuse_in_use", "rank_kernel"):
+    assert len(rows(name)) == 1, name
+EOF
+	# one file per table with -o DIR/, the same bytes as --table
+	"$RENDER" --format csv -o "$T/all/" <"$F"
+	same "$T/kernel.csv" "$T/all/kernel.csv"
+	same "$T/health.csv" "$T/all/health.csv"
+	# TSV: as many fields on every line as in the header
+	"$RENDER" --format tsv --table kernel <"$F" >"$T/k.tsv"
+	eq 1 "$(awk -F'\t' '{print NF}' "$T/k.tsv" | sort -u | wc -l)" "TSV field counts"
+	status 2 "$RENDER" --format csv --table nosuch <"$F" 2>"$T/err"
+	has "$T/err" "no table .nosuch. in this report; it has: gpu, step, kernel, overlap, fuse, fuse_in_use, rank, collective, rank_kernel, health$"
+}
+check "csv/tsv: every table parses with named columns and raw numbers" t_csv
+
+t_json() {
+	"$RENDER" --format json <"$F" >"$T/r.json"
+	python3 - "$T/r.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["reports"][0]
+assert r["health"] == {"verdict": "degraded",
+    "text": "no python_function events (affects the kernel and fuse tables)."}, r["health"]
+assert r["facts"]["Model"] == "Qwen/Qwen3-8B"
+assert r["notes"] == ["A note to pass on."]
+ids = [(t["table"], t["stage"]) for t in r["tables"]]
+assert ids == [("gpu", "decode"), ("step", "decode"), ("kernel", "extend"), ("kernel", "decode"),
+    ("overlap", "decode"), ("fuse", "decode"), ("fuse_in_use", "decode"), ("rank", "decode"),
+    ("collective", "decode"), ("rank_kernel", "decode"), ("health", None)], ids
+k = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "decode"][0]
+assert k["rows"][0]["gpu_time_us"] == 600 and k["rows"][0]["kernel_short"] == "cutlass::Kernel2<…>(…)"
+assert k["rows"][0]["python_location"] == ["python/sglang/srt/layers/linear.py:300 forward"]
+# short names stay unique within a table even when the elided forms collide
+e = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "extend"][0]
+shorts = [x["kernel_short"] for x in e["rows"]]
+assert len(set(shorts)) == 2 and all(s.startswith("ns::gemm<") for s in shorts), shorts
+EOF
+}
+check "json: one document, typed rows, health verdict, unique short names" t_json
+
+t_jsonl_passes_records() {
+	"$RENDER" --format jsonl <"$F" >"$T/r.jsonl"
+	same "$F" "$T/r.jsonl"
+}
+check "jsonl: the records as they came" t_jsonl_passes_records
+
+t_html_in_browser() {
+	need chromium
+	"$RENDER" --format html <"$F" >"$T/r.html"
+	# headless, no sandbox (CI runs as root); the DOM after the page's script ran
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+	    --dump-dom "file://$T/r.html" >"$T/dom.html" 2>"$T/chr.err"
+	has "$T/dom.html" '<body data-ready="1" data-errors="0"'
+	# decode: gemm, attention, elementwise, reduction and idle; extend: gemm
+	eq 6 "$(grep -o 'class="seg"' "$T/dom.html" | wc -l)" "stacked segments"
+	# the rows shown: 3 of decode (the fourth is under the bar), 2 of extend
+	eq 5 "$(grep -o 'class="bar"' "$T/dom.html" | wc -l)" "top-kernel bars"
+	eq 2 "$(grep -o 'class="step"' "$T/dom.html" | wc -l)" "step bars"
+	has "$T/dom.html" 'data-cat="idle"'
+	has "$T/dom.html" 'class="banner degraded"'
+	# the page draws: a non-trivial PNG
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+	    --window-size=1200,1600 --screenshot="$T/shot.png" "file://$T/r.html" 2>>"$T/chr.err"
+	eq '89504e47' "$(od -An -tx1 -N4 "$T/shot.png" | tr -d ' ')" "PNG signature"
+	[ "$(wc -c <"$T/shot.png")" -gt 20000 ]
+}
+check "html: the charts' script runs clean in a browser and draws every segment" t_html_in_browser
+
+t_bundle() {
+	need cmark-gfm
+	{
+		echo '{"type":"run","id":0,"label":"runs/a"}'
+		cat "$F"
+		echo '{"type":"run","id":1,"label":"runs/b"}'
+		sed 's/Qwen\/Qwen3-8B/meta-llama\/Llama-3.1-8B/; s/"framework":"sglang"/"framework":"vllm"/' "$F"
+	} >"$T/b.jsonl"
+	"$RENDER" --bundle <"$T/b.jsonl" >"$T/b.md"
+	cmark-gfm -e table "$T/b.md" >"$T/b.html"
+	has "$T/b.md" '^# Triage bundle: 2 runs$'
+	# the table of contents links each run once, grouped by model
+	eq 2 "$(sed -n '/^## Contents/,/^## [^C]/p' "$T/b.md" | grep -c '](#')" "TOC entries"
+	has "$T/b.md" 'Qwen3-8B'
+	has "$T/b.md" 'Llama-3.1-8B'
+	eq 2 "$(grep -c '<h3>Triage report: runs/[ab]</h3>' "$T/b.html")" "run headings"
+	eq 1 "$(grep -c '<h2>Legend</h2>' "$T/b.html")" "legends"
+	"$RENDER" --bundle --format json <"$T/b.jsonl" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [r["facts"]["Model"] for r in d["reports"]] == ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B"]'
+}
+check "bundle: one document of two runs with a table of contents" t_bundle
+
+t_names_full() {
+	"$RENDER" --names full <"$F" >"$T/full.md"
+	has "$T/full.md" '^| void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(cutlass::Params) | gemm |'
+	status 2 "$RENDER" --names abbreviated <"$F" 2>/dev/null
+}
+check "--names full keeps whole kernel names" t_names_full
+
+t_health_variants() {
+	# several traces: the banner names each failing one; all ok says so
+	printf '%s\n' \
+	    '{"type":"health","t":0,"role":"mapping","path":"/m/a.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":0,"detail":"fine","affects":[]}]}' \
+	    '{"type":"health","t":0,"role":"formal","path":"/f/b.json","verdict":"unusable","checks":[{"id":"no_kernels","status":"fail","value":0,"detail":"no kernels","affects":["kernel","overlap","fuse"]}]}' |
+	    "$RENDER" >"$T/h.md"
+	has "$T/h.md" '^> \*\*Trace health: unusable.\*\* formal: b.json: no kernels (affects the kernel, overlap and fuse tables).$'
+	has "$T/h.md" '^| mapping: a.json | x | ok | 0 | fine |  |$'
+	printf '%s\n' \
+	    '{"type":"health","t":0,"path":"/a.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":3,"detail":"fine","affects":[]},{"id":"y","status":"ok","value":0,"detail":"fine too","affects":[]}]}' |
+	    "$RENDER" >"$T/ok.md"
+	has "$T/ok.md" '^> \*\*Trace health: ok.\*\* All 2 checks passed.$'
+}
+check "health banner: several traces, an unusable one, all checks passed" t_health_variants
+
+done_testing
