@@ -34,7 +34,6 @@
 static const char *role = "single";
 static const char *framework = "auto";
 static const char *fallback;
-const char *framework_captured;	/* --framework-captured (extract.h) */
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
