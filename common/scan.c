@@ -127,9 +127,13 @@ valid_prim(struct sc *s)
 	if (!(p[0] >= '0' && p[0] <= '9') && !(p[0] == '-' && n > 1 && p[1] >= '0' &&
 	    p[1] <= '9')) {
 		const char *q = p[0] == '-' || p[0] == '+' ? p + 1 : p;
-		/* NaN/Infinity (Python's json) and nan/inf (C++ writers) */
-		if (strcasecmp(q, "nan") == 0 || strcasecmp(q, "inf") == 0 ||
-		    strcasecmp(q, "infinity") == 0) {
+		/*
+		 * NaN/Infinity (Python's json) and nan/inf (C++ writers); a NUL
+		 * byte would end the comparison early ("inf\0x" is no literal).
+		 */
+		if (memchr(p, '\0', (size_t)n) == NULL &&
+		    (strcasecmp(q, "nan") == 0 || strcasecmp(q, "inf") == 0 ||
+		    strcasecmp(q, "infinity") == 0)) {
 			s->st->literals++;
 			return 1;
 		}
