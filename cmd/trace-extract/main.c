@@ -1,7 +1,8 @@
 /*
  * trace-extract: read torch.profiler (Kineto) Chrome-trace files, plain or
  * gzip, in one streaming pass and write the triage record stream
- * (triage-records(5)): kernels, CPU ops, launches, Python frames,
+ * (triage-records(5)): kernels, CPU ops and launches with the Python code
+ * around them (pyctx.h; with --frames, the Python frames instead),
  * annotations, thread names, the correlation map and per-trace statistics.
  */
 #include <errno.h>
