@@ -17,6 +17,13 @@ CFLAGS   ?= -O3 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
 LDLIBS   += -lz -lm -lpthread
 O        ?= build
+# ISA-L inflates gzip input (common/zio.c); ISAL=0 builds with zlib's inflate alone.
+ISAL     ?= 1
+ifeq ($(ISAL),1)
+LDLIBS   := -lisal $(LDLIBS)
+else
+CPPFLAGS += -DNO_ISAL
+endif
 
 ifeq ($(SANITIZE),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -37,7 +44,12 @@ LDLIBS_trace-capture = -lcurl
 # the C++ runtime's demangler (__cxa_demangle) for short kernel names
 LDLIBS_triage-render = -lstdc++
 
-all: $(BINS)
+all: $(BINS) $(O)/ldlibs
+
+# The libraries a program linked with libcommon.a needs (tests build some).
+$(O)/ldlibs: FORCE
+	@mkdir -p $(@D)
+	@echo '$(LDLIBS)' >$@.tmp && if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(O)/libcommon.a: $(COMMON_OBJ)
 	@mkdir -p $(@D)
@@ -106,6 +118,7 @@ lint-man:
 	@command -v mandoc >/dev/null || { echo "mandoc not installed"; exit 1; }
 	mandoc -Tlint -W warning $(MAN1) $(MAN5)
 
+# make bench: 2 and 20 copies of a real trace; BENCH_LARGE=1 adds 100 (tests/bench.sh)
 bench: all
 	sh tests/bench.sh
 
@@ -156,11 +169,12 @@ FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture
 FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
 # What each harness links besides the library, and the headers it sees.
-FUZZ_EXTRA_extract    = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
+FUZZ_EXTRA_extract    = cmd/trace-extract/discover.o cmd/trace-extract/framework.o \
+	cmd/trace-extract/pyctx.o cmd/trace-extract/spool.o
 FUZZ_EXTRA_discover   = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_serverargs = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_sidefiles  = cmd/fuse-detect/catalog.o cmd/fuse-detect/match.o gen/fuse_catalog.o
-FUZZ_EXTRA_capture    = cmd/trace-capture/probe.o cmd/trace-capture/sys.o
+FUZZ_EXTRA_capture    = cmd/trace-capture/probe.o cmd/trace-capture/records.o cmd/trace-capture/sys.o
 FUZZ_INC_discover     = -iquote cmd/trace-extract
 FUZZ_INC_serverargs   = -iquote cmd/trace-extract
 FUZZ_INC_sidefiles    = -iquote cmd/fuse-detect
@@ -210,5 +224,7 @@ fuzz: fuzz-build fuzz-seeds
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all test check test-fast test-sanitize lint-man bench scale install uninstall clean \
+FORCE:
+
+.PHONY: FORCE all test check test-fast test-sanitize lint-man bench scale install uninstall clean \
 	fuzz fuzz-build fuzz-seeds

@@ -1,5 +1,6 @@
 /* Access to one tokenized JSON value, with the reference's coercions. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1005,3 +1006,317 @@ json_valid(const char *s, size_t n)
 	json_doc_free(&d);
 	return ok;
 }
+
+/* ---- member selection (json_select_object, json_select_doc) ---- */
+
+/* Index of the key s[0..n) (n > 0) in names[0..cnt), or -1. */
+static inline int
+key_index(const struct json_key *names, unsigned cnt, const char *s, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < cnt; i++)
+		if (names[i].n == n && names[i].s[0] == s[0] && memcmp(names[i].s, s, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Past the run of ASCII digits at q[0..e): eight bytes at a time while they last. */
+static inline const unsigned char *
+skip_digits(const unsigned char *q, const unsigned char *e)
+{
+	uint64_t w, t;
+
+	while (e - q >= 8) {
+		memcpy(&w, q, 8);
+		/* a byte below '0' or above '9' sets its top bit in t */
+		t = (w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL);
+		t &= 0x8080808080808080ULL;
+		if (t)
+			return q + (__builtin_ctzll(t) >> 3);
+		q += 8;
+	}
+	while (q < e && *q >= '0' && *q <= '9')
+		q++;
+	return q;
+}
+
+size_t
+json_string_run(const char *s, size_t n)
+{
+	return run_unquoted((const unsigned char *)s, n);
+}
+
+size_t
+json_number_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n, *q = p;
+
+	if (q < e && *q == '-')
+		q++;
+	if (q < e && *q == '0')
+		q++;
+	else if (q < e && *q >= '1' && *q <= '9')
+		q = skip_digits(q + 1, e);
+	else
+		return 0;
+	if (q < e && *q == '.') {
+		if (++q >= e || *q < '0' || *q > '9')
+			return 0;
+		q = skip_digits(q + 1, e);
+	}
+	if (q < e && (*q | 0x20) == 'e') {
+		if (++q < e && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= e || *q < '0' || *q > '9')
+			return 0;
+		q = skip_digits(q + 1, e);
+	}
+	return (size_t)(q - p);
+}
+
+void
+json_select_doc(const json_doc *d, const struct json_keys *k, int *idx)
+{
+	int i, n, m, a, j;
+	size_t kl;
+	const char *key;
+
+	for (j = 0; j < (int)(k->ntop + k->ninner); j++)
+		idx[j] = -1;
+	if (d->ntok < 1 || d->tok[0].type != JSMN_OBJECT)
+		return;
+	n = d->tok[0].size;
+	for (m = 0, i = 1; m < n && i < d->ntok; m++) {
+		key = json_span(d, i, &kl);
+		if (kl && (j = key_index(k->top, k->ntop, key, kl)) >= 0)
+			idx[j] = i + 1;
+		i = json_skip(d, i + 1);
+	}
+	if (k->nest < 0 || (a = idx[k->nest]) < 0 || d->tok[a].type != JSMN_OBJECT)
+		return;
+	n = d->tok[a].size;
+	for (m = 0, i = a + 1; m < n && i < d->ntok; m++) {
+		key = json_span(d, i, &kl);
+		if (kl && (j = key_index(k->inner, k->ninner, key, kl)) >= 0)
+			idx[k->ntop + (unsigned)j] = i + 1;
+		i = json_skip(d, i + 1);
+	}
+}
+
+/*
+ * The strict grammar of parse_container (same checks, same limits), making
+ * tokens only for the selected values.  `level` of each open container: 1
+ * the root object, 2 the nest object (its members are searched), 0 any
+ * other; `sel` is the slot the value being read fills (-1: none).
+ */
+size_t
+json_select_object(json_doc *d, const char *js, size_t len, const struct json_keys *k, int *idx)
+{
+	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len, *q, *ks;
+	unsigned char level[FAST_DEPTH], isobj[FAST_DEPTH];
+	int tokof[FAST_DEPTH], nmem[FAST_DEPTH];
+	int sp = 0, nt = 0, sel = -1, kk, j, t, phval = 0;
+
+	if (len == 0 || *p != '{' || len > (size_t)0x7fffffff)
+		return 0;
+	for (j = 0; j < (int)(k->ntop + k->ninner); j++)
+		idx[j] = -1;
+	d->js = js;
+	fast_tok(d, &nt, JSMN_OBJECT, 0, -1);
+	level[0] = 1;
+	isobj[0] = 1;
+	tokof[0] = 0;
+	nmem[0] = 0;
+	sp = 1;
+	p++;
+#define WS() while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++
+obj_open:
+	WS();
+	if (p >= e)
+		return 0;
+	if (*p == '}')
+		goto close;
+key:
+	if (*p != '"')
+		return 0;
+	ks = ++p;
+	/*
+	 * a key: plain text up to its quote.  An escaped member name, at any
+	 * depth, is compared decoded: the general path's (json_decode_names).
+	 */
+	p += run_unquoted(p, (size_t)(e - p));
+	if (p >= e || *p != '"')
+		return 0;
+	sel = -1;
+	/* the top-level "ph" value is compared decoded too: escaped, the general path's */
+	phval = level[sp - 1] == 1 && p - ks == 2 && ks[0] == 'p' && ks[1] == 'h';
+	nmem[sp - 1]++;
+	if (p > ks) {
+		if (level[sp - 1] == 1) {
+			if ((kk = key_index(k->top, k->ntop, (const char *)ks, (size_t)(p - ks))) >= 0)
+				sel = kk;
+		} else if (level[sp - 1] == 2) {
+			if ((kk = key_index(k->inner, k->ninner, (const char *)ks, (size_t)(p - ks))) >= 0)
+				sel = (int)k->ntop + kk;
+		}
+	}
+	p++;
+	WS();
+	if (p >= e || *p != ':')
+		return 0;
+	p++;
+	WS();
+	goto value;
+value:
+	if (p >= e)
+		return 0;
+	switch (*p) {
+	case '"':
+		q = p + 1;
+		for (;;) {
+			q += run_unquoted(q, (size_t)(e - q));
+			if (q >= e || *q != '\\')
+				break;
+			if (phval || q + 1 >= e)
+				return 0;
+			switch (q[1]) {
+			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+				q += 2;
+				break;
+			case 'u':
+				if (e - q < 6 || !is_hex(q[2]) || !is_hex(q[3]) || !is_hex(q[4]) ||
+				    !is_hex(q[5]))
+					return 0;
+				q += 6;
+				break;
+			default:
+				return 0;
+			}
+		}
+		if (q >= e || *q != '"')
+			return 0;	/* cut short, or a raw control character */
+		if (sel >= 0) {
+			t = fast_tok(d, &nt, JSMN_STRING, (int)(p + 1 - b), -1);
+			d->tok[t].end = (int)(q - b);
+			idx[sel] = t;
+		}
+		p = q + 1;
+		goto after_value;
+	case '{':
+	case '[':
+		if (sp == FAST_DEPTH)
+			return 0;
+		phval = 0;
+		isobj[sp] = *p == '{';
+		level[sp] = 0;
+		tokof[sp] = -1;
+		nmem[sp] = 0;
+		if (sel >= 0) {
+			/* only the nest member may be a container, and an object */
+			if (!isobj[sp] || sel != k->nest)
+				return 0;
+			t = fast_tok(d, &nt, JSMN_OBJECT, (int)(p - b), -1);
+			idx[sel] = t;
+			tokof[sp] = t;
+			level[sp] = 2;
+			/* a later duplicate of the nest member replaces the earlier one's members */
+			for (j = 0; j < (int)k->ninner; j++)
+				idx[k->ntop + (unsigned)j] = -1;
+		}
+		sp++;
+		p++;
+		if (isobj[sp - 1])
+			goto obj_open;
+		WS();
+		if (p >= e)
+			return 0;
+		if (*p == ']')
+			goto close;
+		sel = -1;
+		goto value;
+	case 't':
+		kk = 4;
+		if (e - p < 4 || memcmp(p, "true", 4) != 0)
+			return 0;
+		goto prim;
+	case 'f':
+		kk = 5;
+		if (e - p < 5 || memcmp(p, "false", 5) != 0)
+			return 0;
+		goto prim;
+	case 'n':
+		kk = 4;
+		if (e - p < 4 || memcmp(p, "null", 4) != 0)
+			return 0;
+		goto prim;
+	default:
+		q = p;
+		if (q < e && *q == '-')
+			q++;
+		if (q < e && *q == '0')
+			q++;
+		else if (q < e && *q >= '1' && *q <= '9')
+			q = skip_digits(q + 1, e);
+		else
+			return 0;
+		if (q < e && *q == '.') {
+			if (++q >= e || *q < '0' || *q > '9')
+				return 0;
+			q = skip_digits(q + 1, e);
+		}
+		if (q < e && (*q | 0x20) == 'e') {
+			if (++q < e && (*q == '+' || *q == '-'))
+				q++;
+			if (q >= e || *q < '0' || *q > '9')
+				return 0;
+			q = skip_digits(q + 1, e);
+		}
+		if (q - p > FAST_MAX_NUMBER)
+			return 0;
+		kk = (int)(q - p);
+		goto prim;
+	}
+prim:
+	/* a primitive must end at a delimiter for jsmn to end its token there */
+	if (p + kk >= e || !(p[kk] == ',' || p[kk] == '}' || p[kk] == ']' || p[kk] == ' ' ||
+	    p[kk] == '\n' || p[kk] == '\t' || p[kk] == '\r'))
+		return 0;
+	if (sel >= 0) {
+		t = fast_tok(d, &nt, JSMN_PRIMITIVE, (int)(p - b), -1);
+		d->tok[t].end = (int)(p + kk - b);
+		idx[sel] = t;
+	}
+	p += kk;
+after_value:
+	WS();
+	if (p >= e)
+		return 0;
+	if (*p == ',') {
+		p++;
+		WS();
+		if (p >= e)
+			return 0;
+		if (isobj[sp - 1])
+			goto key;
+		sel = -1;
+		goto value;
+	}
+	if ((*p == '}' && isobj[sp - 1]) || (*p == ']' && !isobj[sp - 1]))
+		goto close;
+	return 0;
+close:
+	sp--;
+	if (tokof[sp] >= 0) {
+		d->tok[tokof[sp]].end = (int)(p + 1 - b);
+		d->tok[tokof[sp]].size = nmem[sp];
+	}
+	p++;
+	if (sp > 0)
+		goto after_value;
+#undef WS
+	d->len = (size_t)(p - b);
+	d->ntok = nt;
+	return d->len;
+}
+

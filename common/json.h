@@ -112,6 +112,44 @@ void json_doc_free(json_doc *d);
 size_t json_parse_object(json_doc *d, const char *js, size_t len);
 
 /*
+ * Member selection: the values of a few known members of an object, and of
+ * one member's object value (a trace event's "args"), found in one pass.
+ * idx[i] for i < ntop is the value token of top[i], then idx[ntop + j] that
+ * of inner[j] in the object value of top[nest]; -1 when absent.  Of
+ * duplicate members the last counts, as for json_get.  Names are compared
+ * byte for byte with the raw key text.
+ */
+struct json_key {
+	const char *s;
+	size_t n;		/* strlen(s) */
+};
+#define JSON_KEY(lit) { lit, sizeof(lit) - 1 }
+
+struct json_keys {
+	unsigned ntop, ninner;
+	struct json_key top[16];
+	struct json_key inner[16];
+	int nest;		/* index in top of the searched object member, or -1 */
+};
+
+/*
+ * The fast path of selection: what json_parse_object accepts, validated
+ * the same way, but tokenized only as far as the selection needs: d gets
+ * the root object (token 0) and a token for each selected value (a string,
+ * a primitive, or the nest member's object), each exactly as jsmn makes it,
+ * and idx their indexes.  Returns the object's length, or 0 when the text is
+ * not strictly valid, or a selected value other than the nest object is an
+ * object or array, or a key at a selected level has an escape: the caller
+ * then tokenizes the text in full (json_parse) and selects with
+ * json_select_doc, to the same values.
+ */
+size_t json_select_object(json_doc *d, const char *js, size_t len, const struct json_keys *k,
+    int *idx);
+
+/* Selection in a fully tokenized doc whose token 0 is an object. */
+void json_select_doc(const json_doc *d, const struct json_keys *k, int *idx);
+
+/*
  * Is s[0..n) exactly one JSON value, with only whitespace around it, as
  * Python's json module reads it (RFC 8259 plus the NaN, Infinity and
  * -Infinity literals; raw control characters in strings refused), within
@@ -175,6 +213,15 @@ int json_decode_names(const json_doc *d, sbuf *out);
 
 /* Append s[0..n) as a JSON string literal, quotes included. */
 void json_quote(sbuf *out, const char *s, size_t n);
+
+/* Length of the leading run of s[0..n) free of '"', '\\' and control characters. */
+size_t json_string_run(const char *s, size_t n);
+
+/*
+ * Length of the strict JSON number (RFC 8259, no NaN or Infinity) at the
+ * start of s[0..n), or 0 when none starts there.
+ */
+size_t json_number_len(const char *s, size_t n);
 
 /*
  * Length of the leading run of s[0..n) that is printable ASCII other than

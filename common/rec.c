@@ -204,6 +204,24 @@ rec_end(void)
 }
 
 void
+rec_extend(enum rec_type t, enum rec_member after, const char *text, size_t n)
+{
+	const struct rec_typeinfo *ti = &rec_types[t];
+
+	if (wtype >= 0)
+		bug("%s record extended inside a %s record", ti->name, rec_types[wtype].name);
+	if (after < ti->first || after >= ti->first + ti->n)
+		bug("%s record extended after a member of another type", ti->name);
+	if (n < 2 || text[n - 1] != '}')
+		bug("%s record to extend is not a whole record", ti->name);
+	wtype = (int)t;
+	wlast = (int)after;
+	whas = ti->required;	/* checked when the line was first written */
+	sb_reset(&line);
+	sb_add(&line, text, n - 1);
+}
+
+void
 rec_write(enum rec_type t, const void *rec)
 {
 	const struct rec_typeinfo *ti = &rec_types[t];
@@ -597,8 +615,30 @@ decode_fast(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 			} else
 				return 0;
 			break;
-		default:
-			return 0;	/* JSON values: the general path walks them */
+		default: {
+			/* JSON values: the py_* id lists ("[3,14,15]"); the general path walks the rest */
+			struct rstr *j = (struct rstr *)(void *)f;
+			const char *q = p + 1;
+			if (*p != '[')
+				return 0;
+			while (q < e && *q != ']') {
+				if (*q < '0' || *q > '9' || (*q == '0' && q + 1 < e && q[1] >= '0' &&
+				    q[1] <= '9'))
+					return 0;
+				while (q < e && *q >= '0' && *q <= '9')
+					q++;
+				if (q < e && *q == ',' && q + 1 < e && q[1] != ']')
+					q++;
+				else if (q >= e || *q != ']')
+					return 0;
+			}
+			if (q >= e)
+				return 0;
+			j->s = p;
+			j->n = (size_t)(q + 1 - p);
+			p = q + 1;
+			break;
+		}
 		}
 		has |= 1ULL << i;
 	}

@@ -145,6 +145,15 @@ void rec_line(const char *line, size_t n);
  */
 void rec_output(FILE *fp);
 
+/*
+ * Reopen a record written earlier to add members: text[0..n) is one whole
+ * record of type t (its line without the '\n'), whose members all precede
+ * member `after` or are it.  Continue with rec_<kind>() calls for members
+ * after `after`, in table order, and rec_end().  A text that does not end
+ * with '}' is an internal error (abort).
+ */
+void rec_extend(enum rec_type t, enum rec_member after, const char *text, size_t n);
+
 /* ---- reading ---- */
 
 typedef struct {

@@ -48,7 +48,13 @@
 	M(T, path, STR, OPT, "") \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, rank, INT, OPT, NULL) \
-	M(T, gzip, BOOL, OPT, "false")
+	M(T, gzip, BOOL, OPT, "false") \
+	M(T, py_context, BOOL, OPT, "false")
+
+#define REC_MEMBERS_frame_name(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, id, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL)
 
 #define REC_MEMBERS_kernel(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -62,6 +68,8 @@
 	M(T, external_id, INT, OPT, NULL) \
 	M(T, correlation, INT, OPT, NULL) \
 	M(T, overlap, BOOL, OPT, NULL) \
+	M(T, py_window, JSON, OPT, NULL) \
+	M(T, py_window_band, JSON, OPT, NULL) \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, sel, BOOL, OPT, NULL)
 
@@ -73,7 +81,10 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, external_id, INT, OPT, NULL) \
-	M(T, correlation, INT, OPT, NULL)
+	M(T, correlation, INT, OPT, NULL) \
+	M(T, py_loc, INT, OPT, NULL) \
+	M(T, py_stack, JSON, OPT, NULL) \
+	M(T, py_scopes, JSON, OPT, NULL)
 
 #define REC_MEMBERS_launch(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -83,7 +94,9 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, correlation, INT, REQ, NULL) \
-	M(T, external_id, INT, OPT, NULL)
+	M(T, external_id, INT, OPT, NULL) \
+	M(T, py_loc, INT, OPT, NULL) \
+	M(T, py_stack, JSON, OPT, NULL)
 
 #define REC_MEMBERS_frame(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -397,6 +410,7 @@
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
+	T(frame_name, REC_MEMBERS_frame_name, X) \
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \
 	T(launch, REC_MEMBERS_launch, X) \

@@ -4,11 +4,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jshape.h"
 #include "magic.h"
 #include "scan.h"
 #include "xalloc.h"
 
-#define CHUNK (1u << 20)
 #define MAXDEPTH JSON_MAX_DEPTH
 #define MAXPRIM 512
 
@@ -26,6 +26,10 @@ struct sc {
 	const char *name;
 	struct scan_stats *st;
 	scan_event_fn fn;
+	scan_select_fn sfn;		/* with a key set: events come with their selection */
+	const struct json_keys *keys;
+	struct json_shapes shapes;	/* the layouts of the events read so far */
+	int idx[32];
 	void *ctx;
 	char *err;
 	size_t errlen;
@@ -181,6 +185,15 @@ acc_add(struct sc *s, const char *p, size_t n)
 	return SCAN_OK;
 }
 
+/* Hand the event in s->doc to the callback; its selection, when asked for, is in s->idx. */
+static int
+deliver(struct sc *s, unsigned long long off)
+{
+	if (s->sfn)
+		return s->sfn(s->ctx, &s->doc, s->idx, off);
+	return s->fn(s->ctx, &s->doc, off);
+}
+
 static void
 value_done(struct sc *s)
 {
@@ -197,7 +210,7 @@ close_container(struct sc *s, size_t i)
 	if (s->events_sp >= 0 && s->sp == s->events_sp && s->ev_active) {
 		s->st->events++;
 		s->ev_active = 0;
-		if (s->fn) {
+		if (s->fn || s->sfn) {
 			const char *ev = s->buf + s->ev_start;
 			size_t len = i + 1 - s->ev_start;
 			if (s->acclen) {
@@ -214,7 +227,9 @@ close_container(struct sc *s, size_t i)
 			    json_parse(&s->doc, s->names.s, s->names.len) < 0) {
 				s->doc.ntok = 0;	/* cannot happen: decoded names stay valid */
 			}
-			r = s->fn(s->ctx, &s->doc, s->ev_off);
+			if (s->keys)
+				json_select_doc(&s->doc, s->keys, s->idx);
+			r = deliver(s, s->ev_off);
 			s->acclen = 0;
 			if (r)
 				return SCAN_STOPPED;
@@ -404,11 +419,12 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 
 	/* The common case: a strictly valid event, found and tokenized in one pass. */
 	if (c == '{' && s->events_sp >= 0 && s->sp == s->events_sp) {
-		size_t l = json_parse_object(&s->doc, buf + i, n - i);
+		size_t l = s->keys ? json_select_shaped(&s->shapes, &s->doc, buf + i, n - i, s->idx) :
+		    json_parse_object(&s->doc, buf + i, n - i);
 		if (l > 0) {
 			s->st->elements++;
 			s->st->events++;
-			if (s->fn && s->fn(s->ctx, &s->doc, s->base + i))
+			if ((s->fn || s->sfn) && deliver(s, s->base + i))
 				return SCAN_STOPPED;
 			*ip = i + l;
 			value_done(s);
@@ -564,14 +580,43 @@ end_chunk(struct sc *s, const char *buf, size_t n)
 	return SCAN_OK;
 }
 
+static int run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
+    size_t errlen, void (*progress)(void *, const struct scan_stats *));
+
 int
 scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
     struct scan_stats *st, char *errbuf, size_t errlen,
     void (*progress)(void *, const struct scan_stats *))
 {
 	struct sc *s = xcalloc(1, sizeof *s);
-	char *buf = xmalloc(CHUNK);
-	ssize_t n;
+
+	s->fn = fn;
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, progress);
+}
+
+int
+scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_select_fn fn,
+    void *ctx, struct scan_stats *st, char *errbuf, size_t errlen)
+{
+	struct sc *s = xcalloc(1, sizeof *s);
+
+	if (keys->ntop + keys->ninner > sizeof s->idx / sizeof s->idx[0])
+		abort();	/* a caller's key set too large: a bug */
+	s->sfn = fn;
+	s->keys = keys;
+	json_shapes_init(&s->shapes, keys);
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, NULL);
+}
+
+static int
+run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf, size_t errlen,
+    void (*progress)(void *, const struct scan_stats *))
+{
+	const char *buf;
+	sbuf head = SBUF_INIT;
+	ssize_t n, m;
 	size_t off = 0;
 	int r = SCAN_OK, first = 1;
 	unsigned long long next_progress = 8u << 20;
@@ -579,15 +624,22 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 	memset(st, 0, sizeof *st);
 	s->name = name;
 	s->st = st;
-	s->fn = fn;
-	s->ctx = ctx;
 	s->err = errbuf;
 	s->errlen = errlen;
 	s->events_sp = -1;
 	s->mode = M_VALUE;
 	errbuf[0] = '\0';
 	for (;;) {
-		n = zio_read(z, buf, CHUNK);
+		/* the decompressed text where zio holds it: no copy */
+		n = zio_next(z, &buf);
+		if (n > 0 && first && n < 3) {
+			/* A pipe may deliver fewer bytes than a byte order mark first. */
+			sb_add(&head, buf, (size_t)n);
+			while (head.len < 3 && (m = zio_next(z, &buf)) > 0)
+				sb_add(&head, buf, (size_t)m);
+			buf = head.s;
+			n = (ssize_t)head.len;
+		}
 		if (n < 0) {
 			snprintf(errbuf, errlen, "'%s': %s; the text read so far ends at byte %llu "
 			    "(line %llu, column %llu); %s", name, zio_error(z), s->base,
@@ -599,10 +651,6 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			break;
 		off = 0;
 		if (first) {
-			ssize_t m;
-			/* A pipe may deliver fewer bytes than a byte order mark first. */
-			while (n < 3 && (m = zio_read(z, buf + n, CHUNK - (size_t)n)) > 0)
-				n += m;
 			first = 0;
 			if (n >= 3 && (unsigned char)buf[0] == 0xef &&
 			    (unsigned char)buf[1] == 0xbb && (unsigned char)buf[2] == 0xbf) {
@@ -635,10 +683,11 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 		if ((r = end_chunk(s, buf + off, (size_t)n - off)) != SCAN_OK)
 			break;
 		if (progress && st->bytes >= next_progress) {
-			progress(ctx, st);
+			progress(s->ctx, st);
 			next_progress = st->bytes + (8u << 20);
 		}
 	}
+	sb_free(&head);
 	if (r == SCAN_OK) {
 		if (s->inprim) {
 			s->inprim = 0;
@@ -676,9 +725,10 @@ scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
 			r = SCAN_ERROR;
 		}
 	}
-	free(buf);
 	free(s->acc);
 	json_doc_free(&s->doc);
+	if (s->keys)
+		json_shapes_free(&s->shapes);
 	sb_free(&s->names);
 	free(s);
 	return r;

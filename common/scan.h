@@ -58,4 +58,19 @@ int scan_run(zio *z, const char *name, scan_event_fn fn, void *ctx,
     struct scan_stats *st, char *errbuf, size_t errlen,
     void (*progress)(void *ctx, const struct scan_stats *st));
 
+/*
+ * scan_run for readers of a few known members: each event comes with the
+ * value token of every member of `keys` (json.h, struct json_keys) in
+ * idx, -1 for an absent one.  A strictly valid event is tokenized only as
+ * far as the selection needs (json_select_object), so ev->tok holds the
+ * root object and the selected values, not the whole event; any other is
+ * tokenized in full, with the same idx (json_select_doc).  ev->ntok is 0,
+ * with every idx -1, in the case where jsmn refuses an event the scanner
+ * accepted.
+ */
+typedef int (*scan_select_fn)(void *ctx, const json_doc *ev, const int *idx,
+    unsigned long long off);
+int scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_select_fn fn,
+    void *ctx, struct scan_stats *st, char *errbuf, size_t errlen);
+
 #endif

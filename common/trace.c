@@ -17,6 +17,7 @@ trace_free(struct trace *tr)
 	free(tr->an);
 	free(tr->tn);
 	imap_free(&tr->corr);
+	imap_free(&tr->pyname);
 	free(tr->stats_line);
 	memset(tr, 0, sizeof *tr);
 }
@@ -38,6 +39,9 @@ trace_reader_free(struct trace_reader *r)
 	free(r->thr_tid);
 	sb_free(&r->lastpid);
 	sb_free(&r->lasttid);
+	free(r->pyok);
+	r->pyok = NULL;
+	r->cappyok = 0;
 	r->nthr = r->capthr = 0;
 }
 
@@ -143,7 +147,194 @@ open_trace(struct trace_reader *r)
 	}
 	r->tr.rank = x.rank;
 	r->tr.has_rank = REC_HAS(&x, trace, rank);
+	r->tr.py_context = x.py_context;
 	r->open = 1;
+}
+
+/* ---- Python contexts ---- */
+
+static void
+add_frame_name(struct trace_reader *r)
+{
+	struct rec_frame_name x;
+
+	REC_READ(&r->rd, frame_name, &x);
+	need_trace(r, RT_frame_name, x.t);
+	if (x.id < 0 || x.id >= (long long)NOSTR)
+		rec_die(&r->rd, "frame_name record: member 'id' is out of range");
+	*imap_put(&r->tr.pyname, (uint64_t)x.id, NULL) = trace_intern(r, x.name);
+}
+
+/* Length of the unsigned integer at p[0..n) below NOSTR (no sign, no fraction), or 0. */
+static size_t
+id_len(const char *p, size_t n, uint32_t *v)
+{
+	size_t k = 0;
+	unsigned long long x = 0;
+
+	while (k < n && p[k] >= '0' && p[k] <= '9' && k < 11)
+		x = x * 10 + (unsigned)(p[k++] - '0');
+	if (k == 0 || (k > 1 && p[0] == '0') || x >= NOSTR)
+		return 0;
+	*v = (uint32_t)x;
+	return k;
+}
+
+/* Is s[0..n) a JSON array of ids exactly as trace-extract writes it ("[1,2]", no spaces)? */
+static int
+plain_id_list(const char *s, size_t n)
+{
+	size_t i = 1, k;
+	uint32_t v;
+
+	if (n < 2 || s[0] != '[' || s[n - 1] != ']')
+		return 0;
+	if (n == 2)
+		return 1;
+	for (;;) {
+		if ((k = id_len(s + i, n - 1 - i, &v)) == 0)
+			return 0;
+		i += k;
+		if (i == n - 1)
+			return 1;
+		if (s[i++] != ',')
+			return 0;
+	}
+}
+
+/*
+ * Intern and check a py_* JSON member (kind 1: an id list, 2: a band).  A
+ * list in any other layout is rewritten as trace-extract writes it, so the
+ * tools decode only that one.
+ */
+static uint32_t
+py_member(struct trace_reader *r, struct rstr v, int kind, const char *type, const char *m)
+{
+	uint32_t id;
+	json_doc d = { 0 };
+	sbuf t = SBUF_INIT;
+	int i, k, ok;
+
+	if (kind == 1 && plain_id_list(v.s, v.n)) {
+		id = trace_intern(r, v);
+		goto mark;
+	}
+	id = trace_intern(r, v);
+	if (id < r->cappyok && r->pyok[id] == kind)
+		return id;
+	rec_parse_json(&r->rd, &d, v);
+	ok = d.tok[0].type == JSMN_ARRAY;
+	sb_addc(&t, '[');
+	for (k = 0, i = 1; ok && k < d.tok[0].size; k++) {
+		long long x = 0;
+		double f;
+		if (kind == 1) {
+			ok = json_kind(&d, i) == JK_INT && json_coerce_int(&d, i, &x) && x >= 0 &&
+			    x < (long long)NOSTR;
+			sb_printf(&t, "%s%lld", k ? "," : "", x);
+		} else {
+			/* [id, ts, dur] */
+			ok = d.tok[i].type == JSMN_ARRAY && d.tok[i].size == 3 &&
+			    json_kind(&d, i + 1) == JK_INT && json_coerce_int(&d, i + 1, &x) &&
+			    x >= 0 && x < (long long)NOSTR &&
+			    (json_kind(&d, i + 2) == JK_INT || json_kind(&d, i + 2) == JK_FLOAT) &&
+			    json_todouble(&d, i + 2, &f) &&
+			    (json_kind(&d, i + 3) == JK_INT || json_kind(&d, i + 3) == JK_FLOAT) &&
+			    json_todouble(&d, i + 3, &f);
+		}
+		i = json_skip(&d, i);
+	}
+	json_doc_free(&d);
+	if (!ok) {
+		sb_free(&t);
+		rec_die(&r->rd, "%s record: member '%s' is not %s", type, m,
+		    kind == 1 ? "an array of frame_name ids" : "an array of [id, ts, dur] arrays");
+	}
+	sb_addc(&t, ']');
+	if (kind == 1)
+		id = strtab_intern(r->str, t.s, t.len);
+	sb_free(&t);
+mark:
+	if (id >= r->cappyok) {
+		size_t old = r->cappyok;
+		xgrow(&r->pyok, &r->cappyok, (size_t)id + 1, 1);
+		memset(r->pyok + old, 0, r->cappyok - old);
+	}
+	r->pyok[id] = (unsigned char)kind;
+	return id;
+}
+
+static uint32_t
+py_loc(struct trace_reader *r, int has, long long v, const char *type)
+{
+	if (!has)
+		return NOSTR;
+	if (v < 0 || v >= (long long)NOSTR)
+		rec_die(&r->rd, "%s record: member 'py_loc' is not a frame_name id", type);
+	return (uint32_t)v;
+}
+
+/* A name the trace's frame_name records must define; dies naming the trace otherwise. */
+static uint32_t
+py_lookup(const struct trace_reader *r, const struct trace *tr, uint32_t id)
+{
+	const uint64_t *v = imap_get(&tr->pyname, id);
+
+	if (!v)
+		die(EXIT_DATA, "%s: trace %lld: a py_* member refers to frame_name %u, which the "
+		    "trace does not define", r->rd.name, tr->t, id);
+	return (uint32_t)*v;
+}
+
+uint32_t
+trace_py_name(const struct trace_reader *r, const struct trace *tr, uint32_t id)
+{
+	return id == NOSTR ? NOSTR : py_lookup(r, tr, id);
+}
+
+size_t
+trace_py_names(const struct trace_reader *r, const struct trace *tr, uint32_t list,
+    uint32_t *out, size_t max)
+{
+	const char *s;
+	size_t n, i = 1, k, m = 0;
+	uint32_t v = 0;
+
+	if (list == NOSTR)
+		return 0;
+	s = strtab_str(r->str, list);
+	n = strtab_len(r->str, list);
+	while (i < n - 1 && m < max) {
+		k = id_len(s + i, n - 1 - i, &v);
+		out[m++] = py_lookup(r, tr, v);
+		i += k + 1;
+	}
+	return m;
+}
+
+struct tpyband *
+trace_py_band(const struct trace_reader *r, const struct trace *tr, uint32_t band, size_t *n)
+{
+	json_doc d = { 0 };
+	struct tpyband *b;
+	int i, k;
+	long long id = 0;
+
+	*n = 0;
+	if (band == NOSTR)
+		return NULL;
+	/* checked when read, so it parses */
+	json_parse(&d, strtab_str(r->str, band), strtab_len(r->str, band));
+	b = xmalloc(((size_t)d.tok[0].size + 1) * sizeof *b);
+	for (k = 0, i = 1; k < d.tok[0].size; k++, i = json_skip(&d, i)) {
+		json_coerce_int(&d, i + 1, &id);
+		b[k].name = py_lookup(r, tr, (uint32_t)id);
+		json_todouble(&d, i + 2, &b[k].ts);
+		json_todouble(&d, i + 3, &b[k].dur);
+	}
+	*n = (size_t)d.tok[0].size;
+	json_doc_free(&d);
+	return b;
 }
 
 static void
@@ -172,6 +363,10 @@ add_kernel(struct trace_reader *r)
 	k->has_corr = REC_HAS(&x, kernel, correlation);
 	k->overlap = x.overlap;
 	k->sel = x.sel;
+	k->py_window = REC_HAS(&x, kernel, py_window) ?
+	    py_member(r, x.py_window, 1, "kernel", "py_window") : NOSTR;
+	k->py_window_band = REC_HAS(&x, kernel, py_window_band) ?
+	    py_member(r, x.py_window_band, 2, "kernel", "py_window_band") : NOSTR;
 }
 
 static void
@@ -195,6 +390,11 @@ add_call(struct trace_reader *r, enum rec_type t)
 		c->ext_src = REC_HAS(&o, cpu_op, external_id) ? EXT_OWN : EXT_NONE;
 		c->corr = o.correlation;
 		c->has_corr = REC_HAS(&o, cpu_op, correlation);
+		c->py_loc = py_loc(r, REC_HAS(&o, cpu_op, py_loc), o.py_loc, "cpu_op");
+		c->py_stack = REC_HAS(&o, cpu_op, py_stack) ?
+		    py_member(r, o.py_stack, 1, "cpu_op", "py_stack") : NOSTR;
+		c->py_scopes = REC_HAS(&o, cpu_op, py_scopes) ?
+		    py_member(r, o.py_scopes, 1, "cpu_op", "py_scopes") : NOSTR;
 		name = o.name;
 		pid = o.pid;
 		tid = o.tid;
@@ -211,6 +411,10 @@ add_call(struct trace_reader *r, enum rec_type t)
 		c->ext_src = REC_HAS(&l, launch, external_id) ? EXT_OWN : EXT_NONE;
 		c->corr = l.correlation;
 		c->has_corr = 1;
+		c->py_loc = py_loc(r, REC_HAS(&l, launch, py_loc), l.py_loc, "launch");
+		c->py_stack = REC_HAS(&l, launch, py_stack) ?
+		    py_member(r, l.py_stack, 1, "launch", "py_stack") : NOSTR;
+		c->py_scopes = NOSTR;
 		name = l.name;
 		pid = l.pid;
 		tid = l.tid;
@@ -349,6 +553,8 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 
 		if (t == RT_trace) {
 			open_trace(r);
+		} else if (t == RT_frame_name) {
+			add_frame_name(r);
 		} else if (t == RT_stats) {
 			close_trace(r);
 		} else if (bit & r->ops.collect) {

@@ -36,6 +36,7 @@ struct tkernel {
 	long long ext, corr;
 	unsigned char ext_src;		/* EXT_*: own, or resolved through the corr map */
 	unsigned has_corr : 1, overlap : 1, sel : 1;
+	uint32_t py_window, py_window_band;	/* py_* JSON texts (NOSTR: absent) */
 };
 
 /* A "cpu_op" or "launch" record. */
@@ -45,6 +46,8 @@ struct tcall {
 	long long ext, corr;
 	unsigned char ext_src;		/* EXT_*; launches are never resolved */
 	unsigned has_corr : 1;
+	uint32_t py_loc;		/* frame_name id (NOSTR: absent) */
+	uint32_t py_stack, py_scopes;	/* py_* JSON texts (NOSTR: absent) */
 };
 
 /* A "frame" record (python_function). */
@@ -72,6 +75,8 @@ struct trace {
 	uint32_t role, path, stage;	/* stage: from the path (extend, decode, all) */
 	long long rank;
 	int has_rank;
+	int py_context;			/* records carry py_* contexts, not frames */
+	imap pyname;			/* frame_name id -> name */
 	struct tkernel *k;
 	size_t nk, capk;
 	struct tcall *op, *ln;		/* cpu ops, launches */
@@ -129,6 +134,8 @@ struct trace_reader {
 	size_t nthr, capthr;
 	sbuf lastpid, lasttid;
 	uint32_t lastthread;
+	unsigned char *pyok;		/* per string id: 1 a checked id list, 2 a checked band */
+	size_t cappyok;
 };
 
 /* Prepare a reader; str is the caller's string table (not owned). */
@@ -155,5 +162,29 @@ uint32_t trace_intern(struct trace_reader *r, struct rstr s);
  * owns *out and frees it with trace_free.
  */
 void trace_take(struct trace_reader *r, struct trace *out);
+
+/*
+ * Python contexts (triage-records(5), trace py_context).  The py_* members
+ * are kept as read: py_loc as its frame_name id, the lists as the interned
+ * text of their JSON array, checked when first read (an array of ids, the
+ * band an array of [id, ts, dur]; anything else is a malformed record).
+ * frame_name records of an open trace are always read into tr->pyname and
+ * pass like any record.  These turn them into names; an id the trace does
+ * not define ends the run (exit 1, naming the stream and the trace).
+ */
+/* The name (string id) of frame_name `id`. */
+uint32_t trace_py_name(const struct trace_reader *r, const struct trace *tr, uint32_t id);
+/* The names of an id list (NOSTR: none): at most max into out; returns the count. */
+size_t trace_py_names(const struct trace_reader *r, const struct trace *tr, uint32_t list,
+    uint32_t *out, size_t max);
+
+/* One entry of a py_window_band: a scope open around a kernel's start. */
+struct tpyband {
+	uint32_t name;			/* string id */
+	double ts, dur;
+};
+/* The entries of a band (NOSTR: none), in a heap array the caller frees; *n their count. */
+struct tpyband *trace_py_band(const struct trace_reader *r, const struct trace *tr,
+    uint32_t band, size_t *n);
 
 #endif

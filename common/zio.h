@@ -3,7 +3,9 @@
  * bytes (never the file name).  Concatenated gzip members are read as one
  * stream; a stream that ends before a member's trailer is an error
  * ("truncated gzip stream").  Memory use is a few fixed buffers whatever the
- * input size.
+ * input size.  Gzip is inflated with ISA-L (zlib in a build with ISAL=0, or
+ * when TRIAGE_ZLIB is set), in a second thread unless TRIAGE_NO_THREADS is
+ * set; the bytes and the messages are the same either way.
  */
 #ifndef ZIO_H
 #define ZIO_H
@@ -25,6 +27,14 @@ zio *zio_open(const char *path);
  * ("truncated gzip stream", "corrupt gzip data: ...", read errors).
  */
 ssize_t zio_read(zio *z, char *buf, size_t n);
+
+/*
+ * The next decompressed bytes where they lie, without a copy: sets *p and
+ * returns their count (> 0), or 0 at a clean end, or -1 on an error as
+ * zio_read.  The bytes stay valid until the next call on z.  Do not mix
+ * with zio_read on the same stream.
+ */
+ssize_t zio_next(zio *z, const char **p);
 
 const char *zio_error(const zio *z);
 int zio_is_gzip(const zio *z);

@@ -1,12 +1,25 @@
-# make bench: time the toolkit against plain decompression on a large trace.
+# make bench: the toolkit's time and memory against plain decompression.
 #
 # Builds big traces once (in build/bench/) with ../shared/tools/scale-trace
-# from the real SGLang prefill+decode trace when ../shared is there, or with
-# tests/gen-trace otherwise; then measures, side by side, gzip -dc, trace-extract,
-# the single-trace triage and the mapping/formal triage: wall time, CPU time and
-# the largest resident set of any process, and prints each as a ratio to gzip -dc.
-# Each figure is the fastest of BENCH_RUNS runs (5), the commands taking turns
-# run by run: the machine is shared and noisy, and a slow spell then hits all alike.
+# from the real SGLang Qwen3-8B prefill+decode trace when ../shared is there,
+# or with tests/gen-trace otherwise: 2 and 20 copies, and 100 with
+# BENCH_LARGE=1 (BENCH_COPIES overrides the list).  For each size:
+#
+#  - time: gzip -dc, trace-extract, the single-trace triage and the
+#    mapping/formal triage take turns for BENCH_RUNS rounds (5); each
+#    round's CPU time (user + sys of every process) and wall time of a
+#    command is divided by that round's gzip -dc, so that a slow spell of
+#    the shared machine, which hits neighbouring runs alike, cancels out;
+#    the median ratio is shown with the smallest and largest;
+#  - memory: one more run of each triage with every tool wrapped in GNU
+#    time, for each tool's peak RSS;
+#  - the record stream: bytes of the largest pipe (trace-extract's output)
+#    per byte of JSON, and of the mapping/formal flow's temporary files.
+#
+# At the end, the figures the project's budget names (issue 13): single
+# CPU <= 1.0x gzip -dc and mapping/formal <= 2.0x at 20 copies, every
+# process <= 64 MB, CPU linear from 20 to 100 copies within 10 %, streams
+# <= 0.3 MB per MB of JSON.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TRIAGE_BINDIR:-$top/build/bin}
@@ -14,15 +27,24 @@ out=$top/build/bench
 mkdir -p "$out"
 shared=$top/../shared
 src=$shared/corpus/traces/tl_sglang_qwen3_8b_prefilldecode.json.gz
-sizes=${BENCH_COPIES:-"2 10 20"}
+if [ -n "${BENCH_COPIES:-}" ]; then
+	sizes=$BENCH_COPIES
+elif [ -n "${BENCH_LARGE:-}" ]; then
+	sizes="2 20 100"
+else
+	sizes="2 20"
+fi
+runs=${BENCH_RUNS:-5}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench: GNU time (/usr/bin/time) is required: apt-get install time" >&2; exit 1; }
+tools="trace-extract trace-stage trace-health kernel-map step-stats overlap-sweep fuse-detect triage-render"
 
 make_trace() {	# make_trace COPIES -> path
 	f=$out/trace-x$1.json.gz
 	if [ ! -s "$f" ]; then
 		if [ -f "$src" ]; then
-			python3 "$shared/tools/scale-trace" "$src" "$f" "$1" >&2 || exit 1
+			python3 "$shared/tools/scale-trace" "$src" "$f.tmp" "$1" >&2 &&
+			    mv "$f.tmp" "$f" || exit 1
 		else
 			"$top/tests/gen-trace" --steps $(($1 * 500)) --gzip >"$f" || exit 1
 		fi
@@ -30,60 +52,131 @@ make_trace() {	# make_trace COPIES -> path
 	echo "$f"
 }
 
-# run_once CMD: appends "wall cpu maxrss_kb" of one run of CMD to $out/runs.NAME
-run_once() {	# run_once NAME CMD
-	$TIME -f "%e %U %S %M" -o "$out/time.txt" sh -c "$2" >/dev/null 2>"$out/stderr.txt" || {
+# run_once NAME CMD: appends "wall cpu" of one run of CMD to $out/runs.NAME
+run_once() {
+	$TIME -f "%e %U %S" -o "$out/time.txt" sh -c "$2" >/dev/null 2>"$out/stderr.txt" || {
 		echo "bench: command failed: $2" >&2
 		cat "$out/stderr.txt" >&2
 		exit 1
 	}
-	awk '{printf "%.2f %.2f %d\n", $1, $2 + $3, $4}' "$out/time.txt" >>"$out/runs.$1"
+	awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$out/time.txt" >>"$out/runs.$1"
 }
 
-# best NAME: "wall cpu maxrss_kb" of the fastest run (the machine's other
-# work only ever adds time; the peak RSS is the largest seen)
-best() {
-	rss=$(awk 'BEGIN {m = 0} $3 > m {m = $3} END {print m}' "$out/runs.$1")
-	sort -n "$out/runs.$1" | head -n 1 | awk -v rss="$rss" '{print $1, $2, rss}'
+# ratios NAME FIELD: "median min max" of NAME's figure over gzip's, round by round
+ratios() {
+	paste -d ' ' "$out/runs.$1" "$out/runs.gzip" |
+	    awk -v f="$2" '{ r[NR] = $f / ($(f + 2) > 0 ? $(f + 2) : 1) }
+	    END { n = NR; for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+	              if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+	          m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+	          printf "%.2f %.2f %.2f\n", m, r[1], r[n] }'
 }
 
-printf 'machine: %s, %s cores, %s\n' "$(uname -m)" "$(nproc)" \
-    "$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2 / 1048576}' /proc/meminfo)"
-printf 'each figure: the fastest of %s runs, the commands taking turns\n' "${BENCH_RUNS:-5}"
-printf '%-8s %-9s %-22s %8s %8s %9s %10s %9s\n' copies json_MB command wall_s cpu_s rss_MB \
-    wall/gzip cpu/gzip
+# median NAME FIELD: the median of one figure of NAME's runs
+median() {
+	awk -v f="$2" '{ print $f }' "$out/runs.$1" | sort -n |
+	    awk '{ v[NR] = $1 } END { printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# wrappers DIR: a bin directory whose tools log "tool maxrss_kb" to $BENCH_RSS_LOG
+wrappers() {
+	mkdir -p "$1"
+	for t in $tools trace-capture rank-skew; do
+		printf '#!/bin/sh\nexec %s -a -o "$BENCH_RSS_LOG" -f "%s %%M" "%s/%s" "$@"\n' \
+		    "$TIME" "$t" "$bin" "$t" >"$1/$t"
+		chmod +x "$1/$t"
+	done
+}
+
+printf 'machine: %s, %s cores, %s; load average at start: %s\n' "$(uname -m)" "$(nproc)" \
+    "$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2 / 1048576}' /proc/meminfo)" \
+    "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+printf 'each ratio: the median over %s rounds of the command against gzip -dc in the same round (smallest-largest)\n' "$runs"
+wrappers "$out/wrap"
+: >"$out/summary"
 for n in $sizes; do
 	t=$(make_trace "$n")
-	mb=$(gzip -dc "$t" | wc -c | awk '{printf "%.0f", $1 / 1048576}')
-	names="gzip extract single dual"
-	for c in $names; do
+	bytes=$(gzip -dc "$t" | wc -c)
+	mb=$(echo "$bytes" | awk '{printf "%.0f", $1 / 1048576}')
+	for c in gzip extract single dual; do
 		: >"$out/runs.$c"
 	done
-	# Round robin, so a slow spell of the shared machine hits every command alike.
 	r=0
-	while [ "$r" -lt "${BENCH_RUNS:-5}" ]; do
+	while [ "$r" -lt "$runs" ]; do
 		run_once gzip "gzip -dc '$t'"
 		run_once extract "'$bin/trace-extract' -q '$t'"
 		run_once single "TRIAGE_BINDIR='$bin' '$top/scripts/triage' -q --input '$t'"
 		run_once dual "TRIAGE_BINDIR='$bin' '$top/scripts/triage' -q --mapping-input '$t' --formal-input '$t'"
 		r=$((r + 1))
 	done
-	set -- $(best gzip)
-	gw=$1 gc=$2
-	for c in $names; do
+	# memory: each tool's peak RSS, one wrapped run of each flow
+	: >"$out/rss.single"
+	: >"$out/rss.dual"
+	BENCH_RSS_LOG=$out/rss.single TRIAGE_BINDIR=$out/wrap "$top/scripts/triage" -q --input "$t" >/dev/null
+	BENCH_RSS_LOG=$out/rss.dual TRIAGE_BINDIR=$out/wrap "$top/scripts/triage" -q \
+	    --mapping-input "$t" --formal-input "$t" >/dev/null
+	# the streams
+	s1=$("$bin/trace-extract" -q "$t" | wc -c)
+	s2=$("$bin/trace-extract" -q --role mapping "$t" | "$bin/trace-stage" -q |
+	    "$bin/trace-health" -q | tee "$out/mapping.jsonl" | "$bin/kernel-map" -q --sites-only | wc -c)
+	s2=$((s2 + $(wc -c <"$out/mapping.jsonl")))
+	s2=$((s2 + $("$bin/trace-extract" -q --role formal "$t" | "$bin/trace-stage" -q |
+	    "$bin/trace-health" -q | wc -c)))
+	rm -f "$out/mapping.jsonl"
+
+	printf '\n%s copies, %s MB of JSON (%s)\n' "$n" "$mb" "$(basename "$t")"
+	printf '  %-24s %8s %8s %22s %22s\n' command wall_s cpu_s "wall/gzip" "cpu/gzip"
+	for c in gzip extract single dual; do
 		case $c in
 		gzip) label="gzip -dc" ;;
 		extract) label=trace-extract ;;
-		single) label="triage single" ;;
+		single) label="triage --input" ;;
 		dual) label="triage mapping/formal" ;;
 		esac
-		set -- $(best "$c")
-		printf '%-8s %-9s %-22s %8s %8s %9.1f %10.2f %9.2f\n' "$n" "$mb" "$label" "$1" "$2" \
-		    "$(echo "$3" | awk '{print $1 / 1024}')" \
-		    "$(echo "$1 $gw" | awk '{print ($2 > 0 ? $1 / $2 : 0)}')" \
-		    "$(echo "$2 $gc" | awk '{print ($2 > 0 ? $1 / $2 : 0)}')"
-		[ "$c" = single ] && sw=$1
-		[ "$c" = dual ] && printf '%-8s %-9s %-22s %8s   mapping/formal wall / single wall = %.2f\n' \
-		    "$n" "$mb" "" "" "$(echo "$1 $sw" | awk '{print ($2 > 0 ? $1 / $2 : 0)}')"
+		set -- $(ratios "$c" 1)
+		w="$1 ($2-$3)"
+		set -- $(ratios "$c" 2)
+		printf '  %-24s %8s %8s %22s %22s\n' "$label" "$(median "$c" 1)" "$(median "$c" 2)" "$w" \
+		    "$1 ($2-$3)"
+		echo "$n $c cpu $1 $(median "$c" 2)" >>"$out/summary"
 	done
+	for f in single dual; do
+		printf '  peak RSS MB, %-6s' "$f:"
+		awk '{ if ($2 > m[$1]) m[$1] = $2; if (!($1 in o)) o[$1] = ++k; n[o[$1]] = $1 }
+		    END { for (i = 1; i <= k; i++) printf " %s %.1f", n[i], m[n[i]] / 1024; print "" }' \
+		    "$out/rss.$f"
+		awk -v n="$n" -v f="$f" '{ if ($2 > m) m = $2 } END { print n, f, "rss", m / 1024 }' \
+		    "$out/rss.$f" >>"$out/summary"
+	done
+	printf '  record stream: %.3f MB per MB of JSON (trace-extract); mapping/formal temporary files %.3f\n' \
+	    "$(echo "$s1 $bytes" | awk '{print $1 / $2}')" "$(echo "$s2 $bytes" | awk '{print $1 / $2}')"
+	echo "$n stream single $(echo "$s1 $bytes" | awk '{print $1 / $2}')" >>"$out/summary"
+	echo "$n stream dual $(echo "$s2 $bytes" | awk '{print $1 / $2}')" >>"$out/summary"
 done
+printf '\nload average at the end: %s\n' "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+
+# The budget.
+awk '
+function verdict(ok) { return ok ? "ok" : "NOT MET" }
+$3 == "cpu" { r[$1 " " $2] = $4; c[$1 " " $2] = $5 }
+$3 == "rss" { if ($4 > rss[$1]) rss[$1] = $4 }
+$2 == "stream" { s[$1 " " $3] = $4 }
+END {
+	print "\nbudget:"
+	if ("20 single" in r) {
+		printf "  single-trace CPU at 20 copies: %.2fx gzip -dc (<= 1.0): %s\n", r["20 single"], verdict(r["20 single"] <= 1.0)
+		printf "  mapping/formal CPU at 20 copies: %.2fx gzip -dc (<= 2.0): %s\n", r["20 dual"], verdict(r["20 dual"] <= 2.0)
+	}
+	for (n in rss)
+		if (n == 20 || n == 100)
+			printf "  largest process at %d copies: %.1f MB (<= 64): %s\n", n, rss[n], verdict(rss[n] <= 64)
+	if (("20 single" in c) && ("100 single" in c))
+		for (f = 0; f < 2; f++) {
+			k = f ? "dual" : "single"
+			g = c["100 " k] / c["20 " k] / 5
+			printf "  %s CPU from 20 to 100 copies: %.2f of linear (within 0.90-1.10): %s\n", k, g, verdict(g >= 0.9 && g <= 1.1)
+		}
+	for (k in s)
+		if (k ~ /^20 /)
+			printf "  %s stream at 20 copies: %.3f MB per MB of JSON (<= 0.3): %s\n", substr(k, 4), s[k], verdict(s[k] <= 0.3)
+}' "$out/summary"

@@ -16,6 +16,9 @@ TRIAGE=${TRIAGE:-$TOP/scripts/triage}
 TRIAGE_BINDIR=$BIN
 export TRIAGE_BINDIR
 FIX=$TESTDIR/fixtures
+# The libraries a program linked with the build's libcommon.a needs (the
+# Makefile writes them; ISA-L unless built with ISAL=0).
+COMMON_LIBS=$(cat "$BIN/../ldlibs" 2>/dev/null || echo "-lisal -lz -lm -lpthread")
 SHARED=${SHARED:-$TOP/../shared}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/triage-test.XXXXXX")

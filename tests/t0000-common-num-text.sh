@@ -15,7 +15,7 @@ t_num_text() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/num-check" "$FIX/common/num-check.c" "$LIB" -lz -lm -lpthread &&
+	    -o "$T/num-check" "$FIX/common/num-check.c" "$LIB" $COMMON_LIBS &&
 	"$T/num-check" >"$T/out" || { cat "$T/out"; return 1; }
 	has "$T/out" ' 0 failed$'
 }

@@ -5,6 +5,9 @@
 # - common/json.c json_parse_object(), the strict one-pass tokenizer: its
 #   tokens must equal jsmn's on everything it accepts; it must accept strictly
 #   valid objects and leave unusual ones to the general path;
+# - json_select_object() and common/jshape.c json_select_shaped(), the
+#   selections trace-extract reads events with: the members jsmn's tokens
+#   give, on the same objects;
 # - common/rec.c rec_read(), the typed record reader: a line in our writers'
 #   layout (its fast path) must decode to what any other layout of the same
 #   record (the general path) gives.
@@ -21,7 +24,7 @@ build_check() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/json-fast-check" "$FIX/common/json-fast-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/json-fast-check" "$FIX/common/json-fast-check.c" "$LIB" $COMMON_LIBS
 }
 
 t_fixed_and_events() {
@@ -34,6 +37,9 @@ t_fixed_and_events() {
 	n=$(grep -c '^  {' "$T/trace.json")
 	acc=$(sed -n 's/.* \([0-9]*\) accepted.*/\1/p' "$T/out")
 	[ "$acc" -ge "$n" ] || { echo "only $acc accepted of $n event lines"; return 1; }
+	# and the events seen twice mostly fit a shape learnt from the first
+	fit=$(sed -n 's/.* \([0-9]*\) fitted shapes.*/\1/p' "$T/out")
+	[ "$fit" -ge "$n" ] || { echo "only $fit fitted shapes for $n event lines"; return 1; }
 }
 TOPDIR_GEN=$TOP/tests/gen-trace
 check "fast tokens equal jsmn's on fixed cases, generated events and their mutations" t_fixed_and_events
@@ -62,7 +68,7 @@ t_rec_read() {
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
 	    -iquote "$TOP/tests/fuzz" -o "$T/rec-read-check" "$FIX/common/rec-read-check.c" \
-	    "$TOP/tests/fuzz/fuzz-err.c" "$LIB" -lz -lm -lpthread
+	    "$TOP/tests/fuzz/fuzz-err.c" "$LIB" $COMMON_LIBS
 	"$TOPDIR_GEN" -s both -n 2 >"$T/trace.json"
 	"$BIN/trace-extract" -q "$T/trace.json" | "$BIN/trace-stage" -q | tee "$T/records.jsonl" |
 	    "$BIN/kernel-map" -q | "$BIN/fuse-detect" -q >>"$T/records.jsonl"
@@ -84,7 +90,7 @@ t_json_valid() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/json-valid-check" "$FIX/common/json-valid-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/json-valid-check" "$FIX/common/json-valid-check.c" "$LIB" $COMMON_LIBS
 	"$T/json-valid-check" >"$T/out" || { cat "$T/out"; return 1; }
 }
 check "json_valid takes what Python's json module takes, strictly" t_json_valid

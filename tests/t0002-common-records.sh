@@ -18,7 +18,7 @@ schema() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/rec-schema" "$FIX/common/rec-schema.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/rec-schema" "$FIX/common/rec-schema.c" "$LIB" $COMMON_LIBS
 	"$T/rec-schema" >"$T/schema"
 }
 

@@ -14,7 +14,7 @@ t_stream_time() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/stream-time" "$TOP/examples/filter/stream-time.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/stream-time" "$TOP/examples/filter/stream-time.c" "$LIB" $COMMON_LIBS
 	"$TOP/tests/gen-trace" -s both -n 3 --streams 2 >"$T/trace.json"
 	"$BIN/trace-extract" -q "$T/trace.json" >"$T/rec"
 	"$T/stream-time" "$T/rec" | tail -n +2 | sort >"$T/got"

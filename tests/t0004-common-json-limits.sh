@@ -28,7 +28,7 @@ t_tokenizer() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/json-general-check" "$FIX/common/json-general-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/json-general-check" "$FIX/common/json-general-check.c" "$LIB" $COMMON_LIBS
 	for d in "" "-d ctrl" "-d nan" "-d inf" "-d trailing-comma" "-d surrogate" \
 	    "-d utf8" "-d strnum"; do
 		# shellcheck disable=SC2086

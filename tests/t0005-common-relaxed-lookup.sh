@@ -16,7 +16,7 @@ t_same_answers() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
-	    -o "$T/relax-check" "$FIX/common/relax-check.c" "$LIB" -lz -lm -lpthread
+	    -o "$T/relax-check" "$FIX/common/relax-check.c" "$LIB" $COMMON_LIBS
 	"$T/relax-check" >"$T/out" || { cat "$T/out"; return 1; }
 	cat "$T/out"
 	has "$T/out" '^relax: 18300 lookups, 0 failed$'

@@ -8,6 +8,8 @@ EX=$BIN/trace-extract
 "$GEN" -s both --streams 2 -n 2 -l 1 -o "$T/rec.json"
 "$EX" "$T/rec.json" >"$T/rec.jsonl" 2>"$T/rec.err"
 echo $? >"$T/rec.rc"
+# the same with every frame a record and no Python contexts (the records' own members)
+"$EX" --frames "$T/rec.json" >"$T/fr.jsonl"
 "$GEN" --graph -n 2 -l 1 -o "$T/graph.json"
 "$EX" "$T/graph.json" >"$T/graph.jsonl"
 
@@ -40,14 +42,26 @@ t_input() {
 check "input record" t_input
 
 t_trace() {
-	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false}" \
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false,\"py_context\":true}" \
 	    "$(first trace)"
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false}" \
+	    "$(first trace "$T/fr.jsonl")"
 }
-check "trace record" t_trace
+check "trace record (py_context unless --frames)" t_trace
+
+t_py_members_only() {
+	# with and without --frames the records are the same but for the py_* members
+	jq -c 'select(.type != "frame" and .type != "frame_name" and .type != "trace") |
+	    del(.py_loc, .py_stack, .py_scopes, .py_window, .py_window_band)' "$T/rec.jsonl" >"$T/a"
+	jq -c 'select(.type != "frame" and .type != "trace")' "$T/fr.jsonl" >"$T/b"
+	same "$T/b" "$T/a"
+	eq 0 "$(jq -c 'select(has("py_loc") or has("py_window"))' "$T/fr.jsonl" | wc -l | tr -d ' ')"
+}
+check "--frames: the same records without py_* members" t_py_members_only
 
 t_kernel() {
 	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
-	    "$(first kernel)"
+	    "$(first kernel "$T/fr.jsonl")"
 	eq 8 "$(count kernel)" "kernels"
 	# the all-reduce runs on the second stream
 	eq '"9"' "$(jq -c 'select(.type == "kernel" and (.name | test("cross_device"))) | .stream' "$T/rec.jsonl" | sort -u)"
@@ -56,27 +70,29 @@ check "kernel record: raw name, pid/tid/stream as text, ts verbatim" t_kernel
 
 t_cpu_op() {
 	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":1718000000000110,"dur":16,"external_id":3}' \
-	    "$(first cpu_op)"
+	    "$(first cpu_op "$T/fr.jsonl")"
 	eq 8 "$(count cpu_op)"
 }
 check "cpu_op record" t_cpu_op
 
 t_launch() {
 	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":1718000000000114,"dur":8,"correlation":1,"external_id":3}' \
-	    "$(first launch)"
+	    "$(first launch "$T/fr.jsonl")"
 	eq 8 "$(count launch)"
 }
 check "launch record" t_launch
 
 t_frame() {
 	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110}' \
-	    "$(first frame)"
-	eq 10 "$(count frame)"
-	"$EX" --python-ids "$T/rec.json" >"$T/ids.jsonl"
+	    "$(first frame "$T/fr.jsonl")"
+	eq 10 "$(count frame "$T/fr.jsonl")"
+	# without --frames only capture markers are frame records; this trace has none
+	eq 0 "$(count frame)"
+	"$EX" --frames --python-ids "$T/rec.json" >"$T/ids.jsonl"
 	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
 	    "$(first frame "$T/ids.jsonl")"
 }
-check "frame record; python_id and parent_id with --python-ids" t_frame
+check "frame records with --frames; python_id and parent_id with --python-ids" t_frame
 
 t_annotation() {
 	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000100,"dur":120,"external_id":1}' \

@@ -8,9 +8,12 @@ EX=$BIN/trace-extract
 
 "$GEN" -o "$T/clean.json"
 "$EX" "$T/clean.json" >"$T/clean.jsonl"
-# The kernels of a record stream, sorted, without the trace index.
+# The kernels of a record stream, sorted, without the trace index; their
+# py_window frame_name ids (numbered in file order) as the names.
 kernels() {
-	jq -c 'select(.type == "kernel") | del(.t)' "$1" | sort
+	jq -sc '(map(select(.type == "frame_name") | {key: (.id | tostring), value: .name}) |
+	    from_entries) as $n | .[] | select(.type == "kernel") | del(.t) |
+	    if has("py_window") then .py_window |= map($n[tostring]) else . end' "$1" | sort
 }
 kernels "$T/clean.jsonl" >"$T/clean.k"
 
@@ -91,7 +94,7 @@ t_strnum() {
 	eq "" "$(cat "$T/strnum.err")"
 	same_kernels strnum
 	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":1718000000000110,"dur":16,"external_id":2}' \
-	    "$(jq -c 'select(.type == "cpu_op")' "$T/strnum.jsonl" | head -n 1)"
+	    "$(jq -c 'select(.type == "cpu_op") | del(.py_loc, .py_stack, .py_scopes)' "$T/strnum.jsonl" | head -n 1)"
 }
 check "numbers written as strings are coerced" t_strnum
 

@@ -235,4 +235,14 @@ t_tty_stdin() {
 }
 check "stdin at a terminal: a hint, not a silent wait" t_tty_stdin
 
+t_nul_in_literal() {
+	# found by fuzz-scan: "inf" followed by a NUL byte passed as a literal, then
+	# the event tokenizer refused the event and it was dropped without a word
+	printf '[{"ph": "X", "name": "k", "cat": "kernel", "ts": 1, "dur": inf\000x, "pid": 0}]' \
+	    >"$T/nul.json"
+	status 1 "$BIN/trace-extract" "$T/nul.json" 2>"$T/err" >/dev/null
+	has "$T/err" "invalid literal or number at byte 59"
+}
+check "a NUL byte inside a literal: invalid JSON, exit 1" t_nul_in_literal
+
 done_testing

@@ -21,7 +21,7 @@ t_sweep() {
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -iquote "$TOP/common" \
 	    -iquote "$TOP/cmd/overlap-sweep" -o "$T/sweep-check" \
 	    "$FIX/overlap-sweep/sweep-check.c" "$TOP/cmd/overlap-sweep/sweep.c" "$LIB" \
-	    -lz -lm -lpthread
+	    $COMMON_LIBS
 	"$T/sweep-check" >"$T/out" || { cat "$T/out"; return 1; }
 	cat "$T/out"
 	has "$T/out" '^sweep: 400 sets, 0 failed$'

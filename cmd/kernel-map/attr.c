@@ -444,6 +444,32 @@ resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32
 	sb_free(&b);
 }
 
+/*
+ * The same location and stack from a call's py_* members, which
+ * trace-extract resolved from the frames by the rules above (its pyctx.c):
+ * the location frame and the stack frames, to be normalized and joined.
+ */
+static void
+resolve_context(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint32_t *stack,
+    sbuf *b)
+{
+	uint32_t st[4];
+	size_t n, i;
+
+	*loc = *stack = NOSTR;
+	if (c->py_loc == NOSTR)
+		return;
+	*loc = km_frame_norm(trace_py_name(kt->rd, kt->tr, c->py_loc));
+	n = trace_py_names(kt->rd, kt->tr, c->py_stack, st, 4);
+	sb_reset(b);
+	for (i = 0; i < n; i++) {
+		if (i)
+			sb_adds(b, " -> ");
+		sb_adds(b, strtab_str(km_str, km_frame_norm(st[i])));
+	}
+	*stack = b->len ? km_intern(b->s, b->len) : NOSTR;
+}
+
 void
 attribute_kernels(kmtrace_t *kt)
 {
@@ -487,7 +513,21 @@ attribute_kernels(kmtrace_t *kt)
 	}
 	rloc = xmalloc((2 * tr->nk + 1) * sizeof *rloc);
 	rstack = xmalloc((2 * tr->nk + 1) * sizeof *rstack);
-	resolve_queries(tr, qs, nq, rloc, rstack);
+	if (tr->py_context) {
+		/* trace-extract resolved each call's frames: no frames to sweep */
+		sbuf b = SBUF_INIT;
+		for (i = 0; i < tr->nk; i++) {
+			if (!kt->ka[i].need)
+				continue;
+			if (opm[i] != NOSTR)
+				resolve_context(kt, &tr->op[opm[i]], &rloc[2 * i], &rstack[2 * i], &b);
+			if (lnm[i] != NOSTR)
+				resolve_context(kt, &tr->ln[lnm[i]], &rloc[2 * i + 1],
+				    &rstack[2 * i + 1], &b);
+		}
+		sb_free(&b);
+	} else
+		resolve_queries(tr, qs, nq, rloc, rstack);
 
 	/* The ladder of §4.6, including its launch-name quirk. */
 	for (i = 0; i < tr->nk; i++) {

@@ -38,6 +38,7 @@ typedef struct {
 /* One complete trace: the reader's arrays (kernels of the selected process) and ours. */
 typedef struct {
 	struct trace *tr;
+	const struct trace_reader *rd;	/* its reader: the names of py_* contexts */
 	kattr_t *ka;			/* one per tr->k */
 	int sglang;			/* mapping framework is exactly sglang */
 } kmtrace_t;

@@ -54,12 +54,16 @@ static struct {
 	sbuf cats;			/* events by category of traces without kernels */
 } run = { NULL, 0, 1, 0, SBUF_INIT };
 
-/* Only the kernels of the selected GPU process are the table's (trace-stage). */
+/*
+ * Only the kernels of the selected GPU process are the table's (trace-stage);
+ * a trace with Python contexts needs no frames.
+ */
 static int
 keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 {
 	(void)ctx;
-	(void)r;
+	if (t == RT_frame)
+		return !r->tr.py_context;
 	return t != RT_kernel || ((const struct rec_kernel *)rec)->sel;
 }
 
@@ -117,6 +121,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		return;
 	}
 	kt.tr = tr;
+	kt.rd = r;
 	kt.sglang = run.sglang;
 	kt.ka = xcalloc(tr->nk, sizeof *kt.ka);
 	for (i = 0; i < tr->nk; i++) {

@@ -265,6 +265,16 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		e->stream = kernel_stream(r, &tnames, k, &b);
 		e->has_eid = k->ext_src != EXT_NONE;
 		e->eid = k->ext;
+		e->win = e->band = NOSTR;
+		if (sd->mapping && tr->py_context) {
+			uint32_t names[6];
+			struct tpyband *bd;
+			size_t nb;
+			e->win = pylist_intern(names, trace_py_names(r, tr, k->py_window, names, 6));
+			bd = trace_py_band(r, tr, k->py_window_band, &nb);
+			e->band = pyband_intern(bd, nb);
+			free(bd);
+		}
 		e->idx = idx++;
 		e->ts = k->ts;
 		e->dur = k->dur;
@@ -273,6 +283,14 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	sb_free(&b);
 	imap_free(&tnames);
 	if (sd->mapping) {
+		if (tr->py_context) {
+			uint32_t names[6];
+			kp->raw.py = 1;
+			kp->raw.opchain = xmalloc((tr->nop ? tr->nop : 1) * sizeof *kp->raw.opchain);
+			for (i = 0; i < tr->nop; i++)
+				kp->raw.opchain[i] = pylist_intern(names,
+				    trace_py_names(r, tr, tr->op[i].py_scopes, names, 6));
+		}
 		kp->raw.ops = tr->op;
 		kp->raw.nops = tr->nop;
 		kp->raw.fr = tr->fr;
@@ -289,18 +307,6 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		free(ev[st]);
 	}
 	kept_release(kp);
-}
-
-/*
- * A "<built-in ...>" frame without ".py(" or "): " in its name can be
- * neither a meaningful nor a fallback scope (§6.2), so it never enters a
- * chain: such frames are four in ten of a stack-traced trace.
- */
-static int
-builtin_frame(struct rstr name)
-{
-	return name.n >= 9 && memcmp(name.s, "<built-in", 9) == 0 &&
-	    !memmem(name.s, name.n, ".py(", 4) && !memmem(name.s, name.n, "): ", 3);
 }
 
 /* Which records a side keeps (§2.6, §6.3 step 1, §6.5). */
@@ -321,8 +327,10 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 		return sd->mapping && REC_HAS(o, cpu_op, external_id) && o->dur > 0;
 	}
 	case RT_frame: {
+		/* a trace with Python contexts has its chains resolved: no frame is read */
 		const struct rec_frame *f = rec;
-		return sd->mapping && f->dur > 0 && !builtin_frame(f->name);
+		return sd->mapping && !r->tr.py_context && f->dur > 0 &&
+		    !scope_builtin_frame(f->name.s, f->name.n);
 	}
 	default:
 		return 1;
@@ -592,6 +600,7 @@ main(int argc, char **argv)
 	free(fpay);
 	kernel_map_free(&kmap);
 	scope_cache_free();
+	pylist_free();
 	strtab_free(ov_str);
 	return tool_finish(EXIT_OK);
 }

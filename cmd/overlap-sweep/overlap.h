@@ -15,6 +15,7 @@
 
 #include "imap.h"
 #include "payload.h"
+#include "pyscope.h"
 #include "sbuf.h"
 #include "strtab.h"
 #include "trace.h"
@@ -57,6 +58,7 @@ typedef struct {
 	int cat;		/* enum ocat of the raw name */
 	int has_eid;
 	long long eid;		/* External id, correlation-resolved */
+	uint32_t win, band;	/* mapping side, py_context: its §6.5 window (pylist_*), NOSTR none */
 	size_t idx;
 	double ts, dur, end;	/* end = ts + dur in double */
 	double hidden_us, exclusive_us, hbc_us;
@@ -100,7 +102,10 @@ double agg_exclusive_ratio(const agg_t *a);
 /*
  * Raw CPU-side events of a mapping trace (§6.3, §6.5), as the trace reader
  * collected them: CPU ops with their own External id (ext), Python frames
- * with their raw name; both with positive durations.
+ * with their raw name; both with positive durations.  In a py_context trace
+ * (triage-records(5)) there are no frames: trace-extract resolved each op's
+ * §6.3 scope chain (opchain, one per op) and each kernel's §6.5 window
+ * (oev_t.win, .band) from them.
  */
 typedef struct tcall cpuop_t;
 typedef struct tframe frame_t;
@@ -110,18 +115,27 @@ typedef struct {
 	size_t nops, capops;
 	frame_t *fr;
 	size_t nfr, capfr;
+	int py;			/* py_context: chains below, frames unused */
+	uint32_t *opchain;	/* per op: pylist of raw frame names, NOSTR none */
 } rawdata_t;
 
 void rawdata_free(rawdata_t *r);
 
 /*
- * Python-scope text rules (scope.c).  Inputs are (pointer, length) spans of
- * valid UTF-8; nothing is retained.
+ * Lists of raw frame-name ids and window bands, interned for the run: an
+ * id (NOSTR for an empty list) and back.  Pointers stay valid for the run.
+ */
+uint32_t pylist_intern(const uint32_t *v, size_t n);
+const uint32_t *pylist(uint32_t id, size_t *n);
+uint32_t pyband_intern(const struct tpyband *b, size_t n);
+const struct tpyband *pyband(uint32_t id, size_t *n);
+void pylist_free(void);
+
+/*
+ * Python-scope text rules (scope.c; canonical names and the meaningful and
+ * fallback classes are common/pyscope.h's).  Inputs are (pointer, length)
+ * spans of valid UTF-8; nothing is retained.
  *
- * canonicalize_python_scope_name (§6.2): normalize, 0x.. -> 0xADDR, and
- *   "path(N): func" with a repo-relative path; result in out (reset first).
- * scope_is_meaningful / scope_is_fallback (§6.2): the two frame classes, on
- *   an already canonical name.
  * scope_is_low_signal (§6.2): canonicalizes, lowercases, looks for the
  *   function and path tokens ('(' and ':' variants).
  * source_scope_priority (§6.8): the alias-score priority of a scope.
@@ -129,9 +143,6 @@ void rawdata_free(rawdata_t *r);
  *   of interned canonical names (first on ties).
  * same_scope_family (§9.3): NUL-terminated scopes of one family?
  */
-void canonicalize_python_scope_name(const char *s, size_t n, sbuf *out);
-int scope_is_meaningful(const char *s, size_t n);
-int scope_is_fallback(const char *s, size_t n);
 int scope_is_low_signal(const char *s, size_t n);
 int source_scope_priority(const char *s, size_t n);
 size_t choose_best_scope(const uint32_t *chain, size_t n);

@@ -304,6 +304,32 @@ srcmap_cache_free(void)
 	ntl = captl = 0;
 }
 
+/* Append the context of op to its External id's list. */
+static void
+add_context(ctxmap_t *cm, const cpuop_t *op, const uint32_t *chain, int n)
+{
+	ctx_t cx;
+	ctxlist_t *l;
+	uint64_t *v;
+	int j, isnew;
+
+	cx.op = op->name;
+	cx.ts = op->ts;
+	cx.dur = op->dur;
+	cx.nchain = n;
+	for (j = 0; j < n; j++)
+		cx.chain[j] = chain[j];
+	v = imap_insert(&cm->byeid, (uint64_t)op->ext, (uint32_t)cm->n, &isnew);
+	if (isnew) {
+		xgrow(&cm->l, &cm->cap, cm->n + 1, sizeof *cm->l);
+		memset(&cm->l[cm->n], 0, sizeof cm->l[cm->n]);
+		cm->n++;
+	}
+	l = &cm->l[*v];
+	xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n++] = cx;
+}
+
 /* Unlink scope k from active list w (0 meaningful, 1 fallback), whose tail is *tail. */
 static void
 list_remove(tscope_t *sc, size_t k, int w, long *tail)
@@ -369,32 +395,40 @@ thread_contexts(ctxmap_t *cm, const cpuop_t *ops, const size_t *opi, size_t nop,
 			list_remove(sc, k, 1, &tail[1]);
 		} else {
 			const cpuop_t *op = &ops[opi[oq[b++]]];
-			uint32_t rev[CHAIN_MAX];
-			int nrev = 0, j, isnew;
+			uint32_t rev[CHAIN_MAX], chain[CHAIN_MAX];
+			int nrev = 0, j;
 			long s;
-			ctx_t cx;
-			ctxlist_t *l;
-			uint64_t *v;
 
 			for (w = 0; w < 2 && nrev == 0; w++)
 				for (s = tail[w]; s >= 0 && nrev < CHAIN_MAX; s = sc[s].prev[w])
 					rev[nrev++] = sc[s].canon;
-			cx.op = op->name;
-			cx.ts = op->ts;
-			cx.dur = op->dur;
-			cx.nchain = nrev;
 			for (j = 0; j < nrev; j++)
-				cx.chain[j] = rev[nrev - 1 - j];
-			v = imap_insert(&cm->byeid, (uint64_t)op->ext, (uint32_t)cm->n, &isnew);
-			if (isnew) {
-				xgrow(&cm->l, &cm->cap, cm->n + 1, sizeof *cm->l);
-				memset(&cm->l[cm->n], 0, sizeof cm->l[cm->n]);
-				cm->n++;
-			}
-			l = &cm->l[*v];
-			xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);
-			l->v[l->n++] = cx;
+				chain[j] = rev[nrev - 1 - j];
+			add_context(cm, op, chain, nrev);
 		}
+	}
+	free(oq);
+}
+
+/*
+ * thread_contexts for a py_context trace: the ops in the same order, each
+ * with the chain trace-extract resolved (raw names, canonicalized here).
+ */
+static void
+py_thread_contexts(ctxmap_t *cm, const rawdata_t *raw, const size_t *opi, size_t nop)
+{
+	struct opsort os = { raw->ops, opi };
+	uint32_t *oq = sorted_index(nop, cmp_opts, &os), chain[CHAIN_MAX];
+	size_t b, n, j;
+
+	for (b = 0; b < nop; b++) {
+		const uint32_t *names = pylist(raw->opchain[opi[oq[b]]], &n);
+		int flags;
+		if (n > CHAIN_MAX)
+			n = CHAIN_MAX;
+		for (j = 0; j < n; j++)
+			chain[j] = scope_of_raw(names[j], &flags);
+		add_context(cm, &raw->ops[opi[oq[b]]], chain, (int)n);
 	}
 	free(oq);
 }
@@ -440,6 +474,21 @@ cpu_contexts(ctxmap_t *cm, const rawdata_t *raw, const imap *targets)
 		t = *v;
 		xgrow(&topi[t], &tcap[t], tn[t] + 1, sizeof *topi[t]);
 		topi[t][tn[t]++] = i;
+	}
+	if (raw->py) {
+		/* trace-extract resolved every op's chain: no timelines */
+		for (t = 0; t < nthr; t++) {
+			py_thread_contexts(cm, raw, topi[t], tn[t]);
+			free(topi[t]);
+		}
+		free(topi);
+		free(tn);
+		free(tcap);
+		free(tsc);
+		free(tscn);
+		free(tsccap);
+		imap_free(&thr);
+		return;
 	}
 	/* each thread's timeline, made by the first map that needs it */
 	tli = xmalloc((nthr ? nthr : 1) * sizeof *tli);
@@ -668,6 +717,38 @@ cmp_wscope(const void *pa, const void *pb)
 }
 
 /*
+ * One query's scopes to its chain: sorted by (ts, -dur, name), repeated
+ * names dropped (the first kept), the last six.  Frees the list.
+ */
+static void
+window_finish(wlist_t *w, uint32_t *chain, int *nchain)
+{
+	imap seen = { 0 };
+	uint32_t *keep;
+	size_t nk = 0, j;
+
+	*nchain = 0;
+	if (w->n == 0)
+		return;
+	qsort(w->v, w->n, sizeof *w->v, cmp_wscope);
+	keep = xmalloc(w->n * sizeof *keep);
+	for (j = 0; j < w->n; j++) {
+		int isnew;
+		imap_insert(&seen, w->v[j].canon, 0, &isnew);
+		if (isnew)
+			keep[nk++] = w->v[j].canon;
+	}
+	j = nk > CHAIN_MAX ? nk - CHAIN_MAX : 0;
+	for (; j < nk; j++)
+		chain[(*nchain)++] = keep[j];
+	free(keep);
+	imap_free(&seen);
+	free(w->v);
+	w->v = NULL;
+	w->n = w->cap = 0;
+}
+
+/*
  * build_temporal_scope_lookup_from_raw_events (§6.5): for each query (a
  * sampled event's GPU start), the meaningful Python scopes of any thread
  * open at that time, deduplicated, last 6.  `qts` must be sorted; chains
@@ -721,30 +802,48 @@ time_window(const rawdata_t *raw, const double *qts, size_t nq, uint32_t *chains
 			w[q].v[w[q].n++] = (wscope_t){ f->ts, f->dur, canon };
 		}
 	}
-	for (q = 0; q < nq; q++) {
-		imap seen = { 0 };
-		uint32_t *keep;
-		size_t nk = 0, j;
-
-		nchain[q] = 0;
-		if (w[q].n == 0)
-			continue;
-		qsort(w[q].v, w[q].n, sizeof *w[q].v, cmp_wscope);
-		keep = xmalloc(w[q].n * sizeof *keep);
-		for (j = 0; j < w[q].n; j++) {
-			int isnew;
-			imap_insert(&seen, w[q].v[j].canon, 0, &isnew);
-			if (isnew)
-				keep[nk++] = w[q].v[j].canon;
-		}
-		j = nk > CHAIN_MAX ? nk - CHAIN_MAX : 0;
-		for (; j < nk; j++)
-			chains[q * CHAIN_MAX + nchain[q]++] = keep[j];
-		free(keep);
-		imap_free(&seen);
-		free(w[q].v);
-	}
+	for (q = 0; q < nq; q++)
+		window_finish(&w[q], chains + q * CHAIN_MAX, &nchain[q]);
 	free(w);
+}
+
+/*
+ * time_window for a py_context trace: each query's chain as trace-extract
+ * resolved it (its kernel's py_window), or, when a scope of it lies in the
+ * tolerance margin (py_window_band), worked out again from the candidates
+ * with this run's query range, whose pre-filter may drop such scopes.
+ */
+static void
+py_time_window(const oev_t *const *qe, const double *qts, size_t nq, uint32_t *chains,
+    int *nchain)
+{
+	double qmin = qts[0], qmax = qts[nq - 1];
+	size_t q, i, n;
+
+	for (q = 0; q < nq; q++) {
+		const struct tpyband *b = pyband(qe[q]->band, &n);
+		nchain[q] = 0;
+		if (b) {
+			wlist_t w = { 0 };
+			for (i = 0; i < n; i++) {
+				int flags;
+				uint32_t canon;
+				if (!(b[i].dur > 0) || b[i].ts + b[i].dur < qmin || b[i].ts > qmax)
+					continue;
+				canon = scope_of_raw(b[i].name, &flags);
+				if (!(flags & SCOPE_MEANINGFUL))
+					continue;
+				xgrow(&w.v, &w.cap, w.n + 1, sizeof *w.v);
+				w.v[w.n++] = (wscope_t){ b[i].ts, b[i].dur, canon };
+			}
+			window_finish(&w, chains + q * CHAIN_MAX, &nchain[q]);
+		} else {
+			const uint32_t *v = pylist(qe[q]->win, &n);
+			int flags;
+			for (i = 0; i < n && i < CHAIN_MAX; i++)
+				chains[q * CHAIN_MAX + nchain[q]++] = scope_of_raw(v[i], &flags);
+		}
+	}
 }
 
 /* ---- §6.6 the attribution ladder ---- */
@@ -812,6 +911,7 @@ srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
 	const ctx_t **ctx = xcalloc(ns ? ns : 1, sizeof *ctx);
 	long *qof = xmalloc((ns ? ns : 1) * sizeof *qof);
 	double *qts = xmalloc((ns ? ns : 1) * sizeof *qts);
+	const oev_t **qe = xmalloc((ns ? ns : 1) * sizeof *qe);
 	uint32_t *chains = NULL;
 	int *nchain = NULL;
 	uint32_t twf = intern_c("time-window fallback");
@@ -829,13 +929,17 @@ srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
 			ctx[i] = choose_cpu_context(&cm, smp[i]->eid, smp[i]->ts);
 		if (!ctx[i]) {
 			qof[i] = (long)nq;
+			qe[nq] = smp[i];
 			qts[nq++] = smp[i]->ts;
 		}
 	}
 	if (nq) {
 		chains = xmalloc(nq * CHAIN_MAX * sizeof *chains);
 		nchain = xmalloc(nq * sizeof *nchain);
-		time_window(raw, qts, nq, chains, nchain);
+		if (raw->py)
+			py_time_window(qe, qts, nq, chains, nchain);
+		else
+			time_window(raw, qts, nq, chains, nchain);
 	}
 
 	for (i = 0; i < ns; i++) {
@@ -877,6 +981,7 @@ srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
 	free(chains);
 	free(nchain);
 	free(qts);
+	free(qe);
 	free(qof);
 	free(ctx);
 	ctxmap_free(&cm);

@@ -1,7 +1,8 @@
 /*
  * trace-extract: read torch.profiler (Kineto) Chrome-trace files, plain or
  * gzip, in one streaming pass and write the triage record stream
- * (triage-records(5)): kernels, CPU ops, launches, Python frames,
+ * (triage-records(5)): kernels, CPU ops and launches with the Python code
+ * around them (pyctx.h; with --frames, the Python frames instead),
  * annotations, thread names, the correlation map and per-trace statistics.
  */
 #include <errno.h>
@@ -20,9 +21,12 @@
 #include "num.h"
 #include "opt.h"
 #include "progress.h"
+#include "pyctx.h"
+#include "pyscope.h"
 #include "rec.h"
 #include "rules.h"
 #include "scan.h"
+#include "spool.h"
 #include "strtab.h"
 #include "text.h"
 #include "xalloc.h"
@@ -31,11 +35,11 @@
 static const char *role = "single";
 static const char *framework = "auto";
 static const char *fallback;
-const char *framework_captured;	/* --framework-captured (extract.h) */
 static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
+static int frame_records;	/* --frames: every frame a record, no Python contexts */
 static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
 static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
@@ -44,7 +48,7 @@ static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL, O_CAPTURED };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES };
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
@@ -52,6 +56,7 @@ static const struct opt opts[] = {
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
 	{ "framework-captured", O_CAPTURED, "NAME",
 	    "what a live server answered as: wins over the path's and trace's hints" },
+	{ "frames", O_FRAMES, NULL, "every Python frame as a frame record, no py_* contexts" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
@@ -67,7 +72,7 @@ static const struct opt opts[] = {
 
 static const struct tool tool = {
 	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [--all-ranks | --rank N]\n"
-	"    [trace-or-dir ...]\n"
+	"    [--frames [--python-ids]] [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -104,6 +109,9 @@ main(int argc, char **argv)
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
+			break;
+		case O_FRAMES:
+			frame_records = 1;
 			break;
 		case O_ALL_RANKS:
 			if (ranksel.mode == RANKS_ONE)
@@ -301,10 +309,27 @@ struct trace_state {
 	unsigned repl;				/* U+FFFD replacements */
 	unsigned long long *catcount;
 	size_t catcap;
-	sbuf name, cat, pid, tid, tmp;
+	sbuf name, cat, pid, tid, tmp;	/* decoded text behind the views below */
+	struct rstr vname, vcat, vpid, vtid;	/* the event's name, cat, pid, tid as text */
+	struct rstr lastcat;		/* the category of the event before, and its lookup */
+	unsigned lastcf;
+	uint32_t lastcatid;
 	progress *prog;
 	zio *z;
+	/* Python contexts (not with --frames): the frames, and the records kept until the end */
+	struct pyctx *pc;
+	struct spool *rsp;
+	FILE *rfp;
+	unsigned char *capmark;		/* per frame-name id: 1 plain, 2 capture marker */
+	size_t capcap;
 };
+
+/* The thread of the event being read, in the Python-context tables. */
+static uint32_t
+py_thread(struct trace_state *s)
+{
+	return pyctx_thread(s->pc, s->vpid.s, s->vpid.n, s->vtid.s, s->vtid.n);
+}
 
 static void
 need_corr(struct trace_state *s, long long c)
@@ -331,10 +356,13 @@ static const struct evmembers evm[RT_COUNT] = {
 	    RM_annotation_pid, RM_annotation_tid, RM_annotation_ts, RM_annotation_dur },
 };
 
-/* Where an event's members are: token indexes into the event's doc, -1 when absent. */
+/*
+ * Where an event's members are: token indexes into the event's doc, -1 when
+ * absent; in the order of event_keys (top level, then args).
+ */
 struct event_ix {
 	int ph, name, cat, ts, dur, pid, tid, args;
-	int a_ext, a_corr, a_pyid, a_pypid, a_stream, a_cstream, a_name;
+	int a_ext, a_corr, a_stream, a_cstream, a_name, a_pyid, a_pypid;
 };
 
 /* What one event is, once read. */
@@ -368,21 +396,52 @@ put_time(struct trace_state *s, enum rec_member m, int i, double v)
 }
 
 /*
+ * Python str() of the value at token i (§1.2 to-text) as a span: the
+ * event's own text when it reads the same (a string of plain ASCII, an
+ * integer other than -0), else the text decoded into buf.  Valid until the
+ * next event, or the next use of buf.
+ */
+static struct rstr
+pystr(struct trace_state *s, int i, sbuf *buf)
+{
+	const json_doc *d = s->d;
+
+	if (i >= 0) {
+		const jsmntok_t *t = &d->tok[i];
+		const char *p = d->js + t->start;
+		size_t n = (size_t)(t->end - t->start);
+		if (t->type == JSMN_STRING && json_plain_len(p, n) == n)
+			return (struct rstr){ p, n };
+		if (t->type == JSMN_PRIMITIVE && n && p[0] >= '0' && p[0] <= '9') {
+			/* a non-negative integer prints as its text */
+			size_t k = 1;
+			while (k < n && p[k] >= '0' && p[k] <= '9')
+				k++;
+			if (k == n)
+				return (struct rstr){ p, n };
+		}
+	}
+	json_pystr(d, i, buf, &s->repl);
+	return (struct rstr){ sb_str(buf), buf->len };
+}
+
+/*
  * Start the record of an X event: type, trace index, name, the category
  * when `cat` is not NULL, pid, tid, ts and dur.
  */
 static void
-begin_event(struct trace_state *s, enum rec_type type, const char *cat, const struct event *e)
+begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
+    const struct event *e)
 {
 	const struct evmembers *m = &evm[type];
 
 	rec_begin(type);
 	rec_int(m->t, s->t);
-	rec_str(m->name, sb_str(&s->name), s->name.len);
+	rec_str(m->name, s->vname.s, s->vname.n);
 	if (cat)
-		rec_cstr(m->cat, cat);
-	rec_str(m->pid, sb_str(&s->pid), s->pid.len);
-	rec_str(m->tid, sb_str(&s->tid), s->tid.len);
+		rec_str(m->cat, cat->s, cat->n);
+	rec_str(m->pid, s->vpid.s, s->vpid.n);
+	rec_str(m->tid, s->vtid.s, s->vtid.n);
 	put_time(s, m->ts, e->ix.ts, e->ts);
 	put_time(s, m->dur, e->ix.dur, e->dur);
 }
@@ -391,7 +450,16 @@ begin_event(struct trace_state *s, enum rec_type type, const char *cat, const st
 static int
 get_time(struct trace_state *s, int i, double *v)
 {
-	enum json_kind k = json_kind(s->d, i);
+	enum json_kind k;
+
+	/* a plain decimal number, the common case: converted at once */
+	if (i >= 0 && s->d->tok[i].type == JSMN_PRIMITIVE) {
+		const char *p = s->d->js + s->d->tok[i].start;
+		size_t n = (size_t)(s->d->tok[i].end - s->d->tok[i].start);
+		if (n && (p[0] == '-' || (p[0] >= '0' && p[0] <= '9')) && num_fast_decimal(p, n, v))
+			return 1;
+	}
+	k = json_kind(s->d, i);
 
 	*v = 0.0;
 	if (k == JK_MISSING)
@@ -403,51 +471,22 @@ get_time(struct trace_state *s, int i, double *v)
 	return 1;
 }
 
-/* Find the members the extraction reads, at the top level and in args. */
-static void
-index_event(const json_doc *d, struct event_ix *ix)
-{
-	int k, n, i;
-	size_t kl;
-	const char *key;
-
-	memset(ix, -1, sizeof *ix);
-	n = d->tok[0].size;
-	for (k = 0, i = 1; k < n; k++) {
-		key = json_span(d, i, &kl);
-		switch (kl) {
-		case 2:
-			if (!memcmp(key, "ph", 2)) ix->ph = i + 1;
-			else if (!memcmp(key, "ts", 2)) ix->ts = i + 1;
-			break;
-		case 3:
-			if (!memcmp(key, "cat", 3)) ix->cat = i + 1;
-			else if (!memcmp(key, "dur", 3)) ix->dur = i + 1;
-			else if (!memcmp(key, "pid", 3)) ix->pid = i + 1;
-			else if (!memcmp(key, "tid", 3)) ix->tid = i + 1;
-			break;
-		case 4:
-			if (!memcmp(key, "name", 4)) ix->name = i + 1;
-			else if (!memcmp(key, "args", 4)) ix->args = i + 1;
-			break;
-		}
-		i = json_skip(d, i + 1);
-	}
-	if (ix->args < 0 || d->tok[ix->args].type != JSMN_OBJECT)
-		return;
-	n = d->tok[ix->args].size;
-	for (k = 0, i = ix->args + 1; k < n; k++) {
-		key = json_span(d, i, &kl);
-		if (kl == 11 && !memcmp(key, "External id", 11)) ix->a_ext = i + 1;
-		else if (kl == 11 && !memcmp(key, "correlation", 11)) ix->a_corr = i + 1;
-		else if (kl == 9 && !memcmp(key, "Python id", 9)) ix->a_pyid = i + 1;
-		else if (kl == 16 && !memcmp(key, "Python parent id", 16)) ix->a_pypid = i + 1;
-		else if (kl == 6 && !memcmp(key, "stream", 6)) ix->a_stream = i + 1;
-		else if (kl == 11 && !memcmp(key, "cuda_stream", 11)) ix->a_cstream = i + 1;
-		else if (kl == 4 && !memcmp(key, "name", 4)) ix->a_name = i + 1;
-		i = json_skip(d, i + 1);
-	}
-}
+/*
+ * The members the extraction reads, at the top level and in args: the
+ * scanner finds them (scan_run_select), tokenizing strictly valid events
+ * no further.  The order is struct event_ix's.
+ */
+static struct json_keys event_keys = {
+	8, 7,
+	{ JSON_KEY("ph"), JSON_KEY("name"), JSON_KEY("cat"), JSON_KEY("ts"), JSON_KEY("dur"),
+	  JSON_KEY("pid"), JSON_KEY("tid"), JSON_KEY("args") },
+	{ JSON_KEY("External id"), JSON_KEY("correlation"), JSON_KEY("stream"),
+	  JSON_KEY("cuda_stream"), JSON_KEY("name"),
+	  /* the last two only with --python-ids (event_keys.ninner) */
+	  JSON_KEY("Python id"), JSON_KEY("Python parent id") },
+	7
+};
+_Static_assert(sizeof(struct event_ix) == 15 * sizeof(int), "event_ix follows event_keys");
 
 /* Count the event under its category (for the stats record); returns the category flags. */
 static unsigned
@@ -456,11 +495,25 @@ count_category(struct trace_state *s, const json_doc *d, const struct event_ix *
 	unsigned cf;
 	uint32_t catid;
 
-	if (ix->cat >= 0)
-		json_pystr(d, ix->cat, &s->cat, &s->repl);
-	else
-		sb_reset(&s->cat);
-	cf = lookup(&s->cats, sb_str(&s->cat), s->cat.len, 1, &catid);
+	(void)d;
+	if (ix->cat >= 0) {
+		s->vcat = pystr(s, ix->cat, &s->cat);
+	} else {
+		s->vcat.s = "";
+		s->vcat.n = 0;
+	}
+	/* events of one category come in runs: compare with the one before first */
+	if (s->lastcat.s && s->vcat.n == s->lastcat.n &&
+	    memcmp(s->vcat.s, s->lastcat.s, s->vcat.n) == 0) {
+		cf = s->lastcf;
+		catid = s->lastcatid;
+	} else {
+		cf = lookup(&s->cats, s->vcat.s, s->vcat.n, 1, &catid);
+		s->lastcat.s = strtab_str(s->cats.tab, catid);
+		s->lastcat.n = s->vcat.n;
+		s->lastcf = cf;
+		s->lastcatid = catid;
+	}
 	if (catid >= s->catcap) {
 		size_t old = s->catcap;
 		xgrow(&s->catcount, &s->catcap, catid + 1, sizeof *s->catcount);
@@ -477,19 +530,22 @@ metadata_event(struct trace_state *s, const json_doc *d, const struct event_ix *
 	s->by_ph_m++;
 	if (ix->name < 0 || json_kind(d, ix->name) != JK_STR)
 		return;
-	json_str(d, ix->name, &s->name, &s->repl);
-	if (strcmp(sb_str(&s->name), "thread_name") != 0 || ix->a_name < 0)
+	struct rstr tn;
+
+	(void)d;
+	s->vname = pystr(s, ix->name, &s->name);
+	if (s->vname.n != 11 || memcmp(s->vname.s, "thread_name", 11) != 0 || ix->a_name < 0)
 		return;
-	json_pystr(d, ix->a_name, &s->tmp, &s->repl);
-	if (!s->tmp.len)
+	tn = pystr(s, ix->a_name, &s->tmp);
+	if (!tn.n)
 		return;
-	json_pystr(d, ix->pid, &s->pid, &s->repl);
-	json_pystr(d, ix->tid, &s->tid, &s->repl);
+	s->vpid = pystr(s, ix->pid, &s->pid);
+	s->vtid = pystr(s, ix->tid, &s->tid);
 	rec_begin(RT_thread_name);
 	rec_int(RM_thread_name_t, s->t);
-	rec_str(RM_thread_name_pid, sb_str(&s->pid), s->pid.len);
-	rec_str(RM_thread_name_tid, sb_str(&s->tid), s->tid.len);
-	rec_str(RM_thread_name_name, sb_str(&s->tmp), s->tmp.len);
+	rec_str(RM_thread_name_pid, s->vpid.s, s->vpid.n);
+	rec_str(RM_thread_name_tid, s->vtid.s, s->vtid.n);
+	rec_str(RM_thread_name_name, tn.s, tn.n);
 	rec_end();
 	s->thread_names++;
 }
@@ -530,6 +586,19 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 	long long v;
 
 	s->frames++;
+	if (s->pc) {
+		uint32_t id = pyctx_name(s->pc, s->vname.s, s->vname.n);
+		pyctx_frame(s->pc, py_thread(s), id, e->ts, e->dur);
+		if (id >= s->capcap) {
+			size_t old = s->capcap;
+			xgrow(&s->capmark, &s->capcap, (size_t)id + 1, 1);
+			memset(s->capmark + old, 0, s->capcap - old);
+		}
+		if (!s->capmark[id])
+			s->capmark[id] = frame_is_capture_marker(s->vname.s, s->vname.n) ? 2 : 1;
+		if (s->capmark[id] == 1)
+			return;		/* only capture markers stay records (trace-health) */
+	}
 	begin_event(s, RT_frame, NULL, e);
 	/* No tool reads the Python ids; they cost a sixth of the stream. */
 	if (python_ids && e->ix.a_pyid >= 0 && json_coerce_int(d, e->ix.a_pyid, &v))
@@ -543,6 +612,8 @@ static void
 put_cpu_op(struct trace_state *s, const struct event *e)
 {
 	s->cpu_ops++;
+	if (s->pc)
+		pyctx_op(s->pc, py_thread(s), e->ts, e->dur, e->has_ext);
 	begin_event(s, RT_cpu_op, NULL, e);
 	if (e->has_ext)
 		rec_int(RM_cpu_op_external_id, e->ext);
@@ -557,6 +628,8 @@ static void
 put_launch(struct trace_state *s, const struct event *e)
 {
 	s->launches++;
+	if (s->pc)
+		pyctx_launch(s->pc, py_thread(s), e->ts);
 	begin_event(s, RT_launch, NULL, e);
 	rec_int(RM_launch_correlation, e->corr);
 	if (e->has_ext)
@@ -571,10 +644,12 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
 
 	s->kernels++;
-	begin_event(s, RT_kernel, sb_str(&s->cat), e);
+	if (s->pc)
+		pyctx_kernel(s->pc, e->ts, overlap);
+	begin_event(s, RT_kernel, &s->vcat, e);
 	if (st >= 0) {
-		json_pystr(d, st, &s->tmp, &s->repl);
-		rec_str(RM_kernel_stream, sb_str(&s->tmp), s->tmp.len);
+		struct rstr v = pystr(s, st, &s->tmp);
+		rec_str(RM_kernel_stream, v.s, v.n);
 	}
 	if (e->has_ext)
 		rec_int(RM_kernel_external_id, e->ext);
@@ -590,15 +665,15 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 static void
 put_annotation(struct trace_state *s, const json_doc *d, const struct event *e)
 {
+	static const struct rstr ua = { "user_annotation", 15 }, gua = { "gpu_user_annotation", 19 };
 	const char *stg;
 	long long v;
 
 	s->annotations++;
-	begin_event(s, RT_annotation, (e->cf & CF_GUA) ? "gpu_user_annotation" :
-	    "user_annotation", e);
+	begin_event(s, RT_annotation, (e->cf & CF_GUA) ? &gua : &ua, e);
 	if (e->ix.a_ext >= 0 && json_coerce_int(d, e->ix.a_ext, &v))
 		rec_int(RM_annotation_external_id, v);
-	stg = annotation_stage(sb_str(&s->name), s->name.len);
+	stg = annotation_stage(s->vname.s, s->vname.n);
 	if (stg)
 		rec_cstr(RM_annotation_stage, stg);
 	rec_end();
@@ -638,7 +713,7 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 }
 
 static int
-on_event(void *ctx, const json_doc *d, unsigned long long off)
+on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 {
 	struct trace_state *s = ctx;
 	struct event e;
@@ -653,7 +728,9 @@ on_event(void *ctx, const json_doc *d, unsigned long long off)
 	if (d->ntok == 0)
 		return 0;	/* jsmn refused a validated event: none is known; skip */
 	s->d = d;
-	index_event(d, &e.ix);
+	memcpy(&e.ix, idx, (event_keys.ntop + event_keys.ninner) * sizeof *idx);
+	if (event_keys.ninner < 7)
+		e.ix.a_pyid = e.ix.a_pypid = -1;
 	e.has_ext = e.ix.a_ext >= 0 && json_coerce_int(d, e.ix.a_ext, &e.ext);
 	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
 	if (e.has_ext && e.has_corr)
@@ -676,17 +753,19 @@ on_event(void *ctx, const json_doc *d, unsigned long long off)
 	s->by_ph_x++;
 	if (!read_times(s, d, &e))
 		return 0;
-	if (e.ix.name >= 0)
-		json_pystr(d, e.ix.name, &s->name, &s->repl);
-	else
-		sb_reset(&s->name);
+	if (e.ix.name >= 0) {
+		s->vname = pystr(s, e.ix.name, &s->name);
+	} else {
+		s->vname.s = "";
+		s->vname.n = 0;
+	}
 	/* Frames and CPU ops can be neither kernels nor launches: skip the name rules. */
 	e.nf = (e.cf & (CF_PYFN | CF_CPUOP)) ? 0 :
-	    lookup(&s->names, sb_str(&s->name), s->name.len, 0, NULL);
+	    lookup(&s->names, s->vname.s, s->vname.n, 0, NULL);
 	if (e.ix.name < 0)
 		e.nf &= ~NF_META;
-	json_pystr(d, e.ix.pid, &s->pid, &s->repl);
-	json_pystr(d, e.ix.tid, &s->tid, &s->repl);
+	s->vpid = pystr(s, e.ix.pid, &s->pid);
+	s->vtid = pystr(s, e.ix.tid, &s->tid);
 	if (e.dur_ok == 1 && e.dur < 0)
 		s->neg_dur++;
 
@@ -745,6 +824,8 @@ put_trace(const struct trace_state *s)
 	if (ranksel.mode == RANKS_LOWEST ? parse_tp_rank(b, &rank) : rank_of_name(b, &rank))
 		rec_int(RM_trace_rank, rank);
 	rec_bool(RM_trace_gzip, zio_is_gzip(s->z));
+	if (s->pc)
+		rec_bool(RM_trace_py_context, 1);
 	rec_end();
 }
 
@@ -893,6 +974,145 @@ trace_state_free(struct trace_state *s)
 	sb_free(&s->pid);
 	sb_free(&s->tid);
 	sb_free(&s->tmp);
+	if (s->rfp) {
+		rec_output(NULL);
+		fclose(s->rfp);
+	}
+	spool_free(s->rsp);
+	pyctx_free(s->pc);
+	free(s->capmark);
+}
+
+/* ---- the records kept until the Python contexts are known ---- */
+
+/* A list of frame-name ids as a JSON array. */
+static void
+put_ids(enum rec_member m, struct pylist l, sbuf *b)
+{
+	size_t i;
+
+	sb_reset(b);
+	sb_addc(b, '[');
+	for (i = 0; i < l.n; i++) {
+		char d[12], *p = d + sizeof d;
+		uint32_t v = l.v[i];
+		do {
+			*--p = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		if (i)
+			sb_addc(b, ',');
+		sb_add(b, p, (size_t)(d + sizeof d - p));
+	}
+	sb_addc(b, ']');
+	rec_json(m, b->s, b->len);
+}
+
+/* One kept record line, with its Python context when it has one. */
+static void
+replay_line(struct trace_state *s, const char *line, size_t n, size_t *nop, size_t *nln,
+    size_t *nk, sbuf *b)
+{
+#define IS(type) (n > sizeof "{\"type\":\"" type "\"" - 1 && \
+	memcmp(line, "{\"type\":\"" type "\"", sizeof "{\"type\":\"" type "\"" - 1) == 0)
+	uint32_t loc;
+	struct pylist stack, scopes, win;
+	const char *band;
+	size_t bandlen;
+
+	if (IS("cpu_op")) {
+		pyctx_op_result(s->pc, (*nop)++, &loc, &stack, &scopes);
+		if (loc != PY_NONE || scopes.n) {
+			rec_extend(RT_cpu_op, RM_cpu_op_py_loc - 1, line, n);
+			if (loc != PY_NONE) {
+				rec_int(RM_cpu_op_py_loc, loc);
+				put_ids(RM_cpu_op_py_stack, stack, b);
+			}
+			if (scopes.n)
+				put_ids(RM_cpu_op_py_scopes, scopes, b);
+			rec_end();
+			return;
+		}
+	} else if (IS("launch")) {
+		pyctx_launch_result(s->pc, (*nln)++, &loc, &stack);
+		if (loc != PY_NONE) {
+			rec_extend(RT_launch, RM_launch_py_loc - 1, line, n);
+			rec_int(RM_launch_py_loc, loc);
+			put_ids(RM_launch_py_stack, stack, b);
+			rec_end();
+			return;
+		}
+	} else if (IS("kernel")) {
+		pyctx_kernel_result(s->pc, (*nk)++, &win, &band, &bandlen);
+		if (win.n) {
+			rec_extend(RT_kernel, RM_kernel_py_window - 1, line, n);
+			put_ids(RM_kernel_py_window, win, b);
+			if (band)
+				rec_json(RM_kernel_py_window_band, band, bandlen);
+			rec_end();
+			return;
+		}
+	}
+	rec_line(line, n);
+#undef IS
+}
+
+/*
+ * The trace's end: resolve the Python contexts, write the frame names they
+ * use, then the kept records in their order, each with its context.
+ */
+static void
+put_kept(struct trace_state *s)
+{
+	char *buf;
+	size_t cap = 1 << 20, have = 0, nop = 0, nln = 0, nk = 0;
+	unsigned long long off = 0, size;
+	uint32_t id, nnames;
+	sbuf b = SBUF_INIT;
+
+	rec_output(NULL);
+	if (fclose(s->rfp) != 0)
+		die(EXIT_DATA, "cannot keep the records of '%s' aside: %s", s->path, strerror(errno));
+	s->rfp = NULL;
+	pyctx_resolve(s->pc);
+	nnames = pyctx_name_count(s->pc);
+	for (id = 0; id < nnames; id++) {
+		size_t n;
+		const char *name;
+		if (!pyctx_name_used(s->pc, id))
+			continue;
+		name = pyctx_name_str(s->pc, id, &n);
+		rec_begin(RT_frame_name);
+		rec_int(RM_frame_name_t, s->t);
+		rec_int(RM_frame_name_id, id);
+		rec_str(RM_frame_name_name, name, n);
+		rec_end();
+	}
+	size = spool_size(s->rsp);
+	buf = xmalloc(cap);
+	while (off < size || have) {
+		size_t k = size - off < cap - have ? (size_t)(size - off) : cap - have, start = 0;
+		char *nl;
+		spool_read(s->rsp, off, buf + have, k);
+		off += k;
+		have += k;
+		while ((nl = memchr(buf + start, '\n', have - start)) != NULL) {
+			replay_line(s, buf + start, (size_t)(nl - (buf + start)), &nop, &nln, &nk, &b);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+		if (have == cap) {	/* a record longer than the buffer */
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		if (off == size && have) {
+			/* every kept record ends with a newline; nothing can be left over */
+			die(EXIT_DATA, "internal error: a kept record of '%s' lost its end", s->path);
+		}
+	}
+	free(buf);
+	sb_free(&b);
 }
 
 /* Extract one trace file; returns an exit code. */
@@ -920,23 +1140,34 @@ extract_trace(const char *path, int t)
 		trace_state_free(&s);
 		return EXIT_DATA;
 	}
+	if (!frame_records) {
+		s.pc = pyctx_new();
+		s.rsp = spool_new();
+		s.rfp = spool_stream(s.rsp);
+	}
 	put_trace(&s);
+	if (s.rfp)
+		rec_output(s.rfp);
 	if (progress_label) {
 		const char *b = strrchr(path, '/');
 		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
-	r = scan_run(s.z, path, on_event, &s, &st, err, sizeof err, NULL);
+	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
+	r = scan_run_select(s.z, path, &event_keys, on_event, &s, &st, err, sizeof err);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
 	sb_free(&title);
 	zio_close(s.z);
 	if (r == SCAN_ERROR) {
+		/* the trace's records never leave the spool: no part of a broken trace goes on */
+		trace_state_free(&s);
 		fflush(stdout);
 		warnx("%s", err);
-		trace_state_free(&s);
 		return EXIT_DATA;
 	}
+	if (s.pc)
+		put_kept(&s);
 	put_corrs(&s);
 	put_stats(&s, &st);
 	rc = warn_trace(&s, &st);

@@ -13,8 +13,8 @@
 #include "health.h"
 #include "num.h"
 #include "opt.h"
+#include "pyscope.h"
 #include "rec.h"
-#include "text.h"
 #include "trace.h"
 
 static int strict;
@@ -102,9 +102,7 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 	(void)r;
 	if (t != RT_frame)
 		return 1;
-	return text_has(f->name.s, f->name.n, "torch/cuda/graphs.py(") &&
-	    (text_ends(f->name.s, f->name.n, ": capture_begin") ||
-	    text_ends(f->name.s, f->name.n, ": capture_end"));
+	return frame_is_capture_marker(f->name.s, f->name.n);
 }
 
 /* trace-stage's gpu_pids record names the analyzed process. */

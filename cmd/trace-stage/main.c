@@ -416,6 +416,11 @@ write_kernel(const struct trace_reader *r, const struct trace *tr, const struct 
 		rec_int(RM_kernel_correlation, k->corr);
 	if (k->overlap)
 		rec_bool(RM_kernel_overlap, 1);
+	if (k->py_window != NOSTR)
+		rec_json(RM_kernel_py_window, S(r, k->py_window), strtab_len(r->str, k->py_window));
+	if (k->py_window_band != NOSTR)
+		rec_json(RM_kernel_py_window_band, S(r, k->py_window_band),
+		    strtab_len(r->str, k->py_window_band));
 	rec_cstr(RM_kernel_stage, stage);
 	if (sel)
 		rec_bool(RM_kernel_sel, 1);

@@ -10,11 +10,143 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "jshape.h"
 #include "json.h"
 #include "scan.h"
 #include "zio.h"
 
 static json_doc doc;
+
+/* trace-extract's selection, and one without a nested object */
+static const struct json_keys keysets[2] = {
+	{ 8, 7,
+	  { JSON_KEY("ph"), JSON_KEY("name"), JSON_KEY("cat"), JSON_KEY("ts"), JSON_KEY("dur"),
+	    JSON_KEY("pid"), JSON_KEY("tid"), JSON_KEY("args") },
+	  { JSON_KEY("External id"), JSON_KEY("correlation"), JSON_KEY("stream"),
+	    JSON_KEY("cuda_stream"), JSON_KEY("name"), JSON_KEY("Python id"),
+	    JSON_KEY("Python parent id") }, 7 },
+	{ 3, 0, { JSON_KEY("a"), JSON_KEY("b"), JSON_KEY("") }, { { NULL, 0 } }, -1 },
+};
+
+static int
+same_token(const jsmntok_t *a, const jsmntok_t *b)
+{
+	return a->type == b->type && a->start == b->start && a->end == b->end &&
+	    (a->type != JSMN_OBJECT || a->size == b->size);
+}
+
+/*
+ * The selection of ev (from either path) is what jsmn's tokens give: the
+ * same members found, each value the same token.
+ */
+static void
+check_selection(const json_doc *ev, const int *idx, const struct json_keys *k)
+{
+	int ref[32];
+	unsigned i;
+
+	if (json_parse(&doc, ev->js, ev->len) < 0)
+		abort();
+	json_select_doc(&doc, k, ref);
+	for (i = 0; i < k->ntop + k->ninner; i++)
+		if ((idx[i] < 0) != (ref[i] < 0) ||
+		    (idx[i] >= 0 && !same_token(&ev->tok[idx[i]], &doc.tok[ref[i]]))) {
+			fprintf(stderr, "member %u selected differently: %.*s\n", i,
+			    (int)(ev->len > 2000 ? 2000 : ev->len), ev->js);
+			abort();
+		}
+}
+
+static int
+on_select(void *ctx, const json_doc *ev, const int *idx, unsigned long long off)
+{
+	(void)off;
+	if (ev->ntok > 0)
+		check_selection(ev, idx, ctx);
+	return 0;
+}
+
+/*
+ * Does the object at token o (top: the root, else a nest object) hold a
+ * member the fast selection leaves to the general path: a key with an
+ * escape, a selected value that is a container (the nest member: an
+ * array), in any occurrence?
+ */
+static int
+refusal_reason(const json_doc *d, int o, const struct json_keys *k, int top)
+{
+	int i, m, n = d->tok[o].size;
+	unsigned j;
+
+	for (m = 0, i = o + 1; m < n; m++) {
+		size_t kl;
+		const char *key = json_span(d, i, &kl);
+		const jsmntok_t *v = &d->tok[i + 1];
+		int sel = -1;
+		if (memchr(key, '\\', kl))
+			return 1;
+		for (j = 0; j < (top ? k->ntop : k->ninner); j++) {
+			const struct json_key *c = top ? &k->top[j] : &k->inner[j];
+			if (c->n == kl && kl && memcmp(c->s, key, kl) == 0)
+				sel = (int)j;
+		}
+		if (sel >= 0) {
+			if (top && sel == k->nest) {
+				if (v->type == JSMN_ARRAY)
+					return 1;
+				if (v->type == JSMN_OBJECT && refusal_reason(d, i + 1, k, 0))
+					return 1;
+			} else if (v->type == JSMN_OBJECT || v->type == JSMN_ARRAY) {
+				return 1;
+			}
+		}
+		i = json_skip(d, i + 1);
+	}
+	return 0;
+}
+
+/*
+ * The input as one object: json_select_object takes exactly what
+ * json_parse_object takes, but for the cases it leaves to the general path
+ * (a selected value that is a container other than the nest object, an
+ * escape in a key at a searched level).
+ */
+static void
+check_select_object(const unsigned char *data, size_t size, const struct json_keys *k)
+{
+	static json_doc full, sel;
+	int idx[32];
+	size_t lf = json_parse_object(&full, (const char *)data, size);
+	size_t ls = json_select_object(&sel, (const char *)data, size, k, idx);
+
+	/* through a memory of shapes: learnt the first time, fitted the second */
+	{
+		struct json_shapes sh;
+		int r;
+		json_shapes_init(&sh, k);
+		for (r = 0; r < 2; r++) {
+			static json_doc hd;
+			int hidx[32];
+			size_t lh = json_select_shaped(&sh, &hd, (const char *)data, size, hidx);
+			if (lh != ls)
+				abort();	/* shaped and strict selection disagree */
+			if (lh)
+				check_selection(&hd, hidx, k);
+		}
+		json_shapes_free(&sh);
+	}
+	if (ls) {
+		if (ls != lf)
+			abort();	/* the fast selection took text the strict tokenizer refuses */
+		check_selection(&sel, idx, k);
+		return;
+	}
+	if (!lf || refusal_reason(&full, 0, k, 1))
+		return;
+	fprintf(stderr, "json_select_object refused a plain object: %.*s\n",
+	    (int)(size > 2000 ? 2000 : size), (const char *)data);
+	abort();
+}
 
 static int
 on_event(void *ctx, const json_doc *ev, unsigned long long off)
@@ -56,6 +188,29 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	r = scan_run(z, "fuzz", on_event, NULL, &st, err, sizeof err, NULL);
 	if (r == SCAN_ERROR && err[0] == '\0')
 		abort();	/* every error carries a message */
+	/* the same document with a selection: the same outcome, the same members */
+	{
+		struct scan_stats st2;
+		char err2[1024];
+		int fd2 = fuzz_memfd(data, size), r2, ks;
+		zio *z2;
+		char path2[64];
+		snprintf(path2, sizeof path2, "/proc/self/fd/%d", fd2);
+		for (ks = 0; ks < 2; ks++) {
+			z2 = zio_open(path2);
+			if (!z2)
+				abort();
+			r2 = scan_run_select(z2, "fuzz", &keysets[ks], on_select, (void *)&keysets[ks],
+			    &st2, err2, sizeof err2);
+			zio_close(z2);
+			lseek(fd2, 0, SEEK_SET);
+			if (r2 != r || st2.events != st.events || strcmp(err, err2) != 0)
+				abort();
+		}
+		close(fd2);
+	}
+	check_select_object(data, size, &keysets[0]);
+	check_select_object(data, size, &keysets[1]);
 	if (st.bytes > 0 && st.events > st.elements)
 		abort();
 	zio_close(z);
