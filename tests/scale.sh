@@ -4,8 +4,9 @@
 # the two sizes taking turns (the machine's other load only adds time, so
 # each size's figure is its least CPU time, user + system, of the whole
 # pipeline).  A shape passes when 10 N costs at most 12 times N.  Also
-# prints the peak memory of kernel-map and fuse-detect on 10 N distinct
-# kernel names, beside the trace's size.  SCALE_SHAPES picks shapes (all:
+# prints, per shape, the peak RSS of the largest process at 10 N (GNU
+# time's figure for the whole run), and the peak memory of kernel-map and
+# fuse-detect on 10 N distinct kernel names, beside the trace's size.  SCALE_SHAPES picks shapes (all:
 # pids overlap ext names).  Needs GNU time.
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,23 +21,25 @@ TIME=${GNU_TIME:-/usr/bin/time}
 D=$(mktemp -d "${TMPDIR:-/tmp}/triage-scale.XXXXXX")
 trap 'rm -rf "$D"' EXIT
 
-# cpu OUT CMD...: CPU seconds (user + system, children included) of CMD
+# cpu OUT CMD...: CPU seconds (user + system, children included) of CMD;
+# its largest process's peak RSS in MB is left in $D/rss
 cpu() {
 	_out=$1
 	shift
-	"$TIME" -f '%U %S' -o "$D/t" "$@" >"$_out" 2>/dev/null || {
+	"$TIME" -f '%U %S %M' -o "$D/t" "$@" >"$_out" 2>/dev/null || {
 		echo "scale: failed: $*"
 		exit 1
 	}
+	awk '{ printf "%d\n", $3 / 1024 }' "$D/t" >"$D/rss"
 	awk '{ printf "%.2f\n", $1 + $2 }' "$D/t"
 }
 
 # case NAME MODE: MODE single (FILE) or pair (MAPPING FORMAL) on both sizes
 fail=0
 report() {
-	printf '%-12s %9s %9s %8s %8s %6s  %s\n' "$@"
+	printf '%-12s %9s %9s %8s %8s %6s %8s  %s\n' "$@"
 }
-report shape N 10N "cpu N" "cpu 10N" ratio verdict
+report shape N 10N "cpu N" "cpu 10N" ratio "MB 10N" verdict
 
 run_case() {
 	name=$1
@@ -58,6 +61,7 @@ run_case() {
 				best_s=$(awk -v a="$c" -v b="${best_s:-1e99}" 'BEGIN { print (a < b ? a : b) }')
 			else
 				best_l=$(awk -v a="$c" -v b="${best_l:-1e99}" 'BEGIN { print (a < b ? a : b) }')
+				rss_l=$(cat "$D/rss")
 			fi
 		done
 	done
@@ -67,7 +71,7 @@ run_case() {
 		verdict="TOO SLOW (over 12x)"
 		fail=1
 	fi
-	report "$name" "$N" "$((N * 10))" "$best_s" "$best_l" "${ratio}x" "$verdict"
+	report "$name" "$N" "$((N * 10))" "$best_s" "$best_l" "${ratio}x" "$rss_l" "$verdict"
 }
 
 for size in s l; do

@@ -134,9 +134,14 @@ extern kernel_map_t km_map;	/* the mapping map (§5.5), final before rows */
  * `formal` write its formal_stage site records and queue its rows.
  */
 void process_trace(kmtrace_t *kt, int build_map, int formal);
-/* Build km_map from the merged mapping statistics. */
+/*
+ * Without --mapping: build km_map's stage payloads from the merged mapping
+ * statistics and write the mapping_stage site records, then the
+ * mapping_global ones (§5.5), the global payload written entry by entry
+ * and never held (km_map.global stays empty; issue 21).
+ */
 void finish_mapping(void);
-/* The mapping_stage and mapping_global site records of km_map. */
+/* With --mapping: the mapping_stage and mapping_global site records of km_map. */
 void write_mapping_sites(void);
 /* Write the queued kernel_row records (km_map must be final) and drop them. */
 void flush_pending(void);

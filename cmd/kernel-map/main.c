@@ -255,17 +255,8 @@ main(int argc, char **argv)
 	if (fp != stdin)
 		fclose(fp);
 
-	if (!run.mapping_file) {
+	if (!run.mapping_file)
 		finish_mapping();
-		write_mapping_sites();
-		/*
-		 * Without --mapping each trace is its own mapping: every row's
-		 * name is in its stage's payload, so the lookup never reaches the
-		 * global one; written, it is dropped (a copy of every kernel's
-		 * sites, issue 21).
-		 */
-		payload_free(&km_map.global);
-	}
 	if (!run.sites_only) {
 		flush_pending();
 		if (run.kernel_traces == 0) {

@@ -451,19 +451,26 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 void
 finish_mapping(void)
 {
+	struct site_out o = { "mapping_global", NULL, NULL };
+	const sitestats *gst = mglobal_alias >= 0 ? &mstages[mglobal_alias].sites : &mglobal;
 	size_t i;
 
-	if (mglobal_alias >= 0) {
-		build_payload(&mstages[mglobal_alias].sites, &mglobal_cats, &km_map.global);
-		mglobal_alias = -1;
-	} else {
-		build_payload(&mglobal, &mglobal_cats, &km_map.global);
-	}
+	/* the stage payloads stay: every row is looked up in its stage's (§5.7.2) */
+	for (i = 0; i < nmstages; i++)
+		build_payload(&mstages[i].sites, &mstages[i].cats,
+		    kernel_map_stage(&km_map, km_s(mstages[i].stage), 1));
+	for (i = 0; i < km_map.nstages; i++)
+		write_payload("mapping_stage", NULL, km_map.stage_names[i], &km_map.stages[i]);
+	/*
+	 * Without --mapping no row's name misses its stage's payload, so the
+	 * global one is only written, entry by entry, never held: one copy
+	 * fewer of every kernel's sites (issue 21).
+	 */
+	build_payload_each(gst, &mglobal_cats, write_site_cb, &o);
+	mglobal_alias = -1;
 	sitestats_free(&mglobal);
 	catmap_free(&mglobal_cats);
 	for (i = 0; i < nmstages; i++) {
-		build_payload(&mstages[i].sites, &mstages[i].cats,
-		    kernel_map_stage(&km_map, km_s(mstages[i].stage), 1));
 		sitestats_free(&mstages[i].sites);
 		catmap_free(&mstages[i].cats);
 	}
