@@ -29,6 +29,50 @@ wanted(rec_reader *r, enum rec_type t)
 	return 0;
 }
 
+static int
+blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * Cut member m (every duplicate) out of the kept record, its comma too,
+ * and parse what is left.  A kernel_row's "entry" is its kernel's whole
+ * site payload: no report reads it, yet it is most of the row, and a
+ * trace of a million distinct kernels keeps a million rows (issue 21).
+ */
+static void
+drop_member(rec_reader *r, struct item *it, const char *m)
+{
+	int v;
+
+	while ((v = json_get(&it->doc, 0, m)) > 0) {
+		const jsmntok_t *kt = &it->doc.tok[v - 1], *vt = &it->doc.tok[v];
+		char *l = it->line;
+		size_t len = it->doc.len, from = (size_t)kt->start - 1, to = (size_t)vt->end, b;
+
+		if (vt->type == JSMN_STRING)
+			to++;	/* its closing quote */
+		for (b = from; b > 0 && blank(l[b - 1]); b--)
+			;
+		if (b > 0 && l[b - 1] == ',') {
+			from = b - 1;	/* not the first member: the comma before it goes */
+		} else {
+			while (to < len && blank(l[to]))
+				to++;
+			if (to < len && l[to] == ',')
+				to++;	/* the first member: the comma after it goes */
+		}
+		memmove(l + from, l + to, len - to + 1);
+		len -= to - from;
+		it->line = l = xrealloc(l, len + 1);
+		json_doc_free(&it->doc);
+		/* a member and its comma cut from valid JSON leave valid JSON */
+		if (json_parse(&it->doc, l, len) < 0)
+			rec_die(r, "record is not a JSON object once its \"%s\" is cut out", m);
+	}
+}
+
 void
 run_add(struct run *run, rec_reader *r)
 {
@@ -52,6 +96,13 @@ run_add(struct run *run, rec_reader *r)
 	it->line = xstrndup(r->line, r->len);
 	if (json_parse(&it->doc, it->line, r->len) < 0)
 		rec_die(r, "record is not a JSON object");
+	if (t == RT_kernel_row)
+		drop_member(r, it, "entry");
+	/* kept for the run: the tokens' spare room goes */
+	if (it->doc.ntok > 0 && (unsigned)it->doc.ntok < it->doc.cap) {
+		it->doc.tok = xreallocarray(it->doc.tok, (size_t)it->doc.ntok, sizeof *it->doc.tok);
+		it->doc.cap = (unsigned)it->doc.ntok;
+	}
 }
 
 void
