@@ -366,8 +366,13 @@ perform(const char *method, const char *url, const char *body, double idle,
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	/*
+	 * on_progress enforces the limits; libcurl's low-speed check, which
+	 * cannot see a header's partial lines, is only a backstop, later than
+	 * ours so that it never wins the race and names the wrong cause.
+	 */
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, idle_s);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 2 * idle_s + 1);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 4L * idle_s * 1000L + connect_ms);
 	w->last = now_mono();
 	w->limit = idle > 0 ? idle : 1;
