@@ -9,13 +9,53 @@
 #include "text.h"
 #include "xalloc.h"
 
+/* One heap copy of each distinct text: entry_share_strings may alias them. */
 static void
 site_free(site_t *s)
 {
 	free(s->location);
-	free(s->display_location);
+	if (s->display_location != s->location)
+		free(s->display_location);
+	if (s->stack != s->location && s->stack != s->display_location)
+		free(s->stack);
 	free(s->top_cpu_op);
-	free(s->stack);
+}
+
+/* Is p one of the first site's texts (best_location may alias them)? */
+static int
+first_site_text(const entry_t *e, const char *p)
+{
+	const site_t *s = e->nsites ? &e->sites[0] : NULL;
+
+	return p && s && (p == s->location || p == s->display_location || p == s->stack);
+}
+
+/* Point *p at `to` when they read the same, freeing *p's copy. */
+static void
+share(char **p, char *to)
+{
+	if (*p && to && *p != to && strcmp(*p, to) == 0) {
+		free(*p);
+		*p = to;
+	}
+}
+
+void
+entry_share_strings(entry_t *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsites; i++) {
+		site_t *s = &e->sites[i];
+		share(&s->display_location, s->location);
+		share(&s->stack, s->location);
+		share(&s->stack, s->display_location);
+	}
+	if (e->nsites && !first_site_text(e, e->best_location)) {
+		share(&e->best_location, e->sites[0].display_location);
+		share(&e->best_location, e->sites[0].location);
+		share(&e->best_location, e->sites[0].stack);
+	}
 }
 
 void
@@ -25,12 +65,13 @@ entry_free(entry_t *e)
 
 	if (!e)
 		return;
+	if (!first_site_text(e, e->best_location))
+		free(e->best_location);
 	for (i = 0; i < e->nsites; i++)
 		site_free(&e->sites[i]);
 	free(e->sites);
 	free(e->kernel);
 	free(e->category);
-	free(e->best_location);
 	memset(e, 0, sizeof *e);
 }
 
@@ -87,6 +128,7 @@ entry_copy(entry_t *dst, const entry_t *src)
 		d->top_cpu_op = dup_or_null(s->top_cpu_op);
 		d->stack = dup_or_null(s->stack);
 	}
+	entry_share_strings(dst);
 }
 
 /* A string member as a heap copy; NULL when absent or not a string. */
@@ -144,6 +186,7 @@ entry_from_json(const json_doc *d, int obj, entry_t *e)
 				s->has_share = json_todouble(d, j, &s->share_pct);
 		}
 	}
+	entry_share_strings(e);
 	return 0;
 }
 
@@ -291,6 +334,85 @@ kernel_map_free(kernel_map_t *m)
 	memset(m, 0, sizeof *m);
 }
 
+static int
+str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Do two entries read the same, member for member? */
+static int
+entry_same(const entry_t *a, const entry_t *b)
+{
+	size_t i;
+
+	if (!str_same(a->kernel, b->kernel) || !str_same(a->category, b->category) ||
+	    !str_same(a->best_location, b->best_location) || a->nsites != b->nsites)
+		return 0;
+	for (i = 0; i < a->nsites; i++) {
+		const site_t *x = &a->sites[i], *y = &b->sites[i];
+		if (!str_same(x->location, y->location) ||
+		    !str_same(x->display_location, y->display_location) ||
+		    !str_same(x->top_cpu_op, y->top_cpu_op) || !str_same(x->stack, y->stack) ||
+		    x->launches != y->launches || x->total_us != y->total_us ||
+		    x->share_pct != y->share_pct || x->has_share != y->has_share)
+			return 0;
+	}
+	return 1;
+}
+
+/* Copy the entries global repeated so far into it, and stop comparing. */
+static void
+global_materialize(kernel_map_t *m)
+{
+	const payload_t *st;
+	size_t k;
+
+	if (!m->same_stage)
+		return;
+	st = &m->stages[m->same_stage - 1];
+	for (k = 0; k < m->same_n; k++)
+		entry_copy(payload_add(&m->global), &st->e[k]);
+	m->same_stage = m->same_n = 0;
+}
+
+void
+kernel_map_add_global(kernel_map_t *m, entry_t *e)
+{
+	size_t i;
+
+	if (m->global.n == 0 && m->same_stage == 0)
+		for (i = 0; i < m->nstages; i++)
+			if (m->stages[i].n && entry_same(&m->stages[i].e[0], e)) {
+				m->same_stage = i + 1;
+				break;
+			}
+	if (m->same_stage) {
+		const payload_t *st = &m->stages[m->same_stage - 1];
+		if (m->same_n < st->n && entry_same(&st->e[m->same_n], e)) {
+			m->same_n++;
+			entry_free(e);
+			return;
+		}
+		global_materialize(m);
+	}
+	*payload_add(&m->global) = *e;
+	memset(e, 0, sizeof *e);
+}
+
+void
+kernel_map_end_global(kernel_map_t *m)
+{
+	if (m->same_stage && m->same_n < m->stages[m->same_stage - 1].n)
+		global_materialize(m);	/* global repeated only a part of the stage */
+}
+
+payload_t *
+kernel_map_global(kernel_map_t *m)
+{
+	return m->same_stage ? &m->stages[m->same_stage - 1] : &m->global;
+}
+
 payload_t *
 kernel_map_stage(kernel_map_t *m, const char *stage, int create)
 {
@@ -308,12 +430,11 @@ kernel_map_stage(kernel_map_t *m, const char *stage, int create)
 	return &m->stages[m->nstages++];
 }
 
-const entry_t *
-lookup_kernel_map_entry(const kernel_map_t *m, const char *stage, const char *name)
+/* The stage payloads a lookup for `stage` tries, in order (§5.7.2); returns how many names. */
+static size_t
+stage_aliases(const char *stage, const char *aliases[3])
 {
-	const char *aliases[3];
-	size_t na = 0, i;
-	const entry_t *e;
+	size_t na = 0;
 
 	if (strcmp(stage, "extend") == 0) {
 		aliases[na++] = "extend";
@@ -324,11 +445,57 @@ lookup_kernel_map_entry(const kernel_map_t *m, const char *stage, const char *na
 	} else
 		aliases[na++] = stage;
 	aliases[na++] = "all";
+	return na;
+}
+
+/* The distinct non-empty payloads a lookup for `stage` tries, in order; returns how many. */
+static size_t
+stage_reach(const kernel_map_t *m, const char *stage, const payload_t *reach[4])
+{
+	const char *aliases[3];
+	size_t na = stage_aliases(stage, aliases), n = 0, i;
+
+	for (i = 0; i <= na; i++) {
+		const payload_t *p = i < na ? kernel_map_stage((kernel_map_t *)m, aliases[i], 0) :
+		    kernel_map_global((kernel_map_t *)m);
+		size_t k;
+		if (!p || !p->n)
+			continue;
+		/* a payload tried twice misses twice: once is the same lookup */
+		for (k = 0; k < n && reach[k] != p; k++)
+			;
+		if (k == n)
+			reach[n++] = p;
+	}
+	return n;
+}
+
+int
+kernel_map_same_lookup(const kernel_map_t *m, const char *a, const char *b)
+{
+	const payload_t *ra[4], *rb[4];
+	size_t na = stage_reach(m, a, ra), nb = stage_reach(m, b, rb), i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na; i++)
+		if (ra[i] != rb[i])
+			return 0;
+	return 1;
+}
+
+const entry_t *
+lookup_kernel_map_entry(const kernel_map_t *m, const char *stage, const char *name)
+{
+	const char *aliases[3];
+	size_t na = stage_aliases(stage, aliases), i;
+	const entry_t *e;
+
 	for (i = 0; i < na; i++) {
 		/* a stage absent from the map is an empty payload: no match */
 		const payload_t *p = kernel_map_stage((kernel_map_t *)m, aliases[i], 0);
 		if (p && (e = relaxed_lookup(p, name)) != NULL)
 			return e;
 	}
-	return relaxed_lookup(&m->global, name);
+	return relaxed_lookup(kernel_map_global((kernel_map_t *)m), name);
 }

@@ -4,8 +4,11 @@
  *
  * A payload is an ordered list of entries, one per canonical kernel name, in
  * ascending byte order of the name (§5.4).  An entry owns its sites; all
- * strings are heap copies owned by the entry (NULL means JSON null / none).
- * payload_free releases everything.
+ * strings are heap copies owned by the entry (NULL means JSON null / none),
+ * and texts that read the same may be one copy (entry_share_strings): a
+ * site's location, display_location and stack, and the entry's
+ * best_location with its first site's.  Treat them as read-only;
+ * entry_free and payload_free release everything.
  */
 #ifndef PAYLOAD_H
 #define PAYLOAD_H
@@ -48,6 +51,13 @@ void payload_free(payload_t *p);
 entry_t *payload_add(payload_t *p);
 /* Free the entry's strings and sites and zero it.  NULL is a no-op. */
 void entry_free(entry_t *e);
+/*
+ * Make a site's location, display_location and stack, and the entry's
+ * best_location with its first site's texts, one heap copy where they
+ * read the same (they mostly do: a million-kernel payload is a third
+ * smaller; issue 21).  entry_free knows.
+ */
+void entry_share_strings(entry_t *e);
 /* Deep copy into dst (dst's previous contents are not freed). */
 void entry_copy(entry_t *dst, const entry_t *src);
 
@@ -106,7 +116,9 @@ typedef struct {
 	char **stage_names;
 	payload_t *stages;
 	size_t nstages;
-	payload_t global;
+	payload_t global;	/* use kernel_map_global(): it may be a stage's */
+	size_t same_stage;	/* 1 + the stage whose entries global repeats, 0: none */
+	size_t same_n;		/* while reading: how many it has repeated so far */
 } kernel_map_t;
 
 /* Free all payloads and names; the map becomes empty.  NULL is a no-op. */
@@ -116,6 +128,29 @@ void kernel_map_free(kernel_map_t *m);
  * (else NULL).  Appending moves the stage array: earlier pointers die.
  */
 payload_t *kernel_map_stage(kernel_map_t *m, const char *stage, int create);
+/*
+ * Add an entry of a mapping_global site record to m, taking e's contents
+ * (e is left empty).  kernel-map writes mapping_global after the stages,
+ * in the same order; while its entries repeat those of one stage already
+ * read, they are compared and dropped instead of held twice (a trace with
+ * one stage: a million-kernel map held once; issue 21).  Call
+ * kernel_map_end_global when the records are read, before sorting.
+ */
+void kernel_map_add_global(kernel_map_t *m, entry_t *e);
+/*
+ * End the reading of mapping_global entries: when they repeated a whole
+ * stage, that stage's payload serves as the global one from now on;
+ * when only a part, the repeated entries are copied into global.
+ */
+void kernel_map_end_global(kernel_map_t *m);
+/* The global payload: m->global, or the stage payload it repeats. */
+payload_t *kernel_map_global(kernel_map_t *m);
+/*
+ * Do lookups for stages a and b try the same payloads in the same order
+ * (their aliases differ only in stages m lacks or holds empty), so that
+ * every name finds the same entry for both?  1 or 0.
+ */
+int kernel_map_same_lookup(const kernel_map_t *m, const char *a, const char *b);
 /* Returns a pointer into m, or NULL. */
 const entry_t *lookup_kernel_map_entry(const kernel_map_t *m, const char *stage,
     const char *name);

@@ -158,6 +158,7 @@ load_mapping(const char *path)
 	while (rec_next(&r)) {
 		enum rec_type t = rec_type_of(&r);
 		payload_t *p = NULL;
+		int global = 0;
 		if (t == RT_input) {
 			rec_line(r.line, r.len);
 			continue;
@@ -174,15 +175,21 @@ load_mapping(const char *path)
 			p = kernel_map_stage(&km_map, stage, 1);
 			free(stage);
 		} else if (strcmp(scope, "mapping_global") == 0) {
-			p = &km_map.global;
+			global = 1;
 		}
 		free(scope);
-		if (p) {
+		if (p || global) {
+			entry_t e;
 			rec_parse(&r);
-			if (entry_from_json(&r.doc, 0, payload_add(p)) < 0)
+			if (entry_from_json(&r.doc, 0, &e) < 0)
 				rec_die(&r, "site record is not a payload entry");
+			if (global)
+				kernel_map_add_global(&km_map, &e);
+			else
+				*payload_add(p) = e;
 		}
 	}
+	kernel_map_end_global(&km_map);
 	if (fp != stdin)
 		fclose(fp);
 	rec_reader_free(&r);
@@ -190,7 +197,7 @@ load_mapping(const char *path)
 	for (i = 0; i < km_map.nstages; i++)
 		if (km_map.stages[i].n)
 			qsort(km_map.stages[i].e, km_map.stages[i].n, sizeof(entry_t), cmp_entry_name);
-	if (km_map.global.n)
+	if (!km_map.same_stage && km_map.global.n)
 		qsort(km_map.global.e, km_map.global.n, sizeof(entry_t), cmp_entry_name);
 }
 

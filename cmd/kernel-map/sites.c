@@ -324,6 +324,7 @@ build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t 
 		site_display_location(&e->sites[0], &b);
 		e->best_location = xstrdup(sb_str(&b));
 	}
+	entry_share_strings(e);
 	sb_free(&b);
 	free(ss);
 }

@@ -111,7 +111,7 @@ write_mapping_sites(void)
 
 	for (i = 0; i < km_map.nstages; i++)
 		write_payload("mapping_stage", NULL, km_map.stage_names[i], &km_map.stages[i]);
-	write_payload("mapping_global", NULL, NULL, &km_map.global);
+	write_payload("mapping_global", NULL, NULL, kernel_map_global(&km_map));
 }
 
 /* Rows of one (trace, stage) (§5.7-§5.9), in table order. */

@@ -345,6 +345,7 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	struct rec_site s;
 	payload_t *p = NULL;
 	char *scope, *stage;
+	int global = 0;
 
 	if (t != RT_site)
 		return;
@@ -352,7 +353,7 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	scope = rstr_dup(s.scope);
 	stage = rstr_dup(s.stage);
 	if (sd->mapping && strcmp(scope, "mapping_global") == 0) {
-		p = &kmap.global;
+		global = 1;
 	} else if (sd->mapping && strcmp(scope, "mapping_stage") == 0) {
 		p = kernel_map_stage(&kmap, stage, 1);
 	} else if (!sd->mapping && strcmp(scope, "formal_stage") == 0) {
@@ -375,10 +376,15 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 		}
 		p = &fpay[i].p;
 	}
-	if (p) {
+	if (p || global) {
+		entry_t e;
 		rec_parse(&r->rd);
-		if (entry_from_json(&r->rd.doc, 0, payload_add(p)) < 0)
+		if (entry_from_json(&r->rd.doc, 0, &e) < 0)
 			rec_die(&r->rd, "site record is not a payload entry");
+		if (global)
+			kernel_map_add_global(&kmap, &e);
+		else
+			*payload_add(p) = e;
 	}
 	free(scope);
 	free(stage);
@@ -473,6 +479,12 @@ emit_row(const char *stage, const orow_t *r)
  */
 static srcmap_t premap[NSTAGES];
 static int have_premap[NSTAGES];
+/*
+ * 1 + the stage whose map premap[st] would repeat (the same mapping
+ * bundle, lookups reaching the same payloads), 0: a map of its own.  A
+ * trace of one stage serves all three: built once (issue 21).
+ */
+static int same_map[NSTAGES];
 
 static void
 build_mapping_maps(const side_t *mapping)
@@ -481,20 +493,62 @@ build_mapping_maps(const side_t *mapping)
 
 	for (st = 0; st < NSTAGES; st++) {
 		const bundle_t *mb = pick_bundle(mapping, st);
+		int o;
 		if (!mb)
 			continue;
-		srcmap_build(&premap[st], mb->ev, mb->n, &mb->tr->raw, &kmap, stage_names[st]);
 		have_premap[st] = 1;
+		for (o = 0; o < st; o++)
+			if (have_premap[o] && !same_map[o] && pick_bundle(mapping, o) == mb &&
+			    kernel_map_same_lookup(&kmap, stage_names[o], stage_names[st]))
+				break;
+		if (o < st) {
+			same_map[st] = o + 1;
+			continue;
+		}
+		srcmap_build(&premap[st], mb->ev, mb->n, &mb->tr->raw, &kmap, stage_names[st]);
 	}
 	srcmap_cache_free();
+}
+
+/*
+ * Give every stage that will use a repeated map one of its own, before any
+ * is changed by its formal payload: copies for all but the last user, which
+ * takes the map itself unless its own stage uses it.
+ */
+static void
+unshare_maps(const int *use)
+{
+	int o, st, last;
+
+	for (o = 0; o < NSTAGES; o++) {
+		if (!have_premap[o] || same_map[o])
+			continue;
+		for (last = -1, st = o + 1; st < NSTAGES; st++)
+			if (use[st] && same_map[st] == o + 1)
+				last = st;
+		for (st = o + 1; st < NSTAGES; st++) {
+			if (!use[st] || same_map[st] != o + 1)
+				continue;
+			if (st == last && !use[o]) {
+				premap[st] = premap[o];
+				memset(&premap[o], 0, sizeof premap[o]);
+			} else {
+				srcmap_copy(&premap[st], &premap[o]);
+			}
+			same_map[st] = 0;
+		}
+	}
 }
 
 /* The per-stage loop of §1 step 5. */
 static void
 emit_tables(side_t *formal)
 {
-	int st, others = formal->b[0].tr || formal->b[1].tr;
+	int st, others = formal->b[0].tr || formal->b[1].tr, use[NSTAGES];
 
+	for (st = 0; st < NSTAGES; st++)
+		use[st] = formal->b[st].tr && !(st == 2 && others) && have_premap[st];
+	unshare_maps(use);
 	for (st = 0; st < NSTAGES; st++) {
 		bundle_t *fb = &formal->b[st];
 		srcmap_t *sm = &premap[st];
@@ -572,6 +626,7 @@ main(int argc, char **argv)
 		read_stream(&mapping, fp, strcmp(mapfile, "-") ? mapfile : "<stdin>", 0, 1);
 		if (fp != stdin)
 			fclose(fp);
+		kernel_map_end_global(&kmap);
 		build_mapping_maps(&mapping);
 		side_free(&mapping);
 	}

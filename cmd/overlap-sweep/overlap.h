@@ -208,6 +208,9 @@ double srcstat_mapping_ratio(const srcstat_t *st);
 void srcmap_build(srcmap_t *sm, const oev_t *mev, size_t nm, const rawdata_t *raw,
     const kernel_map_t *km, const char *stage);
 
+/* A deep copy of src into dst (dst's contents are not freed). */
+void srcmap_copy(srcmap_t *dst, const srcmap_t *src);
+
 /*
  * srcmap_build keeps each thread's sorted scope timeline for the next map
  * built from the same raw data (the other stages); this frees them.  Call it

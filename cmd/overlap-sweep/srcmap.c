@@ -96,6 +96,53 @@ srcmap_free(srcmap_t *sm)
 	memset(sm, 0, sizeof *sm);
 }
 
+static void
+counter_copy(counter_t *dst, const counter_t *src)
+{
+	dst->n = dst->cap = src->n;
+	dst->c = src->n ? xmallocarray(src->n, sizeof *dst->c) : NULL;
+	if (src->n)
+		memcpy(dst->c, src->c, src->n * sizeof *dst->c);
+}
+
+static void
+imap_copy(imap *dst, const imap *src)
+{
+	*dst = *src;
+	if (!src->cap)
+		return;
+	dst->key = xmallocarray(src->cap, sizeof *dst->key);
+	dst->val = xmallocarray(src->cap, sizeof *dst->val);
+	dst->used = xmalloc(src->cap);
+	memcpy(dst->key, src->key, src->cap * sizeof *dst->key);
+	memcpy(dst->val, src->val, src->cap * sizeof *dst->val);
+	memcpy(dst->used, src->used, src->cap);
+}
+
+void
+srcmap_copy(srcmap_t *dst, const srcmap_t *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof *dst);
+	dst->n = dst->cap = src->n;
+	dst->s = src->n ? xmallocarray(src->n, sizeof *dst->s) : NULL;
+	for (i = 0; i < src->n; i++) {
+		srcstat_t *d = &dst->s[i];
+		const srcstat_t *s = &src->s[i];
+		*d = *s;
+		counter_copy(&d->scope, &s->scope);
+		counter_copy(&d->chain, &s->chain);
+		counter_copy(&d->launch, &s->launch);
+		/* the lookup caches come back from the name on first use */
+		d->lower = d->compact = NULL;
+		d->lower_cp = d->compact_len = 0;
+		d->cached = 0;
+	}
+	imap_copy(&dst->byname, &src->byname);
+	imap_copy(&dst->cidx, &src->cidx);
+}
+
 /* strip(str(x or "")) as an interned id; NOSTR when empty. */
 static uint32_t
 strip_id(const char *s)
