@@ -309,8 +309,38 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
  * largest part of a trace where every kernel has a name of its own
  * (issue 21).
  */
+/*
+ * The formal_stage site records of one stage group from its statistics st
+ * (every kernel of the group), held in *local when local is not NULL,
+ * then the group's graph-attribution note.
+ */
 static void
-formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local)
+formal_group(const kmtrace_t *kt, const sgroup_t *g, const sitestats *st, payload_t *local)
+{
+	catmap cats = { 0 };
+	size_t j;
+
+	for (j = 0; j < g->n; j++)
+		catmap_set(&cats, kt->ka[g->idx[j]].canon, kt->ka[g->idx[j]].category);
+	if (local) {
+		build_payload(st, &cats, local);
+		write_payload("formal_stage", &kt->tr->t, km_s(g->stage), local);
+	} else {
+		/* written entry by entry, never held whole */
+		struct site_out o = { "formal_stage", km_s(g->stage), &kt->tr->t };
+		build_payload_each(st, &cats, write_site_cb, &o);
+	}
+	if (!compat_reference && !km_formal_with_mapping)
+		note_graph_attribution(kt, g);
+	catmap_free(&cats);
+}
+
+/*
+ * `written`: the mapping pass wrote the groups' site records already
+ * (formal_group), from the statistics it had built of the same kernels.
+ */
+static void
+formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local, int written)
 {
 	payload_t *local = xcalloc(ng, sizeof *local);
 	size_t *ord = xmalloc(ng * sizeof *ord), a, b, i;
@@ -318,25 +348,11 @@ formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local)
 	nsum tsum = NSUM_INIT;
 	double trace_total;
 
-	for (i = 0; i < ng; i++) {
+	for (i = 0; i < ng && !written; i++) {
 		sitestats st = { 0 };
-		catmap cats = { 0 };
-		size_t j;
 		sitestats_add(&st, kt, g[i].idx, g[i].n);
-		for (j = 0; j < g[i].n; j++)
-			catmap_set(&cats, kt->ka[g[i].idx[j]].canon, kt->ka[g[i].idx[j]].category);
-		if (keep_local) {
-			build_payload(&st, &cats, &local[i]);
-			write_payload("formal_stage", &kt->tr->t, km_s(g[i].stage), &local[i]);
-		} else {
-			/* written entry by entry, never held whole */
-			struct site_out o = { "formal_stage", km_s(g[i].stage), &kt->tr->t };
-			build_payload_each(&st, &cats, write_site_cb, &o);
-		}
-		if (!compat_reference && !km_formal_with_mapping)
-			note_graph_attribution(kt, &g[i]);
+		formal_group(kt, &g[i], &st, keep_local ? &local[i] : NULL);
 		sitestats_free(&st);
-		catmap_free(&cats);
 	}
 	for (i = 0; i < kt->tr->nk; i++)
 		nsum_add(&tsum, kt->tr->k[i].dur);
@@ -377,6 +393,7 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 	sgroup_t *g = NULL;
 	size_t ng = 0, capg = 0, i, j;
 	imap gidx = { 0 };
+	int written;
 
 	/* group_kernels_by_stage (§3.3): stages by first appearance, file order */
 	for (i = 0; i < tr->nk; i++) {
@@ -408,6 +425,13 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 	}
 	attribute_kernels(kt);
 
+	/*
+	 * An SGLang trace's mapping statistics are of every kernel, as the
+	 * formal pass's: its site records are written from them before they
+	 * merge, instead of from a second copy built beside the merged ones
+	 * (issue 21).  Without --mapping only: the local payloads go unheld.
+	 */
+	written = build_map && formal && kt->sglang;
 	if (build_map) {
 		/* mapping pass (§5.5): merge per stage and globally, in group order */
 		for (i = 0; i < ng; i++) {
@@ -417,6 +441,8 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 				sitestats_add(&st, kt, g[i].idx, g[i].n);
 			else
 				sitestats_add(&st, kt, g[i].sample, g[i].nsample);
+			if (written)
+				formal_group(kt, &g[i], &st, NULL);
 			if (mglobal_alias >= 0) {
 				/* a second merge: the global stats become their own */
 				sitestats_merge(&mglobal, &mstages[mglobal_alias].sites);
@@ -439,7 +465,7 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 		}
 	}
 	if (formal)
-		formal_trace(kt, g, ng, !build_map);
+		formal_trace(kt, g, ng, !build_map, written);
 	for (i = 0; i < ng; i++) {
 		free(g[i].idx);
 		free(g[i].sample);
