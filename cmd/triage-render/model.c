@@ -37,9 +37,8 @@ blank(char c)
 
 /*
  * Cut member m (every duplicate) out of the kept record, its comma too,
- * and parse what is left.  A kernel_row's "entry" is its kernel's whole
- * site payload: no report reads it, yet it is most of the row, and a
- * trace of a million distinct kernels keeps a million rows (issue 21).
+ * and parse what is left: for members no report reads, since a trace of
+ * a million distinct kernels keeps a million rows (issue 21).
  */
 static void
 drop_member(rec_reader *r, struct item *it, const char *m)
@@ -96,8 +95,19 @@ run_add(struct run *run, rec_reader *r)
 	it->line = xstrndup(r->line, r->len);
 	if (json_parse(&it->doc, it->line, r->len) < 0)
 		rec_die(r, "record is not a JSON object");
-	if (t == RT_kernel_row)
+	if (t == RT_kernel_row) {
 		drop_member(r, it, "entry");
+		/*
+		 * A row the table does not show counts only in the stage's
+		 * totals (time, share, launches, category): its names go, and
+		 * a mangled kernel name can be a kilobyte.
+		 */
+		if (json_kind(&it->doc, item_get(it, "shown")) == JK_FALSE) {
+			drop_member(r, it, "kernel");
+			drop_member(r, it, "location");
+			drop_member(r, it, "cpu_op");
+		}
+	}
 	/* kept for the run: the tokens' spare room goes */
 	if (it->doc.ntok > 0 && (unsigned)it->doc.ntok < it->doc.cap) {
 		it->doc.tok = xreallocarray(it->doc.tok, (size_t)it->doc.ntok, sizeof *it->doc.tok);
