@@ -29,54 +29,61 @@ wanted(rec_reader *r, enum rec_type t)
 	return 0;
 }
 
+/*
+ * Members no report reads, left out of the kept copy of a record: a trace
+ * of a million distinct kernels keeps a million rows (issue 21).  A
+ * kernel_row's "entry" is its kernel's whole site payload; a row the table
+ * does not show (`hidden`) counts only in its stage's totals (time, share,
+ * launches, category), so its names go too, and a mangled kernel name can
+ * be a kilobyte.
+ */
 static int
-blank(char c)
+left_out(const json_doc *d, int key, int hidden)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	return json_str_eq(d, key, "entry", 5) || (hidden && (json_str_eq(d, key, "kernel", 6) ||
+	    json_str_eq(d, key, "location", 8) || json_str_eq(d, key, "cpu_op", 6)));
 }
 
 /*
- * Cut member m (every duplicate) out of the kept record, its comma too,
- * and parse what is left: for members no report reads, since a trace of
- * a million distinct kernels keeps a million rows (issue 21).
+ * The object at token 0 of d without the members left_out names, into
+ * out; returns how many were left out (0: out is not written).
  */
-static void
-drop_member(rec_reader *r, struct item *it, const char *m)
+static int
+kept_text(const json_doc *d, int hidden, sbuf *out)
 {
-	int v;
+	int n = d->tok[0].size, i, k, dropped = 0, first = 1;
 
-	while ((v = json_get(&it->doc, 0, m)) > 0) {
-		const jsmntok_t *kt = &it->doc.tok[v - 1], *vt = &it->doc.tok[v];
-		char *l = it->line;
-		size_t len = it->doc.len, from = (size_t)kt->start - 1, to = (size_t)vt->end, b;
-
-		if (vt->type == JSMN_STRING)
-			to++;	/* its closing quote */
-		for (b = from; b > 0 && blank(l[b - 1]); b--)
-			;
-		if (b > 0 && l[b - 1] == ',') {
-			from = b - 1;	/* not the first member: the comma before it goes */
-		} else {
-			while (to < len && blank(l[to]))
-				to++;
-			if (to < len && l[to] == ',')
-				to++;	/* the first member: the comma after it goes */
-		}
-		memmove(l + from, l + to, len - to + 1);
-		len -= to - from;
-		it->line = l = xrealloc(l, len + 1);
-		json_doc_free(&it->doc);
-		/* a member and its comma cut from valid JSON leave valid JSON */
-		if (json_parse(&it->doc, l, len) < 0)
-			rec_die(r, "record is not a JSON object once its \"%s\" is cut out", m);
+	for (k = 0, i = 1; k < n; k++, i = json_skip(d, i + 1))
+		dropped += left_out(d, i, hidden);
+	if (!dropped)
+		return 0;
+	sb_reset(out);
+	sb_addc(out, '{');
+	for (k = 0, i = 1; k < n; k++, i = json_skip(d, i + 1)) {
+		const jsmntok_t *kt = &d->tok[i], *vt = &d->tok[i + 1];
+		size_t from = (size_t)kt->start - 1, to = (size_t)vt->end + (vt->type == JSMN_STRING);
+		if (left_out(d, i, hidden))
+			continue;
+		if (!first)
+			sb_addc(out, ',');
+		sb_add(out, d->js + from, to - from);	/* "key": value, as written */
+		first = 0;
 	}
+	sb_addc(out, '}');
+	return dropped;
 }
+
+/* Every record is parsed here first, its kept copy then sized exactly. */
+static json_doc scratch;
+static sbuf kept;
 
 void
 run_add(struct run *run, rec_reader *r)
 {
 	enum rec_type t = rec_type_of(r);
 	struct item *it;
+	const char *text = r->line;
+	size_t len = r->len;
 
 	if (!wanted(r, t))
 		return;
@@ -88,31 +95,27 @@ run_add(struct run *run, rec_reader *r)
 		} rec;
 		rec_read(r, t, &rec);
 	}
+	if (json_parse(&scratch, text, len) < 0 || scratch.tok[0].type != JSMN_OBJECT)
+		rec_die(r, "record is not a JSON object");
+	if (t == RT_kernel_row &&
+	    kept_text(&scratch, json_kind(&scratch, json_get(&scratch, 0, "shown")) == JK_FALSE,
+	    &kept)) {
+		text = kept.s;
+		len = kept.len;
+		/* members cut from valid JSON leave valid JSON */
+		if (json_parse(&scratch, text, len) < 0)
+			rec_die(r, "record is not a JSON object once unread members are cut out");
+	}
 	xgrow(&run->it, &run->cap, run->n + 1, sizeof *run->it);
 	it = &run->it[run->n++];
 	memset(it, 0, sizeof *it);
 	it->type = t;
-	it->line = xstrndup(r->line, r->len);
-	if (json_parse(&it->doc, it->line, r->len) < 0)
-		rec_die(r, "record is not a JSON object");
-	if (t == RT_kernel_row) {
-		drop_member(r, it, "entry");
-		/*
-		 * A row the table does not show counts only in the stage's
-		 * totals (time, share, launches, category): its names go, and
-		 * a mangled kernel name can be a kilobyte.
-		 */
-		if (json_kind(&it->doc, item_get(it, "shown")) == JK_FALSE) {
-			drop_member(r, it, "kernel");
-			drop_member(r, it, "location");
-			drop_member(r, it, "cpu_op");
-		}
-	}
-	/* kept for the run: the tokens' spare room goes */
-	if (it->doc.ntok > 0 && (unsigned)it->doc.ntok < it->doc.cap) {
-		it->doc.tok = xreallocarray(it->doc.tok, (size_t)it->doc.ntok, sizeof *it->doc.tok);
-		it->doc.cap = (unsigned)it->doc.ntok;
-	}
+	it->line = xstrndup(text, len);
+	it->doc = scratch;
+	it->doc.js = it->line;
+	it->doc.tok = xmallocarray((size_t)scratch.ntok, sizeof *scratch.tok);
+	memcpy(it->doc.tok, scratch.tok, (size_t)scratch.ntok * sizeof *scratch.tok);
+	it->doc.cap = (unsigned)scratch.ntok;
 }
 
 void
@@ -126,6 +129,8 @@ run_free(struct run *run)
 	}
 	free(run->it);
 	free(run->label);
+	json_doc_free(&scratch);
+	sb_free(&kept);
 	memset(run, 0, sizeof *run);
 }
 
