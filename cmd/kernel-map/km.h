@@ -138,9 +138,11 @@ void process_trace(kmtrace_t *kt, int build_map, int formal);
  * Without --mapping: build km_map's stage payloads from the merged mapping
  * statistics and write the mapping_stage site records, then the
  * mapping_global ones (§5.5), the global payload written entry by entry
- * and never held (km_map.global stays empty; issue 21).
+ * and never held (km_map.global stays empty; issue 21).  Without
+ * `hold_stages` (--sites-only: no rows to look up) the stage payloads are
+ * written the same way and km_map stays empty.
  */
-void finish_mapping(void);
+void finish_mapping(int hold_stages);
 /* With --mapping: the mapping_stage and mapping_global site records of km_map. */
 void write_mapping_sites(void);
 /* Write the queued kernel_row records (km_map must be final) and drop them. */

@@ -263,7 +263,7 @@ main(int argc, char **argv)
 		fclose(fp);
 
 	if (!run.mapping_file)
-		finish_mapping();
+		finish_mapping(!run.sites_only);
 	if (!run.sites_only) {
 		flush_pending();
 		if (run.kernel_traces == 0) {

@@ -475,18 +475,23 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 }
 
 void
-finish_mapping(void)
+finish_mapping(int hold_stages)
 {
 	struct site_out o = { "mapping_global", NULL, NULL };
 	const sitestats *gst = mglobal_alias >= 0 ? &mstages[mglobal_alias].sites : &mglobal;
 	size_t i;
 
-	/* the stage payloads stay: every row is looked up in its stage's (§5.7.2) */
-	for (i = 0; i < nmstages; i++)
-		build_payload(&mstages[i].sites, &mstages[i].cats,
-		    kernel_map_stage(&km_map, km_s(mstages[i].stage), 1));
-	for (i = 0; i < km_map.nstages; i++)
-		write_payload("mapping_stage", NULL, km_map.stage_names[i], &km_map.stages[i]);
+	/* the stage payloads stay for rows: each is looked up in its stage's (§5.7.2) */
+	for (i = 0; i < nmstages; i++) {
+		if (hold_stages) {
+			payload_t *p = kernel_map_stage(&km_map, km_s(mstages[i].stage), 1);
+			build_payload(&mstages[i].sites, &mstages[i].cats, p);
+			write_payload("mapping_stage", NULL, km_s(mstages[i].stage), p);
+		} else {
+			struct site_out so = { "mapping_stage", km_s(mstages[i].stage), NULL };
+			build_payload_each(&mstages[i].sites, &mstages[i].cats, write_site_cb, &so);
+		}
+	}
 	/*
 	 * Without --mapping no row's name misses its stage's payload, so the
 	 * global one is only written, entry by entry, never held: one copy
