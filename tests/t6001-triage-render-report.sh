@@ -101,9 +101,28 @@ assert k["rows"][0]["python_location"] == ["python/sglang/srt/layers/linear.py:3
 e = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "extend"][0]
 shorts = [x["kernel_short"] for x in e["rows"]]
 assert len(set(shorts)) == 2 and all(s.startswith("ns::gemm<") for s in shorts), shorts
+# a figure the run lacks is null, never text; every kernel row has its short name
+for t in r["tables"]:
+    for row in t["rows"]:
+        for key, v in row.items():
+            if key.endswith(("_us", "_pct")) or key in ("kernels", "launches", "steps"):
+                assert v is None or isinstance(v, (int, float)), (t["table"], key, v)
+        if "kernel" in row:
+            assert "kernel_short" in row, row
+gpu = [t for t in r["tables"] if t["table"] == "gpu"][0]["rows"][0]
+assert gpu["idle_launch_us"] is None or isinstance(gpu["idle_launch_us"], (int, float))
 EOF
 }
 check "json: one document, typed rows, health verdict, unique short names" t_json
+
+t_json_missing_figure() {
+	# a gpu_time record without idle_launch_us (no launch records): null, not "-"
+	jq -c 'if .type == "gpu_time" then del(.idle_launch_us) else . end' "$F" >"$T/nl.jsonl"
+	"$RENDER" --format json <"$T/nl.jsonl" >"$T/nl.json"
+	eq null "$(jq -c '.reports[0].tables[] | select(.table == "gpu") | .rows[0].idle_launch_us' \
+	    "$T/nl.json")" "idle_launch_us"
+}
+check "json: a figure the run lacks is null" t_json_missing_figure
 
 t_jsonl_passes_records() {
 	"$RENDER" --format jsonl <"$F" >"$T/r.jsonl"

@@ -46,6 +46,24 @@ is_list(const char *key)
 	    strcmp(key, "candidate_fused_path") == 0;
 }
 
+/*
+ * Does column c carry a _short companion on every row?  Kernel names
+ * always, other columns when any of their cells was shortened, so that
+ * every row of a table has the same members.
+ */
+static int
+has_short(const struct tab *t, size_t c)
+{
+	size_t r;
+
+	if (strcmp(t->cols[c].key, "kernel") == 0)
+		return 1;
+	for (r = 0; r < t->nrows; r++)
+		if (t->cells[r * t->ncols + c].full)
+			return 1;
+	return 0;
+}
+
 static void
 table(sbuf *out, const struct tab *t)
 {
@@ -86,11 +104,13 @@ table(sbuf *out, const struct tab *t)
 			sb_addc(out, ':');
 			if (x->has_num)
 				sb_adds(out, num_json(x->num, buf));
+			else if (t->cols[c].num)
+				sb_adds(out, "null");	/* a number the run does not have ("-") */
 			else if (is_list(t->cols[c].key))
 				list(out, x->text);
 			else
 				str(out, x->full ? x->full : x->text);
-			if (x->full) {
+			if (has_short(t, c)) {
 				sb_adds(out, ",\"");
 				sb_adds(out, t->cols[c].key);
 				sb_adds(out, "_short\":");
