@@ -46,7 +46,11 @@ size_t text_cplen(const char *p, size_t n);
 /* compact (normalize_match_text): normalize, keep [0-9A-Za-z], lowercase. */
 void text_compact(const char *p, size_t n, sbuf *out);
 
-/* canonicalize_name (§2.1): the kernel-table row key. */
+/*
+ * canonicalize_name (§2.1): the kernel-table row key.  Under
+ * --compat reference every 0x run becomes 0xADDR, as the reference does;
+ * otherwise only one that starts a word (text_hex_addr_words).
+ */
 void canonicalize_name(const char *p, size_t n, sbuf *out);
 
 /* normalize_repo_relative_path (§4.5). */
@@ -69,6 +73,12 @@ int text_match_pyloc(const char *p, size_t n, size_t *pathlen,
 
 /* Replace every 0x[0-9a-fA-F]+ with 0xADDR (appends to out, no reset). */
 void text_hex_addr(const char *p, size_t n, sbuf *out);
+/*
+ * The same for a 0x run that starts a word (not after a letter, digit or
+ * underscore): an address, not a digit run such as a tile shape's
+ * "320x224" (docs/deviations.md C12).
+ */
+void text_hex_addr_words(const char *p, size_t n, sbuf *out);
 
 /* Escape for a markdown cell: '|' -> "\|", '\n' -> "<br>" (appends). */
 void text_md_escape(const char *p, size_t n, sbuf *out);

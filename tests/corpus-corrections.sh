@@ -7,7 +7,8 @@
 #  - no serving framework named for a trace that is none (only the corpus's
 #    tl_sglang_* and tl_vllm_* traces come from serving frameworks);
 #  - no fuse row about MoE routing or experts in a stage without an MoE kernel;
-#  - the fusions that already run marked "in use", the wrong evidence gone.
+#  - the fusions that already run marked "in use", the wrong evidence gone;
+#  - no 0xADDR inside a word of a kernel name (Tensile tile shapes kept).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -42,12 +43,18 @@ for f in "$shared"/corpus/traces/*; do
 	tl_vllm_*) ok "$n: framework" vllm "$fw" ;;
 	*) ok "$n: no serving framework named" none "$fw" ;;
 	esac
+	ok "$n: no 0xADDR inside a word of a kernel name" "" "$(jq -r 'select(.type ==
+	    "kernel_row" and (.kernel | test("[A-Za-z0-9_]0xADDR"))) | .kernel' "$tmp/$n.jsonl")"
 	ok "$n: no MoE fuse row without an MoE kernel in its stage" "" "$(jq -rs '
 	    (map(select(.type == "kernel_row" and .category == "moe") | .stage) | unique) as $moe
 	    | .[] | select(.type == "fuse_row" and (.pattern | test("moe|expert|router"; "i"))
 	      and ((.stage as $s | $moe | index($s)) == null)) | "\(.stage): \(.pattern)"' \
 	    "$tmp/$n.jsonl")"
 done
+
+ok "MI300 prefill: the Tensile MT320x224x64 GEMM keeps its tile shape" 1 \
+    "$(jq -r 'select(.type == "kernel_row") | .kernel' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" |
+    grep -c '_MT320x224x64_')"
 
 # status "TRACE|STAGE|PATTERN": the fuse row's status, or "none"
 status() {

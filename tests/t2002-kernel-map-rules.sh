@@ -20,6 +20,7 @@ t_table_corrected() {
 	cut -f1,2 "$KF/rules.expected" >"$T/ref" &&
 	diff "$T/ref" "$T/got" | sed -n 's/^> //p' >"$T/changed" &&
 	printf '%s\n' \
+	    'foo0x1bar	other' \
 	    'Memcpy DtoD (Device -> Device)	memcpy' \
 	    'Memset (Device)	memset' \
 	    'void cutlass::device_kernel<flash::FlashAttnFwdSm90<x>>	attention' \
@@ -27,20 +28,43 @@ t_table_corrected() {
 	    'triton_poi_fused_copy_0	elementwise' \
 	    'store_kvcache	kv_cache' | same - "$T/changed"
 }
-check 'corrected categories: only the names the reference gets wrong change' t_table_corrected
+check 'corrected categories and names: only those the reference gets wrong change' t_table_corrected
 
 row() {	# row KERNEL FIELD: the field of that kernel's row
 	jq -r --arg k "$1" "select(.type==\"kernel_row\" and .kernel==\$k)|.$2" "$T/out"
 }
 
 t_canon_quirks() {
-	km <"$KF/rules.jsonl" >"$T/out" &&
+	km --compat reference <"$KF/rules.jsonl" >"$T/out" &&
 	eq 1 "$(row 'void f(a) ' launches)" "trailing space kept" &&
 	eq 1 "$(row 'void a(b))' launches)" "unbalanced left alone" &&
 	eq 1 "$(row 'foo0xADDRr' launches)" "hex inside identifiers" &&
 	eq 1 "$(row 'void x' launches)" "whitespace collapsed, args cut"
 }
-check 'canonicalize: trailing space, unbalanced parens, 0x runs' t_canon_quirks
+check 'canonicalize (--compat reference): trailing space, unbalanced parens, 0x runs' t_canon_quirks
+
+# Corrected (docs/deviations.md C12): only a 0x run that starts a word is an
+# address, so Tensile tile shapes stay apart instead of merging into one row.
+t_canon_tiles() {
+	{
+		head -n 2 "$KF/rules.jsonl"
+		printf '{"type":"kernel","t":0,"name":"%s","ts":%d,"dur":10,"stage":"decode","sel":true}\n' \
+		    Cijk_Alik_Bljk_MT160x256x64_MI16x16x1 100 \
+		    Cijk_Alik_Bljk_MT160x128x64_MI16x16x1 200 \
+		    'void k<(void*)0x7f00ab>(int)' 300 \
+		    'kern_0x1f' 400
+		tail -n 1 "$KF/rules.jsonl"
+	} >"$T/tiles.jsonl"
+	km <"$T/tiles.jsonl" >"$T/out"
+	eq 1 "$(row Cijk_Alik_Bljk_MT160x256x64_MI16x16x1 launches)" "first tile shape"
+	eq 1 "$(row Cijk_Alik_Bljk_MT160x128x64_MI16x16x1 launches)" "second tile shape"
+	eq 1 "$(row 'void k<(void*)0xADDR>' launches)" "an address after a parenthesis"
+	eq 1 "$(row 'kern_0x1f' launches)" "after an underscore: part of the word"
+	km --compat reference <"$T/tiles.jsonl" >"$T/out"
+	eq 2 "$(row Cijk_Alik_Bljk_MT160xADDRx64_MI16x16x1 launches)" "the reference merges them"
+	eq 1 "$(row 'kern_0xADDR' launches)" "and replaces inside words"
+}
+check 'canonicalize (corrected): tile shapes stay apart, addresses go' t_canon_tiles
 
 t_category_raw() {
 	km --compat reference <"$KF/rules.jsonl" >"$T/out" &&
