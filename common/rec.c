@@ -339,6 +339,17 @@ refill(rec_reader *r)
 
 #define TYPE_PREFIX "{\"type\":\""
 
+/* Records any reader of this process has handed out (rec_require_records). */
+static unsigned long long records_read;
+
+void
+rec_require_records(void)
+{
+	if (records_read == 0)
+		die(EXIT_EMPTY, "no records in the input: the tool before this one wrote nothing "
+		    "(did it fail?); records start with trace-extract");
+}
+
 int
 rec_next(rec_reader *r)
 {
@@ -384,6 +395,7 @@ rec_next(rec_reader *r)
 			    "was the upstream tool cut short?)");
 		r->line = p;
 		r->len = n;
+		records_read++;
 		r->parsed = 0;
 		r->type = NULL;
 		r->tid = -1;

@@ -219,6 +219,14 @@ void rec_parse_json(rec_reader *r, json_doc *d, struct rstr text);
 void rec_die(const rec_reader *r, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 
+/*
+ * For filters at the end of their reading: exit 3 (design: nothing to
+ * analyze) with a message when no reader of this process has read a single
+ * record, so that an empty stream, usually an upstream failure, is never
+ * a silent success.
+ */
+void rec_require_records(void);
+
 /* Open a record file for reading ("-" is stdin); dies with exit 1 on failure. */
 FILE *rec_open(const char *path);
 

@@ -153,10 +153,21 @@ t_passthrough() {
 check "unknown record types pass through" t_passthrough
 
 t_empty_stream() {
+	# nothing to analyze (exit 3), said so: usually the tool before failed
 	: >"$T/empty.jsonl"
-	status 0 "$ST" "$T/empty.jsonl" >"$T/e.out"
+	status 3 "$ST" "$T/empty.jsonl" >"$T/e.out" 2>"$T/e.err"
 	eq "" "$(cat "$T/e.out")"
+	has "$T/e.err" "^trace-stage: no records in the input: the tool before this one wrote nothing"
+	# every filter says the same of an empty stream
+	for f in trace-health step-stats overlap-sweep fuse-detect triage-render; do
+		status 3 "$BIN/$f" <"$T/empty.jsonl" >"$T/e.out" 2>"$T/e.err"
+		eq "" "$(cat "$T/e.out")" "$f output"
+		has "$T/e.err" "^$f: no records in the input"
+	done
+	for f in kernel-map rank-skew; do
+		status 3 "$BIN/$f" <"$T/empty.jsonl" >/dev/null 2>&1
+	done
 }
-check "an empty stream: nothing to do, exit 0" t_empty_stream
+check "an empty stream: exit 3 from every filter, with a message" t_empty_stream
 
 done_testing

@@ -121,8 +121,9 @@ t_bad_input() {
 	status 1 "$TH" "$T/missing.jsonl" >/dev/null 2>"$T/b.err"
 	has "$T/b.err" "cannot open '$T/missing.jsonl'"
 	: >"$T/empty.jsonl"
-	status 0 "$TH" "$T/empty.jsonl" >"$T/e.out"
+	status 3 "$TH" "$T/empty.jsonl" >"$T/e.out" 2>"$T/e.err"
 	eq "" "$(cat "$T/e.out")"
+	has "$T/e.err" "no records in the input"
 }
 check "malformed, truncated and empty streams" t_bad_input
 

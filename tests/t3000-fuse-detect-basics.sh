@@ -191,10 +191,11 @@ t_devfull() {
 check 'write error on stdout: exit 1' t_devfull
 
 t_empty() {
-	fd </dev/null >"$T/out" 2>"$T/err" &&
-	eq 0 "$(wc -c <"$T/out")" "stdout bytes"
+	status 3 fd </dev/null >"$T/out" 2>"$T/err" &&
+	eq 0 "$(wc -c <"$T/out")" "stdout bytes" &&
+	has "$T/err" "no records in the input"
 }
-check 'empty input, empty output' t_empty
+check 'empty input: nothing to analyze (exit 3), no output' t_empty
 
 t_man() {
 	if ! command -v mandoc >/dev/null; then return 0; fi

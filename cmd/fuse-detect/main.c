@@ -533,6 +533,7 @@ main(int argc, char **argv)
 		}
 	}
 	group_flush();
+	rec_require_records();
 
 	for (i = 0; i < ninputs; i++) {
 		free(inputs[i].framework);

@@ -641,6 +641,7 @@ main(int argc, char **argv)
 				fclose(fp);
 		}
 	}
+	rec_require_records();
 	/* single-trace mode never has overlap rows (§1 step 1) */
 	if (mapfile)
 		emit_tables(&formal);

@@ -133,6 +133,7 @@ main(int argc, char **argv)
 		warn_msg("%lld GPU work items with a corrupt ts or dur (not finite, ts beyond "
 		    "1e17 us, dur beyond a year) were not counted",
 		    run.bad_times);
+	rec_require_records();
 	if (rd.ntraces == 0)
 		warn_msg("no traces in the input");
 	else if (run.items == 0 && run.unstaged < rd.ntraces)

@@ -83,6 +83,7 @@ main(int argc, char **argv)
 		if (fp != stdin)
 			fclose(fp);
 	}
+	rec_require_records();
 	trace_reader_free(&rd);
 	strtab_free(str);
 	return tool_finish(rval);

@@ -98,6 +98,7 @@ main(int argc, char **argv)
 		if (fp != stdin)
 			fclose(fp);
 	}
+	rec_require_records();
 	if (rd.ntraces && kernels_total == 0) {
 		fflush(stdout);
 		warnx("no GPU kernel events to analyze; the trace holds%s", seen_cats.len ?

@@ -336,6 +336,7 @@ main(int argc, char **argv)
 		if (fp != stdin)
 			fclose(fp);
 	}
+	rec_require_records();	/* no report of nothing */
 	if (compat_reference)
 		compat_report(R.fmt, &text);
 	else if (R.fmt == F_JSONL)
