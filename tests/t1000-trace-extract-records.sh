@@ -217,4 +217,30 @@ t_captured() {
 }
 check "--framework-captured: the live server's answer beats the trace's hints" t_captured
 
+t_legacy_categories() {
+	# Kineto before PyTorch 1.10: "Operator" and "Runtime" for cpu_op and
+	# cuda_runtime (docs/deviations.md C13); the reference reads neither
+	cat >"$T/legacy.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 7}},
+{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 42, "external id": 7}},
+{"ph": "X", "cat": "Runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, "ts": 130, "dur": 5, "args": {"correlation": 43}},
+{"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nt", "pid": 0, "tid": "stream 7", "ts": 120, "dur": 30, "args": {"stream": 7, "correlation": 42, "external id": 7}}
+]}
+EOF2
+	"$BIN/trace-extract" -q "$T/legacy.json" >"$T/legacy.jsonl"
+	eq "cpu_op aten::conv2d 100 50" "$(jq -r 'select(.type == "cpu_op") | "\(.type) \(.name) \(.ts) \(.dur)"' \
+	    "$T/legacy.jsonl")"
+	eq "launch cudaLaunchKernel 42" "$(jq -r 'select(.type == "launch") |
+	    "\(.type) \(.name) \(.correlation)"' "$T/legacy.jsonl")"
+	eq 1 "$(grep -c '"type":"kernel"' "$T/legacy.jsonl")" "kernels"
+	"$BIN/trace-extract" -q --compat reference "$T/legacy.json" >"$T/legacy.ref"
+	eq 0 "$(grep -c '"type":"\(cpu_op\|launch\)"' "$T/legacy.ref")" "reference: no ops, no launches"
+	# the launch makes the host gap measurable downstream
+	"$BIN/trace-stage" -q <"$T/legacy.jsonl" | "$BIN/step-stats" -q |
+	    jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/il"
+	eq 0 "$(cat "$T/il")" "idle_launch_us"
+}
+check "legacy Operator and Runtime categories are CPU ops and launches" t_legacy_categories
+
 done_testing

@@ -10,6 +10,7 @@
 
 #include "km.h"
 #include "num.h"
+#include "opt.h"
 #include "rules.h"
 #include "text.h"
 #include "xalloc.h"
@@ -529,7 +530,11 @@ attribute_kernels(kmtrace_t *kt)
 	} else
 		resolve_queries(tr, qs, nq, rloc, rstack);
 
-	/* The ladder of §4.6, including its launch-name quirk. */
+	/*
+	 * The ladder of §4.6.  Its launch-name quirk (no frames at the launch:
+	 * the CPU-op cell names the launch, cudaLaunchKernel, even when a CPU
+	 * op matched) only under --compat reference (docs/deviations.md C14).
+	 */
 	for (i = 0; i < tr->nk; i++) {
 		kattr_t *a = &kt->ka[i];
 		uint32_t op = opm[i], ln = lnm[i];
@@ -546,7 +551,7 @@ attribute_kernels(kmtrace_t *kt)
 		} else if (ln != NOSTR) {
 			a->loc = unresolved;
 			a->stack = NOSTR;
-			a->op = tr->ln[ln].name;
+			a->op = op != NOSTR && !compat_reference ? tr->op[op].name : tr->ln[ln].name;
 		} else {
 			a->loc = unresolved;
 			a->stack = NOSTR;

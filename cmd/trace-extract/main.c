@@ -250,6 +250,15 @@ cat_flags(const char *raw, size_t n)
 		f |= CF_KERNEL;
 	if (!strcmp(s, "cuda_runtime") || !strcmp(s, "cuda_driver"))
 		f |= CF_LAUNCH;
+	/*
+	 * Kineto before PyTorch 1.10 wrote "Runtime" and "Operator" for what
+	 * is now cuda_runtime and cpu_op; the reference reads neither, so such
+	 * a trace has no launches and no CPU ops (docs/deviations.md C13).
+	 */
+	if (!compat_reference && n == 7 && !memcmp(raw, "Runtime", 7))
+		f |= CF_LAUNCH;
+	if (!compat_reference && n == 8 && !memcmp(raw, "Operator", 8))
+		f |= CF_CPUOP | CF_NONKERNEL;
 	if (!strcmp(s, "user_annotation"))
 		f |= CF_UA;
 	if (!strcmp(s, "gpu_user_annotation"))
