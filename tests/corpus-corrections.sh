@@ -8,7 +8,8 @@
 #    tl_sglang_* and tl_vllm_* traces come from serving frameworks);
 #  - no fuse row about MoE routing or experts in a stage without an MoE kernel;
 #  - the fusions that already run marked "in use", the wrong evidence gone;
-#  - no 0xADDR inside a word of a kernel name (Tensile tile shapes kept).
+#  - no 0xADDR inside a word of a kernel name (Tensile tile shapes kept);
+#  - legacy Runtime launches read; a matched CPU op names the CPU-op cell.
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -52,6 +53,12 @@ for f in "$shared"/corpus/traces/*; do
 	    "$tmp/$n.jsonl")"
 done
 
+ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \
+    "$("$top/build/bin/trace-extract" -q "$shared/corpus/traces/kineto_plugin_resnet50_w0.json.gz" |
+    grep -c '"type":"launch"')"
+ok "hta_nccl_data: the all-reduce's CPU op is the matched op, not the launch call" record_param_comms \
+    "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("ncclKernel_AllReduce"))) |
+    .cpu_op' "$tmp/hta_nccl_data.jsonl" | head -n 1)"
 ok "MI300 prefill: the Tensile MT320x224x64 GEMM keeps its tile shape" 1 \
     "$(jq -r 'select(.type == "kernel_row") | .kernel' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" |
     grep -c '_MT320x224x64_')"
