@@ -328,7 +328,8 @@ html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out
 		html_run(out, docs[i], i);
 	if (n != 1 || !doc_is_diff(docs[0]))	/* a diff explains itself in its intros */
 		sb_adds(out, "<section data-section=\"legend\"><h2>Legend</h2><p>Share: a kernel's "
-	    "GPU time over its stage's total, the sum of its kernel durations. Overlap "
+	    "GPU time over its stage's total, the sum of its kernel durations (in the overlap "
+	    "table: over the stage's GPU busy time, the union of its kernels' intervals). Overlap "
 	    "verdicts: headroom, the kernel runs exposed and overlapping could hide it; "
 	    "low-roi-hidden, it is already hidden. Priority: P1 act, P2 check dependencies, "
 	    "P4/P5 skip. Click a column title to sort.</p></section>\n");

@@ -71,7 +71,9 @@ md_legend(sbuf *out, int level)
 	sb_adds(out,
 	    "- **Share**: a kernel's GPU time over its stage's total, the sum of the stage's "
 	    "kernel durations (kernels on different streams may overlap, so shares can add "
-	    "up to more than the busy time).\n"
+	    "up to more than the busy time); in the overlap table, over the stage's GPU busy "
+	    "time in the formal trace (the union of its kernels' intervals), so one kernel's "
+	    "two shares differ.\n"
 	    "- **Overlap verdicts**: *headroom*: the kernel runs mostly exposed (no other "
 	    "stream busy meanwhile), so overlapping it could hide it; *low-roi-hidden*: it is "
 	    "already mostly hidden under other streams.\n"
