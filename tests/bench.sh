@@ -43,8 +43,9 @@ make_trace() {	# make_trace COPIES -> path
 	f=$out/trace-x$1.json.gz
 	if [ ! -s "$f" ]; then
 		if [ -f "$src" ]; then
-			python3 "$shared/tools/scale-trace" "$src" "$f.tmp" "$1" >&2 &&
-			    mv "$f.tmp" "$f" || exit 1
+			# (the name ends in .gz: scale-trace compresses by the name)
+			python3 "$shared/tools/scale-trace" "$src" "$out/part-x$1.json.gz" "$1" >&2 &&
+			    mv "$out/part-x$1.json.gz" "$f" || exit 1
 		else
 			"$top/tests/gen-trace" --steps $(($1 * 500)) --gzip >"$f" || exit 1
 		fi
