@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jshape.h"
+#include "jsonlex.h"
 #include "xalloc.h"
 
 #define SHAPE_MAX_SLOTS 256	/* larger objects are not learnt */
@@ -114,52 +115,11 @@ same(const char *p, const char *q, size_t n)
 	return 1;
 }
 
-/* Past the run of ASCII digits at q[0..e), eight at a time (json.c's skip_digits). */
-static inline const unsigned char *
-digits(const unsigned char *q, const unsigned char *e)
-{
-	uint64_t w, t;
-
-	while (e - q >= 8) {
-		memcpy(&w, q, 8);
-		t = ((w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL)) &
-		    0x8080808080808080ULL;
-		if (t)
-			return q + (__builtin_ctzll(t) >> 3);
-		q += 8;
-	}
-	while (q < e && *q >= '0' && *q <= '9')
-		q++;
-	return q;
-}
-
 /* json_number_len's grammar, inline: the length of the number at s[0..end), or 0. */
 static inline size_t
 number(const char *s, const char *end)
 {
-	const unsigned char *p = (const unsigned char *)s, *e = (const unsigned char *)end, *q = p;
-
-	if (q < e && *q == '-')
-		q++;
-	if (q < e && *q == '0')
-		q++;
-	else if (q < e && *q >= '1' && *q <= '9')
-		q = digits(q + 1, e);
-	else
-		return 0;
-	if (q < e && *q == '.') {
-		if (++q >= e || *q < '0' || *q > '9')
-			return 0;
-		q = digits(q + 1, e);
-	}
-	if (q < e && (*q | 0x20) == 'e') {
-		if (++q < e && (*q == '+' || *q == '-'))
-			q++;
-		if (q >= e || *q < '0' || *q > '9')
-			return 0;
-		q = digits(q + 1, e);
-	}
-	return (size_t)(q - p);
+	return jl_number_len((const unsigned char *)s, (const unsigned char *)end);
 }
 
 /* The length of a valid value of `kind` at p[0..e), or 0; a string's counts its closing quote. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "jsonlex.h"
 #include "num.h"
 #include "xalloc.h"
 
@@ -737,12 +738,6 @@ json_decode_names(const json_doc *d, sbuf *out)
 /* Longer numbers are the scanner's error to report (scan.c MAXPRIM). */
 #define FAST_MAX_NUMBER 512
 
-static int
-is_hex(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
 /* Append a token; the root has parent -1, every other token adds one to its parent's size. */
 static inline int
 fast_tok(json_doc *d, int *nt, jsmntype_t type, int start, int parent)
@@ -794,8 +789,9 @@ nonfinite_at(const unsigned char *p, const unsigned char *e)
 static size_t
 parse_container(json_doc *d, const char *js, size_t len, int literals)
 {
-	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len, *q;
+	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len;
 	int stack[FAST_DEPTH], sp = 0, nt = 0, par, top, k;
+	size_t el;
 
 	/* Token offsets are ints, as in jsmn. */
 	if (len == 0 || (*p != '{' && *p != '[') || len > (size_t)0x7fffffff)
@@ -880,34 +876,10 @@ value:
 	default:
 		if (literals && (k = nonfinite_at(p, e)) > 0)
 			goto prim;
-		/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-		q = p;
-		if (q < e && *q == '-')
-			q++;
-		if (q < e && *q == '0')
-			q++;
-		else if (q < e && *q >= '1' && *q <= '9')
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
-		else
+		el = jl_number_len(p, e);
+		if (el == 0 || el > FAST_MAX_NUMBER)
 			return 0;
-		if (q < e && *q == '.') {
-			if (++q >= e || *q < '0' || *q > '9')
-				return 0;
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
-		}
-		if (q < e && (*q | 0x20) == 'e') {
-			if (++q < e && (*q == '+' || *q == '-'))
-				q++;
-			if (q >= e || *q < '0' || *q > '9')
-				return 0;
-			while (++q < e && *q >= '0' && *q <= '9')
-				;
-		}
-		if (q - p > FAST_MAX_NUMBER)
-			return 0;
-		k = (int)(q - p);
+		k = (int)el;
 		goto prim;
 	}
 prim:
@@ -930,23 +902,9 @@ string:
 		 * An escaped member name, or an escaped "ph" value, is compared
 		 * after decoding: the general path does that (issue 21).
 		 */
-		if (par != -2 || escaped_ph(d, nt - 1))
+		if (par != -2 || escaped_ph(d, nt - 1) || (el = jl_escape_len(p, e)) == 0)
 			return 0;
-		if (p + 1 >= e)
-			return 0;
-		switch (p[1]) {
-		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-			p += 2;
-			break;
-		case 'u':
-			if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) ||
-			    !is_hex(p[5]))
-				return 0;
-			p += 6;
-			break;
-		default:
-			return 0;
-		}
+		p += el;
 	}
 	if (p >= e || *p != '"')
 		return 0;	/* cut short, or a raw control character */
@@ -1021,26 +979,6 @@ key_index(const struct json_key *names, unsigned cnt, const char *s, size_t n)
 	return -1;
 }
 
-/* Past the run of ASCII digits at q[0..e): eight bytes at a time while they last. */
-static inline const unsigned char *
-skip_digits(const unsigned char *q, const unsigned char *e)
-{
-	uint64_t w, t;
-
-	while (e - q >= 8) {
-		memcpy(&w, q, 8);
-		/* a byte below '0' or above '9' sets its top bit in t */
-		t = (w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL);
-		t &= 0x8080808080808080ULL;
-		if (t)
-			return q + (__builtin_ctzll(t) >> 3);
-		q += 8;
-	}
-	while (q < e && *q >= '0' && *q <= '9')
-		q++;
-	return q;
-}
-
 size_t
 json_string_run(const char *s, size_t n)
 {
@@ -1050,29 +988,7 @@ json_string_run(const char *s, size_t n)
 size_t
 json_number_len(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s, *e = p + n, *q = p;
-
-	if (q < e && *q == '-')
-		q++;
-	if (q < e && *q == '0')
-		q++;
-	else if (q < e && *q >= '1' && *q <= '9')
-		q = skip_digits(q + 1, e);
-	else
-		return 0;
-	if (q < e && *q == '.') {
-		if (++q >= e || *q < '0' || *q > '9')
-			return 0;
-		q = skip_digits(q + 1, e);
-	}
-	if (q < e && (*q | 0x20) == 'e') {
-		if (++q < e && (*q == '+' || *q == '-'))
-			q++;
-		if (q >= e || *q < '0' || *q > '9')
-			return 0;
-		q = skip_digits(q + 1, e);
-	}
-	return (size_t)(q - p);
+	return jl_number_len((const unsigned char *)s, (const unsigned char *)s + n);
 }
 
 void
@@ -1117,6 +1033,7 @@ json_select_object(json_doc *d, const char *js, size_t len, const struct json_ke
 	unsigned char level[FAST_DEPTH], isobj[FAST_DEPTH];
 	int tokof[FAST_DEPTH], nmem[FAST_DEPTH];
 	int sp = 0, nt = 0, sel = -1, kk, j, t, phval = 0;
+	size_t el;
 
 	if (len == 0 || *p != '{' || len > (size_t)0x7fffffff)
 		return 0;
@@ -1178,21 +1095,9 @@ value:
 			q += run_unquoted(q, (size_t)(e - q));
 			if (q >= e || *q != '\\')
 				break;
-			if (phval || q + 1 >= e)
+			if (phval || (el = jl_escape_len(q, e)) == 0)
 				return 0;
-			switch (q[1]) {
-			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-				q += 2;
-				break;
-			case 'u':
-				if (e - q < 6 || !is_hex(q[2]) || !is_hex(q[3]) || !is_hex(q[4]) ||
-				    !is_hex(q[5]))
-					return 0;
-				q += 6;
-				break;
-			default:
-				return 0;
-			}
+			q += el;
 		}
 		if (q >= e || *q != '"')
 			return 0;	/* cut short, or a raw control character */
@@ -1251,30 +1156,10 @@ value:
 			return 0;
 		goto prim;
 	default:
-		q = p;
-		if (q < e && *q == '-')
-			q++;
-		if (q < e && *q == '0')
-			q++;
-		else if (q < e && *q >= '1' && *q <= '9')
-			q = skip_digits(q + 1, e);
-		else
+		el = jl_number_len(p, e);
+		if (el == 0 || el > FAST_MAX_NUMBER)
 			return 0;
-		if (q < e && *q == '.') {
-			if (++q >= e || *q < '0' || *q > '9')
-				return 0;
-			q = skip_digits(q + 1, e);
-		}
-		if (q < e && (*q | 0x20) == 'e') {
-			if (++q < e && (*q == '+' || *q == '-'))
-				q++;
-			if (q >= e || *q < '0' || *q > '9')
-				return 0;
-			q = skip_digits(q + 1, e);
-		}
-		if (q - p > FAST_MAX_NUMBER)
-			return 0;
-		kk = (int)(q - p);
+		kk = (int)el;
 		goto prim;
 	}
 prim:

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "json.h"
+#include "jsonlex.h"
 #include "xalloc.h"
 
 /* ---- the size policy ---- */
@@ -96,12 +97,6 @@ json_limit_text(int err)
 
 /* ---- the tokenizer ---- */
 
-static int
-is_hex(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
 /* Bytes that end a number or literal, as in jsmn's lenient mode. */
 static int
 is_delim(unsigned char c)
@@ -147,33 +142,9 @@ prim_len(const unsigned char *p, const unsigned char *e, int strict)
 static size_t
 num_len(const unsigned char *p, const unsigned char *q)
 {
-	const unsigned char *w = p;
+	size_t n = jl_number_len(p, q);
 
-	/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-	if (*w == '-')
-		w++;
-	if (w < q && *w == '0')
-		w++;
-	else if (w < q && *w >= '1' && *w <= '9')
-		while (++w < q && *w >= '0' && *w <= '9')
-			;
-	else
-		return 0;
-	if (w < q && *w == '.') {
-		if (++w >= q || *w < '0' || *w > '9')
-			return 0;
-		while (++w < q && *w >= '0' && *w <= '9')
-			;
-	}
-	if (w < q && (*w | 0x20) == 'e') {
-		if (++w < q && (*w == '+' || *w == '-'))
-			w++;
-		if (w >= q || *w < '0' || *w > '9')
-			return 0;
-		while (++w < q && *w >= '0' && *w <= '9')
-			;
-	}
-	return w == q ? (size_t)(q - p) : 0;
+	return n == (size_t)(q - p) ? n : 0;
 }
 
 /* Append a token; every token but the root adds one to its parent's size. */
@@ -208,7 +179,7 @@ json_tokenize(json_doc *d, const char *js, size_t len, int flags, size_t *erroff
 	const unsigned char *b = (const unsigned char *)js, *p = b, *e = b + len;
 	int stack[JSON_MAX_DEPTH];
 	int sp = 0, nt = 0, par = -1, top, key, comma = 0;
-	size_t k;
+	size_t k, el;
 
 	d->js = js;
 	d->len = len;
@@ -282,21 +253,9 @@ string:	/* p at the opening quote of the last token made */
 			goto invalid;
 		if (*p != '\\')
 			continue;
-		if (p + 1 >= e)
+		if ((el = jl_escape_len(p, e)) == 0)
 			goto invalid;
-		switch (p[1]) {
-		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-			p++;
-			break;
-		case 'u':
-			if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) ||
-			    !is_hex(p[5]))
-				goto invalid;
-			p += 5;
-			break;
-		default:
-			goto invalid;
-		}
+		p += el - 1;	/* the loop steps over the last byte */
 	}
 	d->tok[nt - 1].end = (int)(p - b);
 	p++;
