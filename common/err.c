@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "err.h"
+#include "esc.h"
+#include "sbuf.h"
 
 const char *progname = "triage";
 int quiet;
@@ -32,16 +34,53 @@ tool_finish(int status)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			raise(SIGPIPE);
-		fprintf(stderr, "%s: write error on stdout: %s\n", progname,
-		    strerror(errno));
+		err_msg("write error on stdout: %s", strerror(errno));
 		return EXIT_DATA;
 	}
 	if (fclose(stdout) != 0) {
-		fprintf(stderr, "%s: write error on stdout: %s\n", progname,
-		    strerror(errno));
+		err_msg("write error on stdout: %s", strerror(errno));
 		return EXIT_DATA;
 	}
 	return status;
+}
+
+/*
+ * One message line: "progname: " then `tag`, then the text with every
+ * control character escaped (esc.h): a model id, path or kernel name
+ * never moves the cursor, sets a terminal's title or forges a second
+ * line (issue 27).
+ */
+static void
+vmsg(const char *tag, const char *fmt, va_list ap)
+{
+	char stack[512];
+	sbuf line = SBUF_INIT;
+	char *text = stack;
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(stack, sizeof stack, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof stack) {
+		text = malloc((size_t)n + 1);
+		if (text)
+			vsnprintf(text, (size_t)n + 1, fmt, ap);
+		else
+			text = stack, n = (int)strlen(stack);
+	}
+	esc_ctrl(progname, strlen(progname), 0, &line);
+	sb_adds(&line, ": ");
+	sb_adds(&line, tag);
+	esc_ctrl(text, (size_t)n, ESC_KEEP_TAB, &line);
+	sb_addc(&line, '\n');
+	fwrite(line.s, 1, line.len, stderr);
+	fflush(stderr);
+	sb_free(&line);
+	if (text != stack)
+		free(text);
 }
 
 void
@@ -50,12 +89,26 @@ die(int code, const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(code);
+}
+
+void
+err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void
+err_vmsg(const char *fmt, va_list ap)
+{
+	vmsg("", fmt, ap);
 }
 
 void
@@ -65,11 +118,9 @@ warn_msg(const char *fmt, ...)
 
 	if (quiet)
 		return;
-	fprintf(stderr, "%s: warning: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void
@@ -79,11 +130,9 @@ note_msg(const char *fmt, ...)
 
 	if (quiet)
 		return;
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void

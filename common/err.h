@@ -35,9 +35,20 @@ void tool_init(int argc, char **argv);
  */
 int tool_finish(int status);
 
+/*
+ * Every message is one line, "progname: msg", with the control characters
+ * of msg (but tab) shown escaped ("\x1b", esc.h): the names, paths and
+ * server replies a message quotes cannot act on a terminal or forge
+ * another line (issue 27).
+ */
+
 /* die: print "progname: msg" to stderr and exit with `code`. */
 void die(int code, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
+
+/* err_msg: print "progname: msg" to stderr, even under quiet (an error). */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void err_vmsg(const char *fmt, va_list ap);
 
 /* warn_msg: print "progname: warning: msg" to stderr (no exit). */
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -101,7 +101,7 @@ opt_usage(const struct tool *t, int code)
 void
 opt_bad(const struct tool *t, const char *name, const char *why, const char *value)
 {
-	fprintf(stderr, "%s: bad --%s value, %s: %s\n", progname, name, why, value);
+	err_msg("bad --%s value, %s: %s", name, why, value);
 	opt_usage(t, EXIT_USAGE);
 }
 
@@ -158,14 +158,13 @@ opt_next(const struct tool *t, int argc, char **argv)
 		compat_reference = 1;
 		return opt_next(t, argc, argv);
 	case ':':
-		fprintf(stderr, "%s: option '%s' needs a value\n", progname, argv[optind - 1]);
+		err_msg("option '%s' needs a value", argv[optind - 1]);
 		opt_usage(t, EXIT_USAGE);
 	case '?':
 		if (optopt && optopt < 128)
-			fprintf(stderr, "%s: unknown option '-%c'\n", progname, optopt);
+			err_msg("unknown option '-%c'", optopt);
 		else
-			fprintf(stderr, "%s: unknown or ambiguous option '%s'\n", progname,
-			    argv[optind - 1]);
+			err_msg("unknown or ambiguous option '%s'", argv[optind - 1]);
 		opt_usage(t, EXIT_USAGE);
 	}
 	return c;

@@ -1,15 +1,18 @@
 /* Throttled progress display on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "err.h"
+#include "esc.h"
 #include "progress.h"
+#include "sbuf.h"
 #include "xalloc.h"
 
 struct progress {
-	const char *title;
+	sbuf title;		/* the label, control characters escaped (issue 27) */
 	time_t start, last;
 	int shown, tty;
 	unsigned long long done, total, items;
@@ -23,7 +26,7 @@ progress_start(const char *title, int force)
 	if (force < 0 || quiet || (force == 0 && !isatty(2)))
 		return NULL;
 	p = xcalloc(1, sizeof *p);
-	p->title = title;
+	esc_ctrl(title, strlen(title), 0, &p->title);
 	p->start = p->last = time(NULL);
 	p->tty = isatty(2);
 	return p;
@@ -50,11 +53,11 @@ show(progress *p, const char *end)
 		snprintf(extra, sizeof extra, ", %.0f MiB/s", rate);
 	if (p->total)
 		fprintf(stderr, "%s: %s: %.0f%% (%.0f of %.0f MiB%s), %llu events%s%s", progname,
-		    p->title, 100.0 * (double)p->done / (double)p->total, mib,
+		    sb_str(&p->title), 100.0 * (double)p->done / (double)p->total, mib,
 		    (double)p->total / (1024.0 * 1024.0), extra, p->items,
 		    p->tty ? "\033[K" : "", end);
 	else
-		fprintf(stderr, "%s: %s: %.0f MiB%s, %llu events%s%s", progname, p->title, mib,
+		fprintf(stderr, "%s: %s: %.0f MiB%s, %llu events%s%s", progname, sb_str(&p->title), mib,
 		    extra, p->items, p->tty ? "\033[K" : "", end);
 	p->shown = 1;
 }
@@ -86,6 +89,7 @@ progress_stop(progress **pp)
 		return;
 	/* the last line always: what was read, even when it took under a second */
 	show(p, ", done.\n");
+	sb_free(&p->title);
 	free(p);
 	*pp = NULL;
 }

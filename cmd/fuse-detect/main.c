@@ -207,7 +207,7 @@ explain_one(const fresult_t *res, const cand_t *c, const fctx_t *ctx)
 		rec_end();
 	} else {
 		fflush(stdout);
-		fprintf(stderr, "%s: explain: t=%lld %s: %s: %s: %s\n", progname,
+		err_msg("explain: t=%lld %s: %s: %s: %s",
 		    grp.t, sbs(&grp.stage), c->p->pattern, verdict_name(c->v),
 		    sbs(&detail));
 	}
@@ -510,7 +510,7 @@ main(int argc, char **argv)
 	argv += optind;
 	for (i = 0; i < npfiles; i++) {
 		if (strcmp(pfiles[i], "-") == 0 && (argc == 0 || strcmp(argv[0], "-") == 0)) {
-			warnx("cannot read both patterns and records from stdin");
+			err_msg("cannot read both patterns and records from stdin");
 			opt_usage(&tool, EXIT_USAGE);
 		}
 	}

@@ -235,11 +235,11 @@ main(int argc, char **argv)
 	if (argc == 1)
 		in = argv[0];
 	if (run.mapping_file && run.sites_only) {
-		warnx("--mapping and --sites-only cannot be combined");
+		err_msg("--mapping and --sites-only cannot be combined");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (run.mapping_file && strcmp(run.mapping_file, "-") == 0 && strcmp(in, "-") == 0) {
-		warnx("cannot read both the mapping file and the records from stdin");
+		err_msg("cannot read both the mapping file and the records from stdin");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 

@@ -77,7 +77,7 @@ probe_log_write(const char *path)
 	int bad;
 
 	if (!fp) {
-		warnx("cannot write the probe records to '%s': %s", path, strerror(errno));
+		err_msg("cannot write the probe records to '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	rec_output(fp);
@@ -100,7 +100,7 @@ probe_log_write(const char *path)
 	rec_output(NULL);
 	bad = ferror(fp);
 	if (fclose(fp) != 0 || bad) {
-		warnx("cannot write the probe records to '%s': %s", path, strerror(errno));
+		err_msg("cannot write the probe records to '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;

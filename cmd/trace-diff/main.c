@@ -125,15 +125,15 @@ main(int argc, char **argv)
 	if (optind < argc)
 		in = argv[optind];
 	if (!baseline) {
-		warnx("--baseline FILE is required");
+		err_msg("--baseline FILE is required");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (compat_reference) {	/* no output of the reference to reproduce */
-		warnx("--compat reference: the reference analyzer does not compare runs");
+		err_msg("--compat reference: the reference analyzer does not compare runs");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (!strcmp(baseline, "-") && !strcmp(in, "-")) {
-		warnx("the baseline and the candidate cannot both be the standard input");
+		err_msg("the baseline and the candidate cannot both be the standard input");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	str = strtab_new();

@@ -528,7 +528,7 @@ gate_message(const struct sverdict *v, const strtab *str, const struct opts *o)
 		    status_name[d->status]);
 		sum += d->delta_us;
 	}
-	warnx("%s", msg.s);
+	err_msg("%s", msg.s);
 	sb_free(&msg);
 	sb_free(&tmp);
 }
@@ -586,7 +586,7 @@ diff_report(struct side *b, struct side *c, strtab *str, const struct opts *o)
 		sb_printf(&reason, "compared anyway (--force): %s", why.s);
 	write_verdict(&all, "overall", str, o, reason.len ? reason.s : NULL);
 	if (incomparable && !o->force) {
-		warnx("the runs are not comparable: %s (--force compares them anyway)", why.s);
+		err_msg("the runs are not comparable: %s (--force compares them anyway)", why.s);
 		status = EXIT_INCOMPARABLE;
 	} else if (o->gate && all.v == V_REGRESSION) {
 		for (i = 0; i < n; i++)

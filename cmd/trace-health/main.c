@@ -159,7 +159,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		if (c[i].status != ST_OK)
 			warn_msg("'%s': %s", f.path, c[i].detail.s);
 	if (strict && worst != ST_OK) {
-		warnx("'%s': verdict %s; data-quality warnings are errors under --strict", f.path,
+		err_msg("'%s': verdict %s; data-quality warnings are errors under --strict", f.path,
 		    verdict_name(worst));
 		rval = EXIT_DATA;
 	}

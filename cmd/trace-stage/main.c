@@ -101,7 +101,7 @@ main(int argc, char **argv)
 	rec_require_records();
 	if (rd.ntraces && kernels_total == 0) {
 		fflush(stdout);
-		warnx("no GPU kernel events to analyze; the trace holds%s", seen_cats.len ?
+		err_msg("no GPU kernel events to analyze; the trace holds%s", seen_cats.len ?
 		    sb_str(&seen_cats) : " no events at all");
 		rc = EXIT_EMPTY;
 	}

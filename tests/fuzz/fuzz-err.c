@@ -52,6 +52,19 @@ note_msg(const char *fmt, ...)
 }
 
 void
+err_msg(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+void
+err_vmsg(const char *fmt, va_list ap)
+{
+	(void)fmt;
+	(void)ap;
+}
+
+void
 print_version(void)
 {
 	abort();
