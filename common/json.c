@@ -69,23 +69,24 @@ json_plain_len(const char *s, size_t n)
 	return k;
 }
 
-/* Length of the run at p[0..n) of ASCII without '\\'. */
+/* Length of the run at p[0..n) of ASCII without '\\' or NUL. */
 static inline size_t
 run_plain_ascii(const unsigned char *p, size_t n)
 {
 	size_t k = 0;
 #if defined(__SSE2__)
-	const __m128i bs = _mm_set1_epi8('\\');
+	const __m128i bs = _mm_set1_epi8('\\'), zero = _mm_setzero_si128();
 
 	for (; k + 16 <= n; k += 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(p + k));
-		int m = _mm_movemask_epi8(_mm_or_si128(v, _mm_cmpeq_epi8(v, bs)));
+		int m = _mm_movemask_epi8(_mm_or_si128(v, _mm_or_si128(_mm_cmpeq_epi8(v, bs),
+		    _mm_cmpeq_epi8(v, zero))));
 		if (m)
 			return k + (size_t)__builtin_ctz((unsigned)m);
 	}
 #endif
 	for (; k < n; k++)
-		if (p[k] == '\\' || p[k] >= 0x80)
+		if (p[k] == '\\' || p[k] >= 0x80 || p[k] == 0)
 			break;
 	return k;
 }
@@ -269,7 +270,9 @@ put_utf8(sbuf *out, unsigned c)
 {
 	char b[4];
 
-	if (c < 0x80) {
+	if (c == 0) {
+		sb_add(out, "\xc0\x80", 2);	/* U+0000, kept inside C strings (json.h) */
+	} else if (c < 0x80) {
 		sb_addc(out, (char)c);
 	} else if (c < 0x800) {
 		b[0] = (char)(0xc0 | (c >> 6));
@@ -365,7 +368,12 @@ json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl)
 			}
 		}
 		if (u[k] < 0x80) {
-			sb_addc(out, s[k]);
+			if (u[k] == 0) {
+				put_utf8(out, 0);	/* a raw NUL (accepted, counted) */
+				verbatim = 0;
+			} else {
+				sb_addc(out, s[k]);
+			}
 			k++;
 			continue;
 		}
@@ -683,8 +691,18 @@ json_quote(sbuf *out, const char *s, size_t n)
 	sb_addc(out, '"');
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0xc0)
 			continue;
+		if (c == 0xc0) {
+			/* C0 80 is how decoded text spells U+0000 (json.h) */
+			if (i + 1 < n && (unsigned char)s[i + 1] == 0x80) {
+				sb_add(out, s + start, i - start);
+				sb_add(out, "\\u0000", 6);
+				start = i + 2;
+				i++;
+			}
+			continue;
+		}
 		sb_add(out, s + start, i - start);
 		start = i + 1;
 		switch (c) {

@@ -176,9 +176,14 @@ const char *json_span(const json_doc *d, int i, size_t *n);
 
 /*
  * Decode a string token into valid UTF-8: escapes resolved, lone
- * surrogates and invalid bytes replaced by U+FFFD.  Appends to out (no
- * reset).  *repl (if given) is incremented per replacement.  Returns 1 if
- * the token was copied verbatim (no escapes, nothing replaced).
+ * surrogates and invalid bytes replaced by U+FFFD.  U+0000 (an escaped
+ * \u0000 or a raw NUL) is spelled C0 80, as modified UTF-8 does, so that
+ * the C strings every tool keeps names in never end inside a name and
+ * "abc\u0000def" stays apart from "abc\u0000xyz" (issue 27); json_quote
+ * writes it back as \u0000 and common/esc.h shows it as \x00.  Appends to
+ * out (no reset).  *repl (if given) is incremented per replacement.
+ * Returns 1 if the token was copied verbatim (no escapes, nothing
+ * replaced).
  */
 int json_str_append(const json_doc *d, int i, sbuf *out, unsigned *repl);
 /* Same, resetting out first. */
@@ -211,7 +216,11 @@ void json_write_compact(const json_doc *d, int i, sbuf *out);
  */
 int json_decode_names(const json_doc *d, sbuf *out);
 
-/* Append s[0..n) as a JSON string literal, quotes included. */
+/*
+ * Append s[0..n) as a JSON string literal, quotes included: control
+ * characters escaped, C0 80 (U+0000 as json_str_append spells it) as
+ * \u0000.
+ */
 void json_quote(sbuf *out, const char *s, size_t n);
 
 /* Length of the leading run of s[0..n) free of '"', '\\' and control characters. */

@@ -345,7 +345,14 @@ parse_num(const char *s, long long min, long long max, long long *out,
 	long long v;
 
 	if (!s || !num_py_int(s, strlen(s), &v)) {
-		*errstr = "invalid";
+		/* digits past what 64 bits hold are a number too large, not a typo */
+		size_t i, n, digits = 0;
+		const char *p = text_strip(s ? s : "", s ? strlen(s) : 0, &n);
+		int sign = n && (p[0] == '-' || p[0] == '+');
+		for (i = (size_t)sign; i < n && ((p[i] >= '0' && p[i] <= '9') || p[i] == '_'); i++)
+			digits += p[i] != '_';
+		*errstr = digits > 18 && i == n ? (p[0] == '-' ? "too small" : "too large") :
+		    "invalid";
 		return 0;
 	}
 	if (v < min) {
