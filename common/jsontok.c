@@ -21,6 +21,7 @@
 
 #include "json.h"
 #include "jsonlex.h"
+#include "reslimit.h"
 #include "xalloc.h"
 
 /* ---- the size policy ---- */
@@ -36,25 +37,7 @@ static int max_bytes_from_env;
 static size_t
 parse_size(const char *s)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0' || v == 0 || v > (MAX_BYTES_CEILING >> shift))
-		return 0;
-	return (size_t)(v << shift);
+	return (size_t)limit_parse(s, MAX_BYTES_CEILING);
 }
 
 size_t

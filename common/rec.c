@@ -11,6 +11,7 @@
 #include "num.h"
 #include "rec.h"
 #include "xalloc.h"
+#include "zio.h"
 
 /* ---- the table ---- */
 
@@ -326,18 +327,25 @@ refill(rec_reader *r)
 		r->buf = xrealloc(r->buf, r->bcap);
 	}
 	for (;;) {
-		n = read(fileno(r->fp), r->buf + r->bend, r->bcap - r->bend - 1);
+		/* a gzip record file is a stream of its own (rec_open) */
+		if (fileno(r->fp) < 0)
+			n = (ssize_t)fread(r->buf + r->bend, 1, r->bcap - r->bend - 1, r->fp);
+		else
+			n = read(fileno(r->fp), r->buf + r->bend, r->bcap - r->bend - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		break;
 	}
-	if (n < 0)
+	if (n < 0 && errno == EBADF && r->fp == stdin)
+		n = 0;		/* a closed standard input (<&-) is an empty one (issue 27) */
+	if (n < 0 || (fileno(r->fp) < 0 && ferror(r->fp)))
 		die(EXIT_DATA, "cannot read '%s': %s", r->name, strerror(errno));
 	r->bend += (size_t)n;
 	return n;
 }
 
 #define TYPE_PREFIX "{\"type\":\""
+#define MAX_BLANK_LINES 1000
 
 /* Records any reader of this process has handed out (rec_require_records). */
 static unsigned long long records_read;
@@ -386,8 +394,17 @@ rec_next(rec_reader *r)
 		r->lineno++;
 		while (n > 0 && p[n - 1] == '\r')
 			p[--n] = '\0';
-		if (n == 0)
+		if (n == 0) {
+			/*
+			 * No writer makes blank lines: a run of them is no record
+			 * stream (a gigabyte of newlines once took minutes), issue 27.
+			 */
+			if (++r->blank > MAX_BLANK_LINES)
+				rec_die(r, "more than %d blank lines in a row: not a record stream "
+				    "(records are one JSON object a line)", MAX_BLANK_LINES);
 			continue;
+		}
+		r->blank = 0;
 		/* A record cut short (an upstream tool killed mid-write) must not
 		 * pass through as if it were whole. */
 		if (p[n - 1] != '}')
@@ -807,9 +824,40 @@ rec_parse_json(rec_reader *r, json_doc *d, struct rstr text)
 		rec_die(r, "a member holds malformed JSON");
 }
 
+/* A gzip record file, inflated as it is read (zio): its cookie. */
+struct gzrec {
+	zio *z;
+	char *name;
+};
+
+static ssize_t
+gz_read(void *c, char *buf, size_t n)
+{
+	struct gzrec *g = c;
+	ssize_t k = zio_read(g->z, buf, n);
+
+	if (k < 0)
+		die(EXIT_DATA, "'%s': %s", g->name, zio_error(g->z));
+	return k;
+}
+
+static int
+gz_close(void *c)
+{
+	struct gzrec *g = c;
+
+	zio_close(g->z);
+	free(g->name);
+	free(g);
+	return 0;
+}
+
 FILE *
 rec_open(const char *path)
 {
+	static const cookie_io_functions_t io = { gz_read, NULL, NULL, gz_close };
+	unsigned char magic[2];
+	struct gzrec *g;
 	FILE *fp;
 
 	if (strcmp(path, "-") == 0)
@@ -817,6 +865,17 @@ rec_open(const char *path)
 	fp = fopen(path, "r");
 	if (!fp)
 		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	/* a saved report (triage --format jsonl, gzipped): inflated as read, never whole */
+	if (pread(fileno(fp), magic, 2, 0) != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+		return fp;
+	fclose(fp);
+	g = xcalloc(1, sizeof *g);
+	if ((g->z = zio_open(path)) == NULL)
+		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	g->name = xstrdup(path);
+	if ((fp = fopencookie(g, "r", io)) == NULL)
+		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	setvbuf(fp, NULL, _IONBF, 0);	/* fread reaches gz_read directly */
 	return fp;
 }
 

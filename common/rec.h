@@ -169,6 +169,7 @@ typedef struct {
 	char *buf;
 	size_t bcap, bstart, bend;
 	int eof;
+	unsigned blank;		/* blank lines in a row */
 	const char *type;	/* the type span in the line, or NULL */
 	size_t typelen;
 	int tid;		/* enum rec_type of the line, -1 before lookup */
@@ -227,7 +228,12 @@ void rec_die(const rec_reader *r, const char *fmt, ...)
  */
 void rec_require_records(void);
 
-/* Open a record file for reading ("-" is stdin); dies with exit 1 on failure. */
+/*
+ * Open a record file for reading ("-" is stdin); dies with exit 1 on
+ * failure.  A gzip file (a saved report, triage --format jsonl | gzip) is
+ * inflated as it is read, under the input limit of reslimit.h (issue 27).
+ * More than 1,000 blank lines in a row end any record stream with exit 1.
+ */
 FILE *rec_open(const char *path);
 
 /*

@@ -104,6 +104,7 @@ fail(struct sc *s, size_t i, const char *what, const char *hint)
 #define HINT_GZIP "the compressed file is damaged or cut short (still being written, or an interrupted copy?)"
 #define HINT_READ "the file could not be read to its end"
 #define HINT_DEPTH "no trace nests that deep: the file is damaged, or not a trace"
+#define HINT_LIMIT "no trace of one run is that large: a compression bomb, or raise the limit"
 
 static int
 valid_prim(struct sc *s)
@@ -643,7 +644,8 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 		if (n < 0) {
 			snprintf(errbuf, errlen, "'%s': %s; the text read so far ends at byte %llu "
 			    "(line %llu, column %llu); %s", name, zio_error(z), s->base,
-			    s->lines + 1, s->colbase + 1, zio_is_gzip(z) ? HINT_GZIP : HINT_READ);
+			    s->lines + 1, s->colbase + 1, zio_over_limit(z) ? HINT_LIMIT :
+			    zio_is_gzip(z) ? HINT_GZIP : HINT_READ);
 			r = SCAN_ERROR;
 			break;
 		}

@@ -20,6 +20,7 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
+#include "reslimit.h"
 #include "xalloc.h"
 #include "zio.h"
 
@@ -52,6 +53,8 @@ struct zio {
 	unsigned char *raw;
 	size_t rawlen, rawpos;
 	unsigned long long rawoff, rawsize;
+	unsigned long long out, max_out;	/* text handed out; its limit (reslimit.h) */
+	int over;		/* the text passed max_out */
 	/* compressed bytes consumed, published for progress across threads */
 	_Atomic unsigned long long consumed;
 	char err[256];
@@ -106,6 +109,12 @@ zio_open(const char *path)
 	z = xcalloc(1, sizeof *z);
 	z->fd = fd;
 	z->raw = xmalloc(RAWBUF);
+	z->max_out = limit_get(LIM_INPUT_BYTES);
+	if (fd == 0 && fcntl(0, F_GETFD) == -1 && errno == EBADF) {
+		/* a closed standard input (<&-) reads as an empty one (issue 27) */
+		z->eof = 1;
+		return z;
+	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 		z->rawsize = (unsigned long long)st.st_size;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -276,8 +285,8 @@ threaded_read(zio *z, char *buf, size_t n)
 	return k;
 }
 
-ssize_t
-zio_next(zio *z, const char **p)
+static ssize_t
+next_raw(zio *z, const char **p)
 {
 	struct slot *sl;
 	ssize_t k;
@@ -322,8 +331,8 @@ zio_next(zio *z, const char **p)
 	return k;
 }
 
-ssize_t
-zio_read(zio *z, char *buf, size_t n)
+static ssize_t
+read_raw(zio *z, char *buf, size_t n)
 {
 	size_t k;
 
@@ -346,6 +355,50 @@ zio_read(zio *z, char *buf, size_t n)
 		return (ssize_t)k;
 	}
 	return inflate_some(z, buf, n);
+}
+
+/* Count the text handed out; past the limit, an error (issue 27). */
+static ssize_t
+counted(zio *z, ssize_t k)
+{
+	if (k <= 0)
+		return k;
+	z->out += (unsigned long long)k;
+	if (z->out > z->max_out) {
+		z->over = 1;
+		snprintf(z->err, sizeof z->err, "the %s text is larger than %s",
+		    z->gzip ? "decompressed" : "input", limit_text(LIM_INPUT_BYTES));
+		return -1;
+	}
+	return k;
+}
+
+ssize_t
+zio_next(zio *z, const char **p)
+{
+	if (z->over)
+		return -1;
+	return counted(z, next_raw(z, p));
+}
+
+ssize_t
+zio_read(zio *z, char *buf, size_t n)
+{
+	if (z->over)
+		return -1;
+	return counted(z, read_raw(z, buf, n));
+}
+
+int
+zio_empty(const zio *z)
+{
+	return !z->gzip && z->eof && z->rawlen == 0 && z->out == 0;
+}
+
+int
+zio_over_limit(const zio *z)
+{
+	return z->over;
 }
 
 /*

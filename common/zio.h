@@ -16,8 +16,9 @@
 typedef struct zio zio;
 
 /*
- * Open `path` ("-" is stdin).  Returns NULL with errno set when the file
- * cannot be opened.  The first bytes are read to sniff the format.
+ * Open `path` ("-" is stdin; a closed stdin reads as an empty one).
+ * Returns NULL with errno set when the file cannot be opened.  The first
+ * bytes are read to sniff the format.
  */
 zio *zio_open(const char *path);
 
@@ -37,6 +38,14 @@ ssize_t zio_read(zio *z, char *buf, size_t n);
 ssize_t zio_next(zio *z, const char **p);
 
 const char *zio_error(const zio *z);
+/*
+ * Did the text pass the limit on one input's decompressed bytes
+ * (TRIAGE_MAX_INPUT_BYTES, reslimit.h)?  zio_read and zio_next then
+ * return -1, and zio_error names the limit.
+ */
+int zio_over_limit(const zio *z);
+/* Is the stream empty (known at zio_open: not a byte to read)? */
+int zio_empty(const zio *z);
 int zio_is_gzip(const zio *z);
 /* Bytes read from the underlying file so far (compressed bytes for gzip). */
 unsigned long long zio_raw_offset(const zio *z);

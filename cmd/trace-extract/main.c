@@ -24,6 +24,7 @@
 #include "pyctx.h"
 #include "pyscope.h"
 #include "rec.h"
+#include "reslimit.h"
 #include "rules.h"
 #include "scan.h"
 #include "spool.h"
@@ -340,6 +341,23 @@ py_thread(struct trace_state *s)
 	return pyctx_thread(s->pc, s->vpid.s, s->vpid.n, s->vtid.s, s->vtid.n);
 }
 
+/*
+ * One more event of a kind whose count is limited (reslimit.h, issue 27):
+ * past the limit the trace ends with exit 1 before its memory does.  Its
+ * records never leave the spool.
+ */
+static void
+count_limited(struct trace_state *s, unsigned long long *n, enum limit_id id,
+    const char *what)
+{
+	if (++*n <= limit_get(id))
+		return;
+	fflush(stdout);
+	die(EXIT_DATA, "'%s': more than %llu %s in one trace, %s; no trace of one run holds "
+	    "that many (a generated or merged file?); raise the limit to read it anyway, at "
+	    "the cost of memory", s->path, limit_get(id), what, limit_text(id));
+}
+
 static void
 need_corr(struct trace_state *s, long long c)
 {
@@ -620,7 +638,7 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 static void
 put_cpu_op(struct trace_state *s, const struct event *e)
 {
-	s->cpu_ops++;
+	count_limited(s, &s->cpu_ops, LIM_CPU_OPS, "CPU ops");
 	if (s->pc)
 		pyctx_op(s->pc, py_thread(s), e->ts, e->dur, e->has_ext);
 	begin_event(s, RT_cpu_op, NULL, e);
@@ -636,7 +654,7 @@ put_cpu_op(struct trace_state *s, const struct event *e)
 static void
 put_launch(struct trace_state *s, const struct event *e)
 {
-	s->launches++;
+	count_limited(s, &s->launches, LIM_CPU_OPS, "launch calls");
 	if (s->pc)
 		pyctx_launch(s->pc, py_thread(s), e->ts);
 	begin_event(s, RT_launch, NULL, e);
@@ -652,7 +670,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	int st = json_truthy(d, e->ix.a_stream) ? e->ix.a_stream :
 	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
 
-	s->kernels++;
+	count_limited(s, &s->kernels, LIM_KERNELS, "GPU kernels");
 	if (s->pc)
 		pyctx_kernel(s->pc, e->ts, overlap);
 	begin_event(s, RT_kernel, &s->vcat, e);
@@ -948,7 +966,7 @@ warn_trace(const struct trace_state *s, const struct scan_stats *st)
 		    path, s->kernel_no_dur);
 	if (strict && (s->kernel_no_dur || st->ctrl || s->repl || st->literals ||
 	    st->trailing_commas || st->nonobject || any_skipped(s))) {
-		warnx("'%s': data-quality warnings are errors under --strict", path);
+		err_msg("'%s': data-quality warnings are errors under --strict", path);
 		return EXIT_DATA;
 	}
 	return EXIT_OK;
@@ -959,15 +977,15 @@ static void
 say_empty(const char *path, const struct scan_stats *st)
 {
 	if (st->shape != 'o' && st->shape != 'a')
-		warnx("'%s': no trace events: the document is neither a JSON object nor an "
+		err_msg("'%s': no trace events: the document is neither a JSON object nor an "
 		    "array", path);
 	else if (!st->has_events)
-		warnx("'%s': no trace events: the document has no traceEvents array", path);
+		err_msg("'%s': no trace events: the document has no traceEvents array", path);
 	else if (st->nonobject)
-		warnx("'%s': no trace events: the event array holds %llu elements, none of "
+		err_msg("'%s': no trace events: the event array holds %llu elements, none of "
 		    "them an object", path, st->nonobject);
 	else
-		warnx("'%s': no trace events: the event array is empty", path);
+		err_msg("'%s': no trace events: the event array is empty", path);
 }
 
 static void
@@ -1145,9 +1163,18 @@ extract_trace(const char *path, int t)
 		    "or directory, or pipe one in (Ctrl-D ends the input)");
 	s.z = zio_open(path);
 	if (!s.z) {
-		warnx("cannot open '%s': %s", path, strerror(errno));
+		err_msg("cannot open '%s': %s", path, strerror(errno));
 		trace_state_free(&s);
 		return EXIT_DATA;
+	}
+	if (strcmp(path, "-") == 0 && zio_empty(s.z)) {
+		/* nothing was given, rather than a file broken to nothing (issue 27) */
+		err_msg("'-': empty input: standard input is closed or empty (nothing was piped "
+		    "in); nothing to analyze");
+		zio_close(s.z);
+		s.z = NULL;
+		trace_state_free(&s);
+		return EXIT_EMPTY;
 	}
 	if (!frame_records) {
 		s.pc = pyctx_new();
@@ -1172,7 +1199,7 @@ extract_trace(const char *path, int t)
 		/* the trace's records never leave the spool: no part of a broken trace goes on */
 		trace_state_free(&s);
 		fflush(stdout);
-		warnx("%s", err);
+		err_msg("%s", err);
 		return EXIT_DATA;
 	}
 	if (s.pc)
@@ -1269,7 +1296,7 @@ extract_operand(const char *arg, int *tindex)
 		return extract_trace(arg, (*tindex)++);
 	}
 	if (!realpath(arg, real)) {
-		warnx("cannot open '%s': %s", arg, strerror(errno));
+		err_msg("cannot open '%s': %s", arg, strerror(errno));
 		return EXIT_DATA;
 	}
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
@@ -1376,7 +1403,7 @@ print_ranks(const char *arg)
 	long long last = 0;
 
 	if (!realpath(arg, real)) {
-		warnx("cannot open '%s': %s", arg, strerror(errno));
+		err_msg("cannot open '%s': %s", arg, strerror(errno));
 		return EXIT_DATA;
 	}
 	if ((rc = discover_targets(real, &all, &traces, &trace_dir)) != 0) {
@@ -1394,7 +1421,7 @@ print_ranks(const char *arg)
 		any = 1;
 	}
 	if (!any) {
-		warnx("no trace under '%s' names a rank", real);
+		err_msg("no trace under '%s' names a rank", real);
 		rc = EXIT_EMPTY;
 	}
 	tlist_free(&traces);
