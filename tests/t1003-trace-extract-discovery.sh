@@ -118,12 +118,25 @@ t_server_args_file() {
 	d=$T/sa1
 	put "$d/run/t.trace.json" 1000
 	printf '{"model_path": "org/Model-7B", "tp_size": 2, "attention_backend": "fa3"}' >"$d/server_args.json"
-	# a file operand looks in its parent, then its grandparent
+	# a file operand looks in its own folder only (issue 27): the one above
+	# may be anyone's (/tmp/server_args.json for /tmp/x/trace.json)
+	eq null "$(input "$d/run/t.trace.json" .model)"
+	eq null "$(input "$d/run/t.trace.json" .server_args)"
+	# the reference looks in its parent, then its grandparent
+	eq '"org/Model-7B"' "$("$EX" --compat reference "$d/run/t.trace.json" |
+	    jq -c 'select(.type == "input") | .model')"
+	mv "$d/server_args.json" "$d/run/server_args.json"
 	eq '"org/Model-7B"' "$(input "$d/run/t.trace.json" .model)"
 	eq 2 "$(input "$d/run/t.trace.json" .tp_size)"
 	eq '{"model_path":"org/Model-7B","tp_size":2,"attention_backend":"fa3"}' "$(input "$d/run/t.trace.json" .server_args)"
+	# a profile directory: itself (or the traces' folder), never its parent
+	printf '{"model_path": "other/Model"}' >"$d/server_args.json"
+	eq '"org/Model-7B"' "$(input "$d/run" .model)"
+	rm "$d/run/server_args.json"
+	eq null "$(input "$d/run" .model)"
+	eq '"other/Model"' "$(input "$d" .model)"
 }
-check "server_args.json beside or above a trace file" t_server_args_file
+check "server_args.json beside a trace file, never above it (but under --compat reference)" t_server_args_file
 
 t_server_args_dir() {
 	d=$T/sa2

@@ -11,6 +11,7 @@
 #include "match.h"
 #include "num.h"
 #include "sbuf.h"
+#include "sidefile.h"
 #include "text.h"
 #include "xalloc.h"
 
@@ -316,14 +317,16 @@ catalog_load_file(catalog_t *c, const char *path)
 {
 	src_t s = { path, 0, NULL };
 	FILE *fp;
-	sbuf line = SBUF_INIT;
+	sbuf line = SBUF_INIT, why = SBUF_INIT;
+	unsigned long long total = 0;
 	int ch = 0;
 
 	if (strcmp(path, "-") == 0) {
 		fp = stdin;
 		s.name = "<stdin>";
-	} else if ((fp = fopen(path, "r")) == NULL) {
-		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	} else if ((fp = side_open(path, "pattern catalog", &why)) == NULL) {
+		/* a regular file of at most the side-file limit (sidefile.h, issue 27) */
+		die(EXIT_DATA, "%s", why.s);
 	}
 	while (ch != EOF) {
 		/* one line, refused past the size limit before it is held (json.h) */
@@ -333,6 +336,8 @@ catalog_load_file(catalog_t *c, const char *path)
 				s.lineno++;
 				bad(&s, "pattern is %s", json_limit_text(JSON_ESIZE));
 			}
+			if (side_over(s.name, "pattern catalog", ++total, &why))
+				die(EXIT_DATA, "%s", why.s);
 			sb_addc(&line, (char)ch);
 		}
 		if (ch == EOF && line.len == 0)
@@ -343,6 +348,7 @@ catalog_load_file(catalog_t *c, const char *path)
 	if (ferror(fp))
 		die(EXIT_DATA, "cannot read '%s': %s", path, strerror(errno));
 	sb_free(&line);
+	sb_free(&why);
 	if (fp != stdin)
 		fclose(fp);
 }

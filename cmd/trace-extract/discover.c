@@ -10,8 +10,10 @@
 #include "dirwalk.h"
 #include "err.h"
 #include "extract.h"
+#include "opt.h"
 #include "rules.h"
 #include "scan.h"
+#include "sidefile.h"
 #include "strtab.h"
 #include "text.h"
 #include "xalloc.h"
@@ -372,7 +374,7 @@ select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
 		have_rank = 1;
 	}
 	if (!have_rank && sel->mode == RANKS_ONE) {
-		warnx("no trace under '%s' names a rank, so none is rank %lld", where, sel->rank);
+		err_msg("no trace under '%s' names a rank, so none is rank %lld", where, sel->rank);
 		return EXIT_EMPTY;
 	}
 	if (!have_rank) {
@@ -392,7 +394,7 @@ select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
 		if (i == all->n) {
 			sbuf r = SBUF_INIT;
 			list_ranks(all, &r);
-			warnx("no trace of rank %lld under '%s' (ranks found: %s)", sel->rank, where,
+			err_msg("no trace of rank %lld under '%s' (ranks found: %s)", sel->rank, where,
 			    sb_str(&r));
 			sb_free(&r);
 			return EXIT_EMPTY;
@@ -431,7 +433,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		return rc;
 	}
 	if (stat(abspath, &st) != 0) {
-		warnx("cannot open '%s': %s", abspath, strerror(errno));
+		err_msg("cannot open '%s': %s", abspath, strerror(errno));
 		return EXIT_DATA;
 	}
 	discover_files(abspath, 0, &all);
@@ -450,14 +452,14 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		tlist_free(&all);
 		*trace_dir = newest_trace_dir(abspath);
 		if (!*trace_dir) {
-			warnx("no trace files found under '%s' (looked for *.json and *.json.gz "
+			err_msg("no trace files found under '%s' (looked for *.json and *.json.gz "
 			    "Chrome-trace files, including subdirectories)", abspath);
 			return EXIT_EMPTY;
 		}
 		discover_files(*trace_dir, 0, &all);
 	}
 	if (all.n == 0) {
-		warnx("no trace files found under '%s'", *trace_dir);
+		err_msg("no trace files found under '%s'", *trace_dir);
 		return EXIT_EMPTY;
 	}
 	/* Drop merged-* traces unless that would drop everything. */
@@ -507,39 +509,30 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 static int
 read_server_args(const char *path, sbuf *out)
 {
-	FILE *fp = fopen(path, "r");
-	sbuf text = SBUF_INIT;
-	char buf[8192];
-	size_t n;
+	sbuf text = SBUF_INIT, why = SBUF_INIT;
 	json_doc d = { 0 };
 	int r = 1, rc;
 
-	if (!fp) {
-		warnx("cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	/* read one byte past the limit at most: the parse then names the limit */
-	while (text.len <= json_max_bytes() && (n = fread(buf, 1, sizeof buf, fp)) > 0)
-		sb_add(&text, buf, n);
-	if (ferror(fp)) {
-		warnx("cannot read '%s': %s", path, strerror(errno));
-		fclose(fp);
+	/* a regular file, and no larger than a side file may be (sidefile.h) */
+	if (side_read(path, "server args file", &text, &why) != 0) {
+		err_msg("%s", why.s);
 		sb_free(&text);
+		sb_free(&why);
 		return -1;
 	}
-	fclose(fp);
+	sb_free(&why);
 	rc = json_parse(&d, text.s ? text.s : "", text.len);
 	if (rc == JSON_OK && d.depth >= JSON_MAX_DEPTH) {
 		/* the input record that carries them adds a level */
-		warnx("'%s': the server args are %s; fix or remove the file", path,
+		err_msg("'%s': the server args are %s; fix or remove the file", path,
 		    json_limit_text(JSON_EDEPTH));
 		r = -1;
 	} else if (rc == JSON_EDEPTH || rc == JSON_ESIZE) {
-		warnx("'%s': the server args are %s (at byte %zu); fix or remove the file", path,
+		err_msg("'%s': the server args are %s (at byte %zu); fix or remove the file", path,
 		    json_limit_text(rc), d.err_off);
 		r = -1;
 	} else if (rc < 0) {
-		warnx("'%s': invalid JSON in server args file at byte %zu; fix or remove it", path,
+		err_msg("'%s': invalid JSON in server args file at byte %zu; fix or remove it", path,
 		    d.err_off);
 		r = -1;
 	} else {
@@ -563,7 +556,8 @@ load_server_args_dir(const char *dir, sbuf *out)
 	sb_printf(&path, "%s/server_args.json", dir);
 	if (stat(path.s, &st) == 0) {
 		r = read_server_args(path.s, out);
-	} else {
+	} else if (compat_reference) {
+		/* the reference looks one folder up too (§3.7) */
 		par = parent_dir(dir);
 		sb_reset(&path);
 		sb_printf(&path, "%s/server_args.json", par);

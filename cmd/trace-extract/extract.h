@@ -78,12 +78,19 @@ int discover_targets(const char *abspath, const struct ranksel *sel, struct tlis
 void discover_files(const char *dir, int recursive, struct tlist *out);
 
 /*
- * load_server_args (§3.7): read the first server_args.json found in
- * `dir` then its parent.  Returns 1 with the minified JSON text in out,
- * 0 when none exists, or -1 after printing an error (malformed).
+ * load_server_args (§3.7): read `dir`/server_args.json.  Only a folder
+ * the user named or the one holding the traces is looked in, never a
+ * parent, where any user's /tmp/server_args.json would name the model of
+ * /tmp/x/trace.json (issue 27, docs/deviations.md); --compat reference
+ * keeps the reference's rule, `dir` then its parent.  The file is a side
+ * file (sidefile.h): a FIFO, a device or one past 16 MiB is an error.
+ * Returns 1 with the minified JSON text in out, 0 when none exists, or -1
+ * after printing an error (malformed, not a regular file, too large).
  */
 int load_server_args_dir(const char *dir, sbuf *out);
-int load_server_args_for(const char *path, sbuf *out);	/* §3.7 file/dir rule */
+/* The same for an operand: a file's own folder (the reference: its
+ * folder, then the one above), a directory itself (and its parent). */
+int load_server_args_for(const char *path, sbuf *out);
 
 /*
  * Framework resolution (kernel-table.md Appendix B, capture-and-cli.md
