@@ -92,10 +92,11 @@ output_file() {
 	"$R" -o "$T/o.md" <"$F/rows.jsonl" >"$T/stdout"
 	same "$F/rows.md" "$T/o.md"
 	eq 0 "$(wc -c <"$T/stdout" | tr -d ' ')" "stdout bytes"
-	status 1 "$R" -o /nonexistent/dir/x.md <"$F/rows.jsonl" 2>"$T/err"
-	has "$T/err" "cannot write '/nonexistent/dir/x.md'"
+	# a target that cannot work is a usage error, found before the records are read
+	status 2 "$R" -o /nonexistent/dir/x.md <"$F/rows.jsonl" 2>"$T/err"
+	has "$T/err" "cannot write '/nonexistent/dir/x.md': no such directory '/nonexistent/dir'"
 }
-check "--output writes the file, a bad path exits 1" output_file
+check "--output writes the file, a bad path exits 2" output_file
 
 usage_errors() {
 	status 2 "$R" --format xml </dev/null 2>"$T/err"

@@ -26,7 +26,7 @@ t_markdown_structure() {
 	# rank, collective, rank_kernel, health
 	eq 11 "$(grep -c '<table>' "$T/r.html")" "tables"
 	# values as computed by hand: 600 us of 1000 us is 60.0%
-	has "$T/r.md" '^| cutlass::Kernel2<…>(…) | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
+	has "$T/r.md" '^| cutlass::Kernel2\\<…>(…) | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	has "$T/r.md" '^\*\*decode: 1.00 ms of GPU time in 42 kernels over 2 steps; gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% in CUDA graphs.\*\*$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
@@ -198,7 +198,7 @@ check "bundle: one document of two runs with a table of contents" t_bundle
 
 t_names_full() {
 	"$RENDER" --names full <"$F" >"$T/full.md"
-	has "$T/full.md" '^| void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(cutlass::Params) | gemm |'
+	has "$T/full.md" '^| void cutlass::Kernel2\\<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(cutlass::Params) | gemm |'
 	status 2 "$RENDER" --names abbreviated <"$F" 2>/dev/null
 }
 check "--names full keeps whole kernel names" t_names_full

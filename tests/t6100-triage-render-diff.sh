@@ -53,7 +53,7 @@ t_markdown() {
 	    "$(sed -n 1p "$T/rows" | sed 's/^| //; s/ |$//')"
 	eq "old_kernel | removed | 0.10 ms | 0.00 ms | -0.10 ms | -100.0% | 2 | 0 | a.py:1 f" \
 	    "$(sed -n 2p "$T/rows" | sed 's/^| //; s/ |$//')"
-	eq "norm<…> | changed | 0.10 ms | 0.13 ms | +0.03 ms | +30.0% | 8 | 16 | a.py:1 f" \
+	eq "norm\\<…> | changed | 0.10 ms | 0.13 ms | +0.03 ms | +30.0% | 8 | 16 | a.py:1 f" \
 	    "$(sed -n 3p "$T/rows" | sed 's/^| //; s/ |$//')"
 	eq "fresh | new | 0.00 ms | 0.02 ms | +0.02 ms | - | 0 | 4 | new.py:2 g" \
 	    "$(sed -n 4p "$T/rows" | sed 's/^| //; s/ |$//')"
@@ -111,7 +111,7 @@ t_html() {
 	"$TR" -f html <"$T/d" >"$T/h"
 	has "$T/h" '<table class="sortable" data-table="diff">'
 	has "$T/h" '<section data-section="verdict">'
-	has "$T/h" '<td class="k" data-v="gemm_MT256x64<br>was gemm_MT128x64">'
+	has "$T/h" '<td class="k" data-v="gemm_MT256x64&#10;was gemm_MT128x64">'
 	has "$T/h" '<td class="k" title="void old_kernel" data-v="old_kernel">'
 	hasnt "$T/h" 'data-section="legend"'
 	eq 1 "$(grep -c '</main>' "$T/h")"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "esc.h"
 #include "json.h"
 #include "num.h"
 #include "rec.h"
@@ -423,12 +424,16 @@ json_report(sbuf *out)
 
 /* RFC 4180 field: quote when it holds the separator, a quote or a line break. */
 static void
-dsv_field(sbuf *out, const char *s, char sep)
+dsv_field(sbuf *out, const char *raw, char sep)
 {
-	const char *p;
+	sbuf b = SBUF_INIT;
+	const char *p, *s;
 
+	dsv_safe(raw, sep, &b);
+	s = sb_str(&b);
 	if (!strchr(s, sep) && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
 		sb_adds(out, s);
+		sb_free(&b);
 		return;
 	}
 	sb_addc(out, '"');
@@ -438,6 +443,7 @@ dsv_field(sbuf *out, const char *s, char sep)
 		sb_addc(out, *p);
 	}
 	sb_addc(out, '"');
+	sb_free(&b);
 }
 
 static void
@@ -499,9 +505,18 @@ void
 compat_report(int fmt, sbuf *out)
 {
 	switch (fmt) {
-	case F_MD:
-		md_report(out);
+	case F_MD: {
+		/*
+		 * The reference's layout and escaping (only | and newline), but no
+		 * control character raw: a name's ESC sequence never reaches a
+		 * terminal (issue 27, docs/deviations.md).
+		 */
+		sbuf raw = SBUF_INIT;
+		md_report(&raw);
+		esc_ctrl(sb_str(&raw), raw.len, ESC_KEEP_TAB | ESC_KEEP_NL, out);
+		sb_free(&raw);
 		break;
+	}
 	case F_CSV:
 		dsv_report(out, ',');
 		break;

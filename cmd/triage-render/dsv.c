@@ -5,22 +5,45 @@
  */
 #include <string.h>
 
+#include "esc.h"
 #include "num.h"
 #include "render.h"
 
-static void
-field(sbuf *out, const char *s, char sep)
+/*
+ * A text cell made safe (issue 27): control characters escaped (CSV keeps
+ * tab and newline, which quoting holds; TSV turns them into spaces), and a
+ * leading "'" when a spreadsheet would read the cell as a formula, unless
+ * --raw-cells.
+ */
+void
+dsv_safe(const char *s, char sep, sbuf *out)
 {
-	const char *p;
+	size_t n = strlen(s);
+
+	if (!raw_cells && esc_is_formula(s, n))
+		sb_addc(out, '\'');
+	esc_ctrl(s, n, sep == '\t' ? 0 : ESC_KEEP_TAB | ESC_KEEP_NL, out);
+}
+
+static void
+field(sbuf *out, const char *raw, char sep)
+{
+	sbuf b = SBUF_INIT, t = SBUF_INIT;
+	const char *p, *s;
 
 	if (sep == '\t') {
 		/* TSV has no quoting: tabs and line breaks become spaces */
-		for (p = s; *p; p++)
-			sb_addc(out, *p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+		for (p = raw; *p; p++)
+			sb_addc(&t, *p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+		dsv_safe(sb_str(&t), sep, out);
+		sb_free(&t);
 		return;
 	}
+	dsv_safe(raw, sep, &b);
+	s = sb_str(&b);
 	if (!strchr(s, ',') && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
 		sb_adds(out, s);
+		sb_free(&b);
 		return;
 	}
 	sb_addc(out, '"');
@@ -30,6 +53,7 @@ field(sbuf *out, const char *s, char sep)
 		sb_addc(out, *p);
 	}
 	sb_addc(out, '"');
+	sb_free(&b);
 }
 
 /* A list cell's lines joined with "; ". */

@@ -11,16 +11,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "esc.h"
 #include "json.h"
 #include "num.h"
 #include "render.h"
 #include "rules.h"
 
+/*
+ * Text as HTML text or an attribute value: & < > " ' as entities, a line
+ * break as <br> (attr 1, an attribute: as &#10;; 2, the title: as a
+ * space), control characters as
+ * esc_ctrl shows them (issue 27).
+ */
 static void
-esc(sbuf *out, const char *s)
+esc_html(sbuf *out, const char *s, int attr)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	sbuf t = SBUF_INIT;
+	size_t i;
+
+	esc_ctrl(s, strlen(s), ESC_KEEP_TAB | ESC_KEEP_NL, &t);
+	for (i = 0; i < t.len; i++) {
+		switch (t.s[i]) {
 		case '&':
 			sb_adds(out, "&amp;");
 			break;
@@ -33,13 +44,44 @@ esc(sbuf *out, const char *s)
 		case '"':
 			sb_adds(out, "&quot;");
 			break;
+		case '\'':
+			sb_adds(out, "&#39;");
+			break;
 		case '\n':
-			sb_adds(out, "<br>");
+			sb_adds(out, attr == 2 ? " " : attr ? "&#10;" : "<br>");
 			break;
 		default:
-			sb_addc(out, *s);
+			sb_addc(out, t.s[i]);
 		}
 	}
+	sb_free(&t);
+}
+
+static void
+esc(sbuf *out, const char *s)
+{
+	esc_html(out, s, 0);
+}
+
+/* The page's <title>: text only, a line break a space (issue 27 item 14). */
+static void
+esc_title(sbuf *out, const char *s)
+{
+	esc_html(out, s, 2);
+}
+
+/*
+ * A string of the chart data: control characters shown as in the tables
+ * (and as in data-stage, which looks the stage up), then JSON-quoted.
+ */
+static void
+chart_str(sbuf *out, const char *s)
+{
+	sbuf t = SBUF_INIT;
+
+	esc_ctrl(s, strlen(s), ESC_KEEP_TAB | ESC_KEEP_NL, &t);
+	json_quote(out, sb_str(&t), t.len);
+	sb_free(&t);
 }
 
 static const char css[] =
@@ -128,11 +170,11 @@ chart_data(sbuf *out, const struct doc *d)
 		const struct tab *kt = NULL;
 		if (i)
 			sb_addc(out, ',');
-		json_quote(out, c->stage, strlen(c->stage));
+		chart_str(out, c->stage);
 		sb_adds(out, ":{\"cats\":[");
 		for (j = 0; j < c->ncat; j++) {
 			sb_adds(out, j ? ",{\"name\":" : "{\"name\":");
-			json_quote(out, c->cat[j], strlen(c->cat[j]));
+			chart_str(out, c->cat[j]);
 			sb_printf(out, ",\"us\":%s}", num_json(c->cat_us[j], buf));
 		}
 		sb_printf(out, "],\"idle\":%s,\"top\":[", c->idle_us >= 0 ?
@@ -146,12 +188,11 @@ chart_data(sbuf *out, const struct doc *d)
 		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
 			const struct cell *x = &kt->cells[r * kt->ncols];
 			sb_adds(out, r ? ",{\"name\":" : "{\"name\":");
-			json_quote(out, x[0].text, strlen(x[0].text));
+			chart_str(out, x[0].text);
 			sb_adds(out, ",\"full\":");
-			json_quote(out, x[0].full ? x[0].full : x[0].text,
-			    strlen(x[0].full ? x[0].full : x[0].text));
+			chart_str(out, x[0].full ? x[0].full : x[0].text);
 			sb_adds(out, ",\"cat\":");
-			json_quote(out, x[1].text, strlen(x[1].text));
+			chart_str(out, x[1].text);
 			sb_printf(out, ",\"us\":%s}", num_json(x[2].num, buf));
 		}
 		sb_adds(out, "],\"steps\":[");
@@ -192,14 +233,14 @@ html_table(sbuf *out, const struct tab *t)
 				sb_printf(out, " class=\"%s\"", cls);
 			if (x->full) {
 				sb_adds(out, " title=\"");
-				esc(out, x->full);
+				esc_html(out, x->full, 1);
 				sb_addc(out, '"');
 			}
 			sb_adds(out, " data-v=\"");
 			if (x->has_num)
 				sb_adds(out, num_json(x->num, buf));
 			else
-				esc(out, x->text);
+				esc_html(out, x->text, 1);
 			sb_adds(out, "\">");
 			esc(out, x->text);
 			sb_adds(out, "</td>");
@@ -262,13 +303,13 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 			if (t->stage && strcmp(t->id, "kernel") == 0) {
 				sb_adds(out, "<div class=\"chart\" data-chart=\"stack\" data-run=\"");
 				sb_printf(out, "%zu\" data-stage=\"", run);
-				esc(out, t->stage);
+				esc_html(out, t->stage, 1);
 				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"steps\" "
 				    "data-run=\"%zu\" data-stage=\"", run);
-				esc(out, t->stage);
+				esc_html(out, t->stage, 1);
 				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"top\" "
 				    "data-run=\"%zu\" data-stage=\"", run);
-				esc(out, t->stage);
+				esc_html(out, t->stage, 1);
 				sb_adds(out, "\"></div>\n");
 			}
 			if (t->total) {
@@ -288,17 +329,32 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 	sb_adds(out, "</article>\n");
 }
 
-/* JSON inside <script>: "</" must not close the element. */
+/*
+ * JSON inside <script>: < > & as \u003c \u003e \u0026, so no "</script",
+ * "<!--" or "<script" in a name can end or change the element, and U+2028
+ * and U+2029 as \u2028 \u2029 (line ends to older script parsers).  In
+ * JSON text those characters occur only inside strings, so this is exact
+ * (issue 27 item 8).
+ */
 static void
 script_json(sbuf *out, const sbuf *j)
 {
+	const unsigned char *p = (const unsigned char *)(j->s ? j->s : "");
 	size_t i;
 
 	for (i = 0; i < j->len; i++) {
-		if (j->s[i] == '<' && i + 1 < j->len && j->s[i + 1] == '/')
-			sb_adds(out, "<\\");
-		else
-			sb_addc(out, j->s[i]);
+		if (p[i] == '<')
+			sb_adds(out, "\\u003c");
+		else if (p[i] == '>')
+			sb_adds(out, "\\u003e");
+		else if (p[i] == '&')
+			sb_adds(out, "\\u0026");
+		else if (p[i] == 0xe2 && i + 2 < j->len && p[i + 1] == 0x80 &&
+		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
+			sb_adds(out, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+			i += 2;
+		} else
+			sb_addc(out, (char)p[i]);
 	}
 }
 
@@ -310,7 +366,7 @@ html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out
 
 	sb_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<meta name=\"viewport\" content=\"width=device-width\"><title>");
-	esc(out, title);
+	esc_title(out, title);
 	sb_printf(out, "</title>\n<style>%s</style></head>\n<body data-ready=\"0\" "
 	    "data-errors=\"0\">\n<script>window.onerror=function(){var b=document.body;"
 	    "b.dataset.errors=String(+b.dataset.errors+1);};</script>\n", css);

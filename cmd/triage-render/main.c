@@ -15,28 +15,36 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "esc.h"
+#include "ofile.h"
 #include "opt.h"
 #include "rec.h"
 #include "render.h"
 #include "rules.h"
 #include "xalloc.h"
 
-enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE };
+enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE, O_RAW_CELLS, O_COPY, O_CHECK_OUTPUT };
 
 static const struct opt opts[] = {
 	{ "bundle", O_BUNDLE, NULL, "one document of many runs (each opened by a run record)" },
 	{ "format", 'f', "FMT", "md (default), html, json (one document), jsonl (the records),\n"
 	    "                           csv or tsv (one table)" },
 	{ "names", O_NAMES, "WHICH", "short (default in md and html) or full kernel names" },
-	{ "output", 'o', "PATH", "write to PATH instead of stdout; with csv or tsv, a directory\n"
-	    "                           (ending in /) gets one file per table" },
+	{ "output", 'o', "PATH", "write to PATH instead of stdout, whole or not at all (- is\n"
+	    "                           stdout); with csv or tsv, a directory (ending in /) gets\n"
+	    "                           one file per table" },
+	{ "raw-cells", O_RAW_CELLS, NULL, "csv/tsv: no ' before cells that start like a formula" },
 	{ "table", O_TABLE, "NAME", "csv/tsv: kernel (default), overlap, fuse, fuse_in_use, ..." },
+	{ "copy", O_COPY, "FILE", "write FILE unchanged to -o PATH by the same rules (for triage)" },
+	{ "check-output", O_CHECK_OUTPUT, NULL, "only check that -o PATH can be written (exit 0 or 2)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
 	"[-q] [-f md|html|json|jsonl|csv|tsv] [-o PATH] [--table NAME] [--bundle]\n"
-	" [--names short|full] [file ...]",
+	" [--names short|full] [--raw-cells] [file ...]\n"
+	"--copy FILE -o PATH\n"
+	"--check-output -o PATH",
 	"Render the triage report from the record stream of the filters\n"
 	"(triage-records(5)): kernel, overlap and fuse rows, notes, and the sections\n"
 	"of step-stats, trace-health and rank-skew when their records are there.",
@@ -54,6 +62,7 @@ static struct {
 } R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0 };
 
 int names_full;
+int raw_cells;
 
 static struct run *
 new_run(const char *label)
@@ -132,13 +141,21 @@ md_bundle(struct doc **docs, size_t n, sbuf *out)
 	for (i = 0; i < n; i++) {
 		const char *m = docs[i]->model ? docs[i]->model : "(model unknown)";
 		const char *f = fw_group(docs[i]->framework);
+		/* model ids and run labels are text, escaped like every name (issue 27) */
 		if (!gm || strcmp(gm, m) != 0) {
-			sb_printf(out, "- %s\n", m);
+			sb_adds(out, "- ");
+			esc_md(m, strlen(m), 0, out);
+			sb_addc(out, '\n');
 			gf = NULL;
 		}
-		if (!gf || strcmp(gf, f) != 0)
-			sb_printf(out, "  - %s\n", f);
-		sb_printf(out, "    - [%s](#run-%zu)\n", docs[i]->title, i + 1);
+		if (!gf || strcmp(gf, f) != 0) {
+			sb_adds(out, "  - ");
+			esc_md(f, strlen(f), 0, out);
+			sb_addc(out, '\n');
+		}
+		sb_adds(out, "    - [");
+		esc_md(docs[i]->title, strlen(docs[i]->title), 0, out);
+		sb_printf(out, "](#run-%zu)\n", i + 1);
 		gm = m;
 		gf = f;
 	}
@@ -147,8 +164,13 @@ md_bundle(struct doc **docs, size_t n, sbuf *out)
 	for (i = 0; i < n; i++) {
 		const char *m = docs[i]->model ? docs[i]->model : "(model unknown)";
 		const char *f = fw_group(docs[i]->framework);
-		if (!gm || strcmp(gm, m) != 0 || strcmp(gf, f) != 0)
-			sb_printf(out, "## %s: %s\n\n", m, f);
+		if (!gm || strcmp(gm, m) != 0 || strcmp(gf, f) != 0) {
+			sb_adds(out, "## ");
+			esc_md(m, strlen(m), 0, out);
+			sb_adds(out, ": ");
+			esc_md(f, strlen(f), 0, out);
+			sb_adds(out, "\n\n");
+		}
 		sb_printf(out, "<a id=\"run-%zu\"></a>\n\n", i + 1);
 		md_write(docs[i], 3, out);
 		gm = m;
@@ -157,29 +179,46 @@ md_bundle(struct doc **docs, size_t n, sbuf *out)
 	md_legend(out, 1);
 }
 
-/* Write text to path atomically: a temporary file beside it, then rename. */
+/* Write text to path whole or not at all (common/ofile.h); exits on failure. */
 static void
 write_file(const char *path, const sbuf *text)
 {
-	sbuf tmp = SBUF_INIT;
-	FILE *fp;
+	sbuf why = SBUF_INIT;
+	int rc = ofile_put(path, text->s ? text->s : "", text->len, &why);
 
-	sb_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	if (!(fp = fopen(tmp.s, "w")))
-		die(EXIT_DATA, "cannot write '%s': %s", path, strerror(errno));
-	if (fwrite(text->s ? text->s : "", 1, text->len, fp) != text->len || fflush(fp) != 0 ||
-	    ferror(fp)) {
+	if (rc != 0)
+		die(rc, "%s", why.s);
+	sb_free(&why);
+}
+
+/* --copy FILE: FILE's bytes to path as they are, streamed. */
+static void
+copy_file(const char *src, const char *path)
+{
+	struct ofile o;
+	sbuf why = SBUF_INIT;
+	char buf[1 << 16];
+	FILE *fp = strcmp(src, "-") ? fopen(src, "rb") : stdin;
+	size_t n;
+	int rc;
+
+	if (!fp)
+		die(EXIT_DATA, "cannot open '%s': %s", src, strerror(errno));
+	if ((rc = ofile_open(&o, path, &why)) != 0)
+		die(rc, "%s", why.s);
+	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+		if ((rc = ofile_write(&o, buf, n, &why)) != 0)
+			die(rc, "%s", why.s);
+	if (ferror(fp)) {
 		int e = errno;
+		ofile_abort(&o);
+		die(EXIT_DATA, "cannot read '%s': %s", src, strerror(e));
+	}
+	if ((rc = ofile_commit(&o, &why)) != 0)
+		die(rc, "%s", why.s);
+	if (fp != stdin)
 		fclose(fp);
-		unlink(tmp.s);
-		die(EXIT_DATA, "write error on '%s': %s", path, strerror(e));
-	}
-	if (fclose(fp) != 0 || rename(tmp.s, path) != 0) {
-		int e = errno;
-		unlink(tmp.s);
-		die(EXIT_DATA, "cannot write '%s': %s", path, strerror(e));
-	}
-	sb_free(&tmp);
+	sb_free(&why);
 }
 
 static int
@@ -279,8 +318,9 @@ render(sbuf *text)
 int
 main(int argc, char **argv)
 {
-	sbuf text = SBUF_INIT;
-	int c, i;
+	sbuf text = SBUF_INIT, why = SBUF_INIT;
+	const char *copy_src = NULL;
+	int c, i, check_only = 0, rc;
 
 	tool_init(argc, argv);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
@@ -315,18 +355,45 @@ main(int argc, char **argv)
 		case O_TABLE:
 			R.table = optarg;
 			break;
+		case O_RAW_CELLS:
+			raw_cells = 1;
+			break;
+		case O_COPY:
+			copy_src = optarg;
+			break;
+		case O_CHECK_OUTPUT:
+			check_only = 1;
+			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
+	if (R.out && strcmp(R.out, "-") == 0)
+		R.out = NULL;	/* -o -: standard output */
+	if (check_only || copy_src) {
+		if (argc > 0) {
+			err_msg("--copy and --check-output take no operands");
+			opt_usage(&tool, EXIT_USAGE);
+		}
+		if (check_only && (rc = ofile_check(R.out ? R.out : "-", &why)) != 0)
+			die(rc, "%s", why.s);
+		if (copy_src)
+			copy_file(copy_src, R.out ? R.out : "-");
+		sb_free(&why);
+		return tool_finish(EXIT_OK);
+	}
+	/* a target that cannot work is exit 2 now, not after reading the records */
+	if (R.out && !((R.fmt == F_CSV || R.fmt == F_TSV) && is_dir_path(R.out)) &&
+	    (rc = ofile_check(R.out, &why)) != 0)
+		die(rc, "%s", why.s);
 	if (compat_reference && (R.fmt == F_HTML || R.fmt == F_JSONL || R.bundle)) {
-		warnx("--compat reference has the reference's formats only: md, json, csv, tsv");
+		err_msg("--compat reference has the reference's formats only: md, json, csv, tsv");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (R.table && R.fmt != F_CSV && R.fmt != F_TSV) {
-		warnx("--table goes with --format csv or tsv");
+		err_msg("--table goes with --format csv or tsv");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	for (i = 0; i < (argc ? argc : 1); i++) {

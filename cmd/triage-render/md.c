@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "esc.h"
 #include "render.h"
 #include "rules.h"
-#include "text.h"
 
 static void
 hashes(sbuf *out, int n)
@@ -19,20 +19,22 @@ hashes(sbuf *out, int n)
 	sb_addc(out, ' ');
 }
 
-/* A cell: markdown-escaped, its lines joined with <br>. */
+/*
+ * Text from the records -- names, paths, model ids, notes -- is escaped
+ * wherever it is written, cells and lines alike: it shows as the text it
+ * is, never as a heading, a quote, a link, an image or HTML (issue 27).
+ * A cell's lines are joined with <br>.  line_start: the text begins a line.
+ */
+static void
+md_text(sbuf *out, const char *s, int line_start)
+{
+	esc_md(s, strlen(s), line_start, out);
+}
+
 static void
 md_cell(sbuf *out, const char *s)
 {
-	const char *p = s, *nl;
-
-	for (;;) {
-		nl = strchr(p, '\n');
-		text_md_escape(p, nl ? (size_t)(nl - p) : strlen(p), out);
-		if (!nl)
-			break;
-		sb_adds(out, "<br>");
-		p = nl + 1;
-	}
+	md_text(out, s, 0);
 }
 
 static void
@@ -41,12 +43,16 @@ md_table(sbuf *out, const struct tab *t)
 	size_t r, c;
 
 	if (t->nrows == 0) {
-		sb_printf(out, "%s\n\n", t->empty ? t->empty : "No rows.");
+		md_text(out, t->empty ? t->empty : "No rows.", 1);
+		sb_adds(out, "\n\n");
 		return;
 	}
 	sb_adds(out, "|");
-	for (c = 0; c < t->ncols; c++)
-		sb_printf(out, " %s |", t->cols[c].title);
+	for (c = 0; c < t->ncols; c++) {
+		sb_adds(out, " ");
+		md_cell(out, t->cols[c].title);
+		sb_adds(out, " |");
+	}
 	sb_adds(out, "\n|");
 	for (c = 0; c < t->ncols; c++)
 		sb_adds(out, t->cols[c].num ? " ---: |" : " --- |");
@@ -93,38 +99,59 @@ md_write(const struct doc *d, int level, sbuf *out)
 	size_t i, j;
 
 	hashes(out, level);
-	sb_printf(out, "Triage report: %s\n\n", d->title);
+	sb_adds(out, "Triage report: ");
+	md_text(out, d->title, 0);
+	sb_adds(out, "\n\n");
 	for (i = 0; i < d->nfacts; i++) {
-		sb_printf(out, "- **%s**: ", d->facts[i].key);
+		sb_adds(out, "- **");
+		md_text(out, d->facts[i].key, 0);
+		sb_adds(out, "**: ");
 		md_cell(out, d->facts[i].value);
 		sb_addc(out, '\n');
 	}
 	sb_addc(out, '\n');
-	if (d->health)
-		sb_printf(out, "> **Trace health: %s.** %s\n\n", d->verdict, d->health);
-	for (i = 0; i < d->nnotes; i++)
-		sb_printf(out, "> Note: %s\n\n", d->notes[i]);
+	if (d->health) {
+		sb_printf(out, "> **Trace health: %s.** ", d->verdict);
+		md_text(out, d->health, 0);
+		sb_adds(out, "\n\n");
+	}
+	for (i = 0; i < d->nnotes; i++) {
+		sb_adds(out, "> Note: ");
+		md_text(out, d->notes[i], 0);
+		sb_adds(out, "\n\n");
+	}
 	for (i = 0; i < d->nsecs; i++) {
 		const struct section *s = &d->secs[i];
 		hashes(out, level + 1);
-		sb_printf(out, "%s\n\n", s->title);
-		if (s->intro)
-			sb_printf(out, "%s\n\n", s->intro);
+		md_text(out, s->title, 0);
+		sb_adds(out, "\n\n");
+		if (s->intro) {
+			md_text(out, s->intro, 1);
+			sb_adds(out, "\n\n");
+		}
 		for (j = 0; j < s->ntabs; j++) {
 			const struct tab *t = &s->tabs[j];
 			/* a stage's tables share its heading */
 			if (t->stage && (j == 0 || !s->tabs[j - 1].stage ||
 			    strcmp(s->tabs[j - 1].stage, t->stage) != 0)) {
 				hashes(out, level + 2);
-				sb_printf(out, "%s\n\n", stage_label(t->stage));
+				md_text(out, stage_label(t->stage), 0);
+				sb_adds(out, "\n\n");
 			}
-			if (t->headline)
-				sb_printf(out, "**%s**\n\n", t->headline);
-			if (t->total)
-				sb_printf(out, "%s\n\n", t->total);
+			if (t->headline) {
+				sb_adds(out, "**");
+				md_text(out, t->headline, 0);
+				sb_adds(out, "**\n\n");
+			}
+			if (t->total) {
+				md_text(out, t->total, 1);
+				sb_adds(out, "\n\n");
+			}
 			md_table(out, t);
-			if (t->more)
-				sb_printf(out, "%s\n\n", t->more);
+			if (t->more) {
+				md_text(out, t->more, 1);
+				sb_adds(out, "\n\n");
+			}
 		}
 	}
 }

@@ -223,6 +223,14 @@ void html_write(const struct doc *const *docs, size_t n, const char *title, sbuf
  * as the first column.  Returns 0, or -1 when the doc has no such table.
  */
 int dsv_write(const struct doc *d, const char *table, char sep, sbuf *out);
+/*
+ * A text cell of CSV (sep ',') or TSV made safe, appended to out before
+ * quoting: control characters escaped (esc_ctrl; CSV keeps tab and
+ * newline) and a "'" before a cell a spreadsheet would read as a formula
+ * (esc_is_formula) unless --raw-cells (issue 27).  compat.c's CSV too.
+ */
+void dsv_safe(const char *s, char sep, sbuf *out);
+extern int raw_cells;		/* --raw-cells: no "'" before formula-like cells */
 void jsondoc_write(const struct doc *const *docs, size_t n, sbuf *out);
 
 /* The table ids a doc has, for --output DIR/ (one file each). */
