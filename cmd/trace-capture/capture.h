@@ -72,8 +72,6 @@ void http_cleanup(void);
  */
 char *http_set_base(const char *url);
 
-/* Append url with the password of its user info shown as "***". */
-void url_redact(const char *url, sbuf *out);
 
 /*
  * One request, one connection.  body == NULL sends a POST with no body

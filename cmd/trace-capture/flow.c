@@ -52,9 +52,9 @@ fail_after_start(const struct opts *o, const char *msg, const char *hint)
 {
 	sbuf err = SBUF_INIT;
 
-	fprintf(stderr, "%s: %s\n", progname, msg);
+	err_msg("%s", msg);
 	if (hint)
-		fprintf(stderr, "%s: %s\n", progname, hint);
+		err_msg("%s", hint);
 	if (stop_profile(o, &err) == HTTP_OK)
 		die(EXIT_CAPTURE, "stop_profile was still sent, and accepted");
 	die(EXIT_CAPTURE, "stop_profile was still sent, and failed too: %s",
@@ -94,10 +94,16 @@ poll_interval(const struct opts *o)
 
 /* ---- SGLang (§6.2) ---- */
 
+/*
+ * A new file of ours in a folder made for this capture: O_EXCL and
+ * O_NOFOLLOW, so nothing planted under the name is written through
+ * (issue 27).
+ */
 static void
 write_file(const char *path, const char *s, size_t n)
 {
-	FILE *fp = fopen(path, "wb");
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
 
 	if (fp == NULL || fwrite(s, 1, n, fp) != n ||
 	    (n > 0 && s[n - 1] != '\n' && fputc('\n', fp) == EOF) ||
@@ -122,7 +128,9 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	sb_printf(&d, "%s/%s", root,
 	    num_repr((double)ts.tv_sec + ts.tv_nsec / 1e9, epoch));
-	make_dirs(d.s);
+	/* this capture's own folder: made now, never one that was there */
+	if (mkdir(d.s, 0777) != 0)
+		die(EXIT_CAPTURE, "cannot create directory '%s': %s", d.s, strerror(errno));
 
 	url = url_of(o, "/server_info");
 	if (http_call("GET", url, NULL, T_INFO, &r) == HTTP_OK && r.body.len > 0 &&
@@ -187,23 +195,24 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 /* ---- vLLM, TensorRT-LLM, TokenSpeed (§6.3) ---- */
 
 /*
- * Move src to dst without replacing anything there: renameat2 with
- * RENAME_NOREPLACE, or link and unlink where the file system has no such
- * rename.  Returns 0, or -1 with errno (EEXIST: dst is taken).  Never an
- * lstat then a rename, which a file appearing in between would lose.
+ * Move dir sfd's `name` to dfd's `dname` without replacing anything there:
+ * renameat2 with RENAME_NOREPLACE, or link and unlink where the file
+ * system has no such rename.  Returns 0, or -1 with errno (EEXIST: the
+ * name is taken).  Never an lstat then a rename, which a file appearing
+ * in between would lose.
  */
 static int
-move_noreplace(const char *src, const char *dst)
+move_noreplace(int sfd, const char *name, int dfd, const char *dname)
 {
-	if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0)
+	if (renameat2(sfd, name, dfd, dname, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
 		return -1;
-	if (link(src, dst) != 0)
+	if (linkat(sfd, name, dfd, dname, 0) != 0)
 		return -1;
-	if (unlink(src) != 0) {
+	if (unlinkat(sfd, name, 0) != 0) {
 		int e = errno;
-		unlink(dst);
+		unlinkat(dfd, dname, 0);
 		errno = e;
 		return -1;
 	}
@@ -211,70 +220,181 @@ move_noreplace(const char *src, const char *dst)
 }
 
 /*
+ * The folder holding `path` (a trace the watcher found below `root`),
+ * opened one component at a time from root's descriptor with O_NOFOLLOW,
+ * along the folder's real path: a link inside the output folder to
+ * another folder inside it ("latest -> .") leads to it, but a trace
+ * reached through a link to anywhere else is never moved (issue 27).
+ * Returns the descriptor and sets *name to the file's last component,
+ * or exits 4 naming the trace.
+ */
+static int
+open_parent(int rootfd, const char *realroot, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/'), *p, *q;
+	char *par = xstrndup(path, slash ? (size_t)(slash - path) : 0), *real;
+	size_t rl = strlen(realroot);
+	sbuf comp = SBUF_INIT;
+	int fd, nfd;
+
+	*name = slash ? slash + 1 : path;
+	real = realpath(par[0] ? par : "/", NULL);
+	/* inside: the root itself or below it (a root of "/" holds everything) */
+	if (!real || strncmp(real, realroot, rl) != 0 ||
+	    (rl > 1 && real[rl] != '/' && real[rl] != '\0'))
+		die(EXIT_CAPTURE, "'%s' lies outside the output folder '%s'%s: a trace there is "
+		    "never moved (point --output-dir at the folder the server writes to)", path,
+		    realroot, real ? " (behind a symbolic link)" : "");
+	if ((fd = dup(rootfd)) < 0)
+		die(EXIT_CAPTURE, "cannot use '%s': %s", realroot, strerror(errno));
+	for (p = real + rl; *p == '/'; p++)
+		;
+	while (*p) {
+		q = strchr(p, '/');
+		sb_reset(&comp);
+		sb_add(&comp, p, q ? (size_t)(q - p) : strlen(p));
+		nfd = openat(fd, comp.s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0)
+			die(EXIT_CAPTURE, "cannot move '%s': the folder '%s' %s while the traces were "
+			    "moved", path, real, errno == ELOOP || errno == ENOTDIR ?
+			    "became a symbolic link" : strerror(errno));
+		close(fd);
+		fd = nfd;
+		if (!q)
+			break;
+		for (p = q; *p == '/'; p++)
+			;
+	}
+	sb_free(&comp);
+	free(real);
+	free(par);
+	return fd;
+}
+
+/*
+ * <root>/<stage> as a folder of ours: made here, or one that is there
+ * already as a real folder; a symbolic link (vLLM profiler folders are
+ * often world-writable) or anything else is refused with exit 4 before it
+ * is used (issue 27).  Returns its descriptor (O_NOFOLLOW) when
+ * want_fd, else -1.
+ */
+static int
+stage_dir(const char *root, const char *stage, int want_fd)
+{
+	sbuf dir = SBUF_INIT;
+	struct stat st;
+	int fd = -1;
+
+	sb_printf(&dir, "%s/%s", root, stage);
+	if (mkdir(dir.s, 0777) != 0 && errno != EEXIST)
+		die(EXIT_CAPTURE, "cannot create directory '%s': %s", dir.s, strerror(errno));
+	if (lstat(dir.s, &st) != 0)
+		die(EXIT_CAPTURE, "cannot use '%s': %s", dir.s, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die(EXIT_CAPTURE, "'%s' is %s, not a folder: trace-capture makes its stage folders "
+		    "itself (remove it, or choose another --output-dir)", dir.s,
+		    S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
+	if (want_fd && (fd = open(dir.s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		die(EXIT_CAPTURE, "cannot use '%s': %s", dir.s,
+		    errno == ELOOP ? "it became a symbolic link" : strerror(errno));
+	sb_free(&dir);
+	return fd;
+}
+
+/* <root>/<stage> absent, or a real folder (stage_dir makes it later). */
+static void
+stage_check(const char *root, const char *stage)
+{
+	sbuf dir = SBUF_INIT;
+	struct stat st;
+
+	sb_printf(&dir, "%s/%s", root, stage);
+	if (lstat(dir.s, &st) == 0)
+		close(stage_dir(root, stage, 1));
+	sb_free(&dir);
+}
+
+/*
  * Move the stage's new traces into <root>/<stage>/ (flattened).  A trace
  * already in that folder stays; which folder a trace is in is decided by
  * device and inode, not by its path's spelling, so links in the output
  * folder ("latest -> .") neither hide one nor move one twice (issue 21).
- * A name that is taken gets a time prefix, then a counter.
+ * Every move is made between folders opened without following a link:
+ * nothing outside the output folder is moved, nothing lands outside it
+ * (issue 27).  A name that is taken gets a time prefix, then a counter.
  */
 static char *
 move_to_stage(const char *root, const char *stage, const struct snap *found)
 {
-	sbuf dir = SBUF_INIT, dst = SBUF_INIT, par = SBUF_INIT;
+	sbuf dir = SBUF_INIT, dst = SBUF_INIT;
 	struct stat sd, sp, sf;
 	struct timespec ts;
 	dev_t *mdev = NULL;
 	ino_t *mino = NULL;
 	size_t i, k, nm = 0;
+	int rootfd, sfd, pfd;
+	char *realroot;
 
 	sb_printf(&dir, "%s/%s", root, stage);
-	make_dirs(dir.s);
-	if (stat(dir.s, &sd) != 0)
+	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (realroot = realpath(root, NULL)) == NULL)
+		die(EXIT_CAPTURE, "cannot use '%s': %s", root, strerror(errno));
+	sfd = stage_dir(root, stage, 1);
+	if (fstat(sfd, &sd) != 0)
 		die(EXIT_CAPTURE, "cannot use '%s': %s", dir.s, strerror(errno));
 	mdev = xcalloc(found->n ? found->n : 1, sizeof *mdev);
 	mino = xcalloc(found->n ? found->n : 1, sizeof *mino);
 	for (i = 0; i < found->n; i++) {
-		const char *src = found->e[i].path, *name = strrchr(src, '/');
+		const char *src = found->e[i].path, *name;
 		int tries;
 
 		if (got_signal)
 			die(EXIT_CAPTURE, "interrupted by a signal while moving the traces to '%s'",
 			    dir.s);
-		name = name ? name + 1 : src;
-		sb_reset(&par);
-		sb_add(&par, src, (size_t)(name - src));
-		if (stat(par.len ? par.s : ".", &sp) == 0 && sp.st_dev == sd.st_dev &&
-		    sp.st_ino == sd.st_ino)
+		pfd = open_parent(rootfd, realroot, src, &name);
+		if (fstat(pfd, &sp) == 0 && sp.st_dev == sd.st_dev && sp.st_ino == sd.st_ino) {
+			close(pfd);
 			continue;	/* in the stage folder already */
-		if (stat(src, &sf) != 0)
+		}
+		if (fstatat(pfd, name, &sf, AT_SYMLINK_NOFOLLOW) != 0)
 			die(EXIT_CAPTURE, "cannot move '%s': %s", src, strerror(errno));
+		if (!S_ISREG(sf.st_mode)) {
+			warn_msg("'%s' is not a regular file (a symbolic link?): left where it is",
+			    src);
+			close(pfd);
+			continue;
+		}
 		for (k = 0; k < nm && !(mdev[k] == sf.st_dev && mino[k] == sf.st_ino); k++)
 			;
-		if (k < nm)
+		if (k < nm) {
+			close(pfd);
 			continue;	/* the same file under a second name: moved already */
+		}
 		sb_reset(&dst);
-		sb_printf(&dst, "%s/%s", dir.s, name);
-		for (tries = 0; move_noreplace(src, dst.s) != 0; tries++) {
+		sb_adds(&dst, name);
+		for (tries = 0; move_noreplace(pfd, name, sfd, dst.s) != 0; tries++) {
 			if (errno != EEXIST || tries >= 100)
-				die(EXIT_CAPTURE, "cannot move '%s' to '%s': %s%s", src, dst.s,
+				die(EXIT_CAPTURE, "cannot move '%s' to '%s/%s': %s%s", src, dir.s, dst.s,
 				    strerror(errno), errno == EXDEV ? " (the trace is on another "
-				    "file system, behind a symlink: point --output-dir at it)" : "");
+				    "file system: point --output-dir at it)" : "");
 			clock_gettime(CLOCK_REALTIME, &ts);
 			sb_reset(&dst);
 			if (tries == 0)
-				sb_printf(&dst, "%s/%lld%09ld-%s", dir.s, (long long)ts.tv_sec,
-				    ts.tv_nsec, name);
+				sb_printf(&dst, "%lld%09ld-%s", (long long)ts.tv_sec, ts.tv_nsec, name);
 			else
-				sb_printf(&dst, "%s/%lld%09ld-%d-%s", dir.s, (long long)ts.tv_sec,
-				    ts.tv_nsec, tries, name);
+				sb_printf(&dst, "%lld%09ld-%d-%s", (long long)ts.tv_sec, ts.tv_nsec,
+				    tries, name);
 		}
+		close(pfd);
 		mdev[nm] = sf.st_dev;
 		mino[nm++] = sf.st_ino;
 	}
+	close(sfd);
+	close(rootfd);
+	free(realroot);
 	free(mdev);
 	free(mino);
 	sb_free(&dst);
-	sb_free(&par);
 	return sb_detach(&dir);
 }
 
@@ -455,6 +575,9 @@ run_capture(const struct opts *o)
 		}
 		/* The guard step: SGLang counts the step before checking (§6.2). */
 		snprintf(num, sizeof num, "%lld", (o->num_steps > 1 ? o->num_steps : 1) + 1);
+		make_dirs(root);
+		for (i = 0; stages[i]; i++)
+			stage_dir(root, stages[i], 0);
 		for (i = 0; stages[i]; i++) {
 			build_plan(o, stages[i], &p);
 			sb_reset(&pfx);
@@ -493,6 +616,9 @@ run_capture(const struct opts *o)
 		free(root);
 		return ret;
 	}
+	/* a stage folder that is a symbolic link: refused before any request */
+	for (i = 0; stages[i]; i++)
+		stage_check(root, stages[i]);
 	for (i = 0; stages[i]; i++) {
 		build_plan(o, stages[i], &p);
 		sub = remote_flow(o, root, 0, &p);

@@ -19,6 +19,7 @@
 
 #include "capture.h"
 #include "err.h"
+#include "esc.h"
 #include "json.h"
 #include "sbuf.h"
 #include "xalloc.h"
@@ -108,34 +109,6 @@ origin_of(const char *url)
 	return o;
 }
 
-void
-url_redact(const char *url, sbuf *out)
-{
-	const char *s = strstr(url, "://"), *at, *colon, *end;
-
-	/* user info is what precedes '@' in the authority */
-	if (s) {
-		s += 3;
-		end = s + strcspn(s, "/?#");
-		at = memchr(s, '@', (size_t)(end - s));
-		if (at) {
-			while (memchr(at + 1, '@', (size_t)(end - at - 1)))
-				at = memchr(at + 1, '@', (size_t)(end - at - 1));
-			colon = memchr(s, ':', (size_t)(at - s));
-			sb_add(out, url, (size_t)(s - url));
-			if (colon) {
-				sb_add(out, s, (size_t)(colon - s));
-				sb_adds(out, ":***");
-			} else {
-				sb_add(out, s, (size_t)(at - s));
-			}
-			sb_adds(out, at);
-			return;
-		}
-	}
-	sb_adds(out, url);
-}
-
 char *
 http_set_base(const char *url)
 {
@@ -144,7 +117,7 @@ http_set_base(const char *url)
 	sbuf b = SBUF_INIT, shown = SBUF_INIT;
 	size_t n;
 
-	url_redact(url, &shown);
+	esc_url(url, &shown);
 	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    !(scheme = url_part(u, CURLUPART_SCHEME, 0)) ||
 	    !(host = url_part(u, CURLUPART_HOST, 0)) ||
@@ -512,7 +485,7 @@ http_describe(const char *method, const char *url, const struct http_res *r,
     sbuf *out)
 {
 	sb_printf(out, "%s ", method);
-	url_redact(url, out);
+	esc_url(url, out);
 	sb_adds(out, ": ");
 	if (r->status == 0) {
 		sb_adds(out, r->err[0] ? r->err : "no response");
@@ -521,7 +494,7 @@ http_describe(const char *method, const char *url, const struct http_res *r,
 	sb_printf(out, "HTTP %ld", r->status);
 	if (r->redirect_refused) {
 		sb_adds(out, " redirecting to ");
-		url_redact(r->location.s ? r->location.s : "", out);
+		esc_url(r->location.s ? r->location.s : "", out);
 		sb_adds(out, r->redirect_refused == 1 ? " (not followed: --follow-redirects "
 		    "follows redirects to the same server)" : r->redirect_refused == 2 ?
 		    " (not followed: another server than --url names)" :

@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "err.h"
+#include "esc.h"
 #include "num.h"
 #include "opt.h"
 #include "rules.h"
@@ -210,18 +211,27 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
+		err_msg("unexpected argument '%s'", argv[optind]);
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (o.url == NULL || o.url[0] == '\0') {
-		warnx("--url is required");
+		err_msg("--url is required");
 		opt_usage(&tool, EXIT_USAGE);
 	}
 	if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0) {
 		sbuf shown = SBUF_INIT;
-		url_redact(o.url, &shown);
+		esc_url(o.url, &shown);
 		die(EXIT_USAGE, "bad --url value, not an http:// or https:// URL: %s", shown.s);
 	}
+
+	/*
+	 * The driver reads the path printed at the end as one line: a line
+	 * break in it would name another folder (issue 27).
+	 */
+	if (o.output_dir && strchr(o.output_dir, '\n'))
+		die(EXIT_USAGE, "bad --output-dir value, it holds a line break: %s", o.output_dir);
+	if (strchr(o.prefix, '\n'))
+		die(EXIT_USAGE, "bad --profile-prefix value, it holds a line break: %s", o.prefix);
 
 	/* no credentials, query or fragment in the base: see http_set_base */
 	o.base = http_set_base(o.url);
@@ -240,6 +250,8 @@ main(int argc, char **argv)
 		check_remote(&o);
 
 	target = run_capture(&o);
+	if (strchr(target, '\n'))
+		die(EXIT_CAPTURE, "the trace path the server gave holds a line break: %s", target);
 	capture_keep_output();
 	if (o.records && probe_log_write(o.records) != 0)
 		return tool_finish(EXIT_DATA);
