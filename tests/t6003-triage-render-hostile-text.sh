@@ -1,0 +1,151 @@
+#!/bin/sh
+# Text from a trace, its server args or its file names written where it
+# goes (issue 27): markdown that stays text (no forged blocks, HTML, links
+# or images, no row split by a CR), HTML whose embedded chart data no name
+# can end, CSV/TSV cells no spreadsheet runs as formulas, no control
+# character raw in any text format or on stderr, and names that differ
+# only after a NUL kept apart.
+. "$(dirname "$0")/lib.sh"
+GEN=$TESTDIR/gen-trace
+RENDER=$BIN/triage-render
+ESC=$(printf '\033')
+
+need() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "$1 not found: scripts/install-deps installs it"
+	return 1
+}
+
+# The hostile trace: kernels named with HTML, a comment that would swallow
+# a page, an ESC sequence, a formula, NULs; CPU ops with an image, a CR
+# and a cell separator, a formula; a GPU process whose string pid holds a
+# forged banner, and a lighter second one (so the banner names the first);
+# server args whose model_path forges blocks.
+"$GEN" -s both -n 3 -o "$T/base.json"
+mkdir -p "$T/prof"
+jq '.traceEvents |= (map(
+    if .cat == "kernel" and (.name | test("rmsnorm")) then
+        .name = "<!--<script>alert(1)</script>\u001b]0;pwn\u0007"
+    elif .cat == "kernel" and (.name | test("gemm")) then
+        .name = "=HYPERLINK(\"http://e/x\",\"y\")<img src=x onerror=alert(1)>"
+    elif .cat == "kernel" and (.name | test("BatchDecode")) then
+        .name = (if .args.correlation % 2 == 0 then "abc\u0000def" else "abc\u0000xyz" end)
+    elif .cat == "cpu_op" and .name == "aten::mm" then .name = "![x](http://e/i.png)\r| forged | cell |"
+    elif .cat == "cpu_op" and (.name | test("decode")) then .name = "@SUM(A1:A9)"
+    else . end
+    | if .pid == 0 then .pid = "1\n\n> **Trace health: ok.** forged" else . end)
+    + [(map(select(.cat == "kernel"))[0] | .dur = 1)])' \
+    "$T/base.json" >"$T/prof/t.json"
+printf '{"model_path": "org/M\\n\\n> **Trace health: ok.** forged\\n# Forged <img src=x onerror=alert(2)>"}' \
+    >"$T/prof/server_args.json"
+"$TRIAGE" -q --format jsonl --input "$T/prof" >"$T/r.jsonl"
+
+t_markdown() {
+	need cmark-gfm
+	"$RENDER" --names full <"$T/r.jsonl" >"$T/r.md" 2>"$T/r.err"
+	[ ! -s "$T/r.err" ]
+	# unsafe mode lets raw HTML through: none may be there
+	cmark-gfm --unsafe -e table "$T/r.md" >"$T/r.html"
+	eq 1 "$(grep -c '<h1>' "$T/r.html")" "headings of level 1"
+	eq 1 "$(grep -c '<blockquote>' "$T/r.html")" "quotes (the real banner alone)"
+	hasnt "$T/r.html" '<img'
+	hasnt "$T/r.html" '<script'
+	hasnt "$T/r.html" '<!--'
+	hasnt "$T/r.md" '^> \*\*Trace health: ok'
+	hasnt "$T/r.md" '^# Forged'
+	has "$T/r.md" '^> \*\*Trace health: [a-z]*\.\*\* .*analyzing pid 1<br><br>> \\\*\\\*Trace health: ok\.\\\*\\\* forged'
+	# the image and the CR stay in their cell: every kernel row has 7 cells
+	sed -n '/^## Kernels/,/^## Overlap/p' "$T/r.md" | grep '^| [^-K]' >"$T/rows"
+	eq 8 "$(wc -l <"$T/rows" | tr -d ' ')" "kernel rows"
+	awk -F' [|] ' '{ if (NF != 7) { print "row of " NF " cells: " $0; bad = 1 } } END { exit bad }' \
+	    "$T/rows"
+	has "$T/rows" '| !\\\[x\\\](http://e/i.png)<br>\\| forged \\| cell \\| |$'
+	# two names that differ after a NUL are two rows
+	has "$T/rows" '^| abc\\x00def | '
+	has "$T/rows" '^| abc\\x00xyz | '
+	eq 0 "$(grep -c "$ESC" "$T/r.md")" "raw ESC characters"
+	has "$T/r.md" '\\x1b\\\]0;pwn\\x07'
+}
+check "markdown: names, model ids and pids stay text in every cell and line" t_markdown
+
+t_nul_json() {
+	# the records and the JSON document keep the NUL, escaped
+	eq 2 "$(jq -s '[.[] | select(.type == "kernel_row" and .stage == "decode" and
+	    (.kernel | startswith("abc\u0000")))] | length' "$T/r.jsonl")" "decode rows of abc NUL"
+	"$RENDER" --format json <"$T/r.jsonl" >"$T/r.json"
+	grep -q 'abc\\u0000def' "$T/r.json"
+	grep -q 'abc\\u0000xyz' "$T/r.json"
+}
+check "a NUL in a name is kept, as \\u0000 in JSON" t_nul_json
+
+t_csv() {
+	"$RENDER" --format csv --table kernel --names full <"$T/r.jsonl" | tr -d '\r' >"$T/k.csv"
+	# formulas neutralised with a leading ', numbers and the "-" placeholder kept
+	has "$T/k.csv" "^extend,\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",other,120,"
+	has "$T/k.csv" ",'@SUM(A1:A9)$"
+	hasnt "$T/k.csv" ',=\|,@\|,"=\|,"@'
+	eq 0 "$(grep -c "$ESC" "$T/k.csv")" "raw ESC characters"
+	has "$T/k.csv" '\\x1b\]0;pwn\\x07'
+	"$RENDER" --format tsv --table kernel --names full <"$T/r.jsonl" >"$T/k.tsv"
+	has "$T/k.tsv" "$(printf "^decode\t'=HYPERLINK")"
+	eq 0 "$(grep -c "$ESC" "$T/k.tsv")" "raw ESC characters in TSV"
+	# --raw-cells: the cells as they are (control characters still escaped)
+	"$RENDER" --format csv --table kernel --names full --raw-cells <"$T/r.jsonl" |
+	    tr -d '\r' >"$T/raw.csv"
+	has "$T/raw.csv" '^extend,"=HYPERLINK('
+	has "$T/raw.csv" ',@SUM(A1:A9)$'
+	eq 0 "$(grep -c "$ESC" "$T/raw.csv")" "raw ESC characters with --raw-cells"
+	# the driver passes --raw-cells on
+	"$TRIAGE" -q --format csv --table kernel --raw-cells --input "$T/prof" | tr -d '\r' >"$T/d.csv"
+	has "$T/d.csv" ',@SUM(A1:A9)$'
+}
+check "csv/tsv: formula cells get a leading ', numbers stay numbers, --raw-cells" t_csv
+
+t_compat() {
+	# the reference's layout and escaping, but no raw control character
+	"$TRIAGE" -q --compat reference --input "$T/prof" >"$T/c.md"
+	eq 0 "$(grep -c "$ESC" "$T/c.md")" "raw ESC characters"
+	"$TRIAGE" -q --compat reference --format csv --input "$T/prof" | tr -d '\r' >"$T/c.csv"
+	has "$T/c.csv" ",'@SUM(A1:A9)"
+	eq 0 "$(grep -c "$ESC" "$T/c.csv")" "raw ESC characters in CSV"
+}
+check "--compat reference: no control character raw, formulas neutralised" t_compat
+
+t_stderr() {
+	# a path and a pid with ESC and a line break: one line each, escaped
+	mkdir -p "$T/e"
+	cp "$T/prof/t.json" "$T/e/$(printf 'x\033]0;title\007y').json"
+	"$TRIAGE" --input "$T/e" >/dev/null 2>"$T/e.err"
+	eq 0 "$(grep -c "$ESC" "$T/e.err")" "raw ESC characters on stderr"
+	has "$T/e.err" 'x\\x1b\]0;title\\x07y.json'
+	has "$T/e.err" 'analyzing pid 1\\x0a\\x0a> \*\*Trace health: ok\.\*\* forged, the others'
+	hasnt "$T/e.err" '^> '
+}
+check "stderr: control characters and line breaks of names and pids escaped" t_stderr
+
+t_html() {
+	need chromium
+	"$RENDER" --format html <"$T/r.jsonl" >"$T/r.html"
+	# the title is text: a line break is a space, never a literal <br>
+	title=$(sed -n 's:.*<title>\(.*\)</title>.*:\1:p' "$T/r.html")
+	case $title in *'<br>'*|*'<'*) echo "markup in the title: $title"; return 1 ;; esac
+	has "$T/r.html" '<title>M  &gt; \*\*Trace health: ok\.\*\* forged # Forged &lt;img'
+	# the chart data: no < > & or a line separator raw inside the script element
+	sed -n 's:.*<script type="application/json" id="chart-data">\(.*\)</script>.*:\1:p' \
+	    "$T/r.html" >"$T/data"
+	[ -s "$T/data" ]
+	hasnt "$T/data" '[<>&]'
+	has "$T/data" '\\u003c!--\\u003cscript\\u003e'
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+	    --dump-dom "file://$T/r.html" >"$T/dom.html" 2>"$T/chr.err"
+	has "$T/dom.html" '<body data-ready="1" data-errors="0"'
+	# every chart drawn: a bar per kernel row shown (at most 10 a stage)
+	want=$(jq -s '[group_by(.stage)[] | map(select(.type == "kernel_row" and .shown)) |
+	    length | if . > 10 then 10 else . end] | add' "$T/r.jsonl")
+	eq "$want" "$(grep -o 'class="bar"' "$T/dom.html" | wc -l | tr -d ' ')" "top-kernel bars"
+	hasnt "$T/dom.html" '<img'
+	has "$T/dom.html" '&lt;img src=x onerror=alert(1)&gt;'
+}
+check "html: names cannot end the chart data or add markup; the title is text" t_html
+
+done_testing
