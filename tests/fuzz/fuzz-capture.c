@@ -102,7 +102,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	fuzz_die_armed = 1;
 	if (setjmp(fuzz_die_jmp) == 0) {
 		sb_reset(&err);
-		url_redact(o.url, &err);
+		esc_url(o.url, &err);
 		if (strncmp(o.url, "http://", 7) != 0 && strncmp(o.url, "https://", 8) != 0)
 			o.url = "http://127.0.0.1:9";
 		o.base = http_set_base(o.url);
