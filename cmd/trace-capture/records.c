@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
 #include "err.h"
 #include "json.h"
+#include "ofile.h"
 #include "rec.h"
 #include "xalloc.h"
 
@@ -69,11 +71,18 @@ out:
 	json_doc_free(&d);
 }
 
+/*
+ * The records are made in memory, then written by the rules of -o
+ * (common/ofile.h): a file in a shared folder is replaced whole, never
+ * written through a link planted under a temporary name (issue 27).
+ */
 int
 probe_log_write(const char *path)
 {
-	FILE *fp = fopen(path, "w");
-	size_t i;
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *fp = open_memstream(&text, &len);
+	sbuf why = SBUF_INIT;
 	int bad;
 
 	if (!fp) {
@@ -101,7 +110,13 @@ probe_log_write(const char *path)
 	bad = ferror(fp);
 	if (fclose(fp) != 0 || bad) {
 		err_msg("cannot write the probe records to '%s': %s", path, strerror(errno));
+		free(text);
 		return -1;
 	}
-	return 0;
+	bad = ofile_put(path, text, len, &why);
+	if (bad)
+		err_msg("%s", why.s);
+	free(text);
+	sb_free(&why);
+	return bad ? -1 : 0;
 }
