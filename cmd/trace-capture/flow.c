@@ -163,6 +163,7 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 	if (rc != HTTP_OK) {
 		sb_adds(&err, "cannot start the SGLang profiler: ");
 		http_describe("POST", url, &r, &err);
+		free(url);	/* before the exit: nothing of it left unreachable */
 		fail_after_start(o, err.s, NULL);
 	}
 	free(url);
@@ -437,6 +438,7 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 		sb_printf(&err, "cannot start the %s profiler: ",
 		    framework_display(fw));
 		http_describe("POST", url, &r, &err);
+		free(url);	/* before the exit: nothing of it left unreachable */
 		fail_after_start(o, err.s, start_hint(fw));
 	}
 	free(url);

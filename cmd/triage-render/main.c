@@ -59,7 +59,8 @@ static struct {
 	sbuf records;		/* jsonl: the records as they came */
 	struct run *runs;
 	size_t nruns, capruns;
-} R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0 };
+	struct doc *docs, **dps;	/* render's, held here so that an exit leaves them reachable */
+} R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0, NULL, NULL };
 
 int names_full;
 int raw_cells;
@@ -262,7 +263,8 @@ render(sbuf *text)
 		new_run(NULL);
 		n = 1;
 	}
-	dp = xcalloc(n, sizeof *dp);
+	dp = R.dps = xcalloc(n, sizeof *dp);
+	R.docs = d;
 	for (i = 0; i < n; i++) {
 		doc_build(&R.runs[i], &d[i]);
 		if (R.runs[i].label) {
@@ -313,6 +315,8 @@ render(sbuf *text)
 		doc_free(&d[i]);
 	free(d);
 	free(dp);
+	R.docs = NULL;
+	R.dps = NULL;
 }
 
 int
