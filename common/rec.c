@@ -10,6 +10,7 @@
 #include "err.h"
 #include "num.h"
 #include "rec.h"
+#include "reslimit.h"
 #include "xalloc.h"
 #include "zio.h"
 
@@ -340,6 +341,10 @@ refill(rec_reader *r)
 		n = 0;		/* a closed standard input (<&-) is an empty one (issue 27) */
 	if (n < 0 || (fileno(r->fp) < 0 && ferror(r->fp)))
 		die(EXIT_DATA, "cannot read '%s': %s", r->name, strerror(errno));
+	/* a record stream is one input too (reslimit.h) */
+	if ((r->nread += (unsigned long long)n) > limit_get(LIM_INPUT_BYTES))
+		die(EXIT_DATA, "'%s': the record stream is larger than %s", r->name,
+		    limit_text(LIM_INPUT_BYTES));
 	r->bend += (size_t)n;
 	return n;
 }

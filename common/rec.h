@@ -170,6 +170,7 @@ typedef struct {
 	size_t bcap, bstart, bend;
 	int eof;
 	unsigned blank;		/* blank lines in a row */
+	unsigned long long nread;	/* bytes read, under the input limit */
 	const char *type;	/* the type span in the line, or NULL */
 	size_t typelen;
 	int tid;		/* enum rec_type of the line, -1 before lookup */
@@ -231,7 +232,8 @@ void rec_require_records(void);
 /*
  * Open a record file for reading ("-" is stdin); dies with exit 1 on
  * failure.  A gzip file (a saved report, triage --format jsonl | gzip) is
- * inflated as it is read, under the input limit of reslimit.h (issue 27).
+ * inflated as it is read; any record stream is read under the input limit
+ * of reslimit.h (TRIAGE_MAX_INPUT_BYTES), issue 27.
  * More than 1,000 blank lines in a row end any record stream with exit 1.
  */
 FILE *rec_open(const char *path);

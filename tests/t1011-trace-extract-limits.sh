@@ -27,6 +27,11 @@ t_input_bytes() {
 	status 1 env TRIAGE_MAX_INPUT_BYTES=1M "$TRIAGE" -q --input "$T/bomb.json.gz" >"$T/r" 2>"$T/err"
 	[ ! -s "$T/r" ]
 	has "$T/err" "TRIAGE_MAX_INPUT_BYTES"
+	# a record stream is one input too
+	"$EX" "$T/t.json" >"$T/rec.jsonl"
+	status 1 env TRIAGE_MAX_INPUT_BYTES=2K "$BIN/trace-stage" "$T/rec.jsonl" >/dev/null 2>"$T/err"
+	eq "trace-stage: '$T/rec.jsonl': the record stream is larger than the limit of 2048 bytes (TRIAGE_MAX_INPUT_BYTES)" \
+	    "$(cat "$T/err")"
 }
 check "decompressed bytes past TRIAGE_MAX_INPUT_BYTES: exit 1 naming the limit" t_input_bytes
 
