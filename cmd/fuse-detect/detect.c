@@ -207,7 +207,8 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 			 * when its name carries a data type ("mxfp4") or an
 			 * epilogue; it is evidence only for a group of GEMMs.
 			 */
-			if (h[1 + g] && ctx->corrected && strcmp(rows[r].category, "gemm") == 0 &&
+			if (h[1 + g] && ctx->corrected && (strcmp(rows[r].category, "gemm") == 0 ||
+			    strcmp(rows[r].category, "moe") == 0) &&
 			    !gemm_group(&p->groups[g]))
 				h[1 + g] = 0;
 			all += h[1 + g];
