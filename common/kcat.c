@@ -181,3 +181,18 @@ kernel_category(const char *raw, size_t n)
 
 	return kernel_category_rule(raw, n, &rule, NULL);
 }
+
+int
+kernel_category_known(const char *s)
+{
+	size_t i;
+
+	if (!rules)
+		load();
+	if (strcmp(s, "other") == 0)
+		return 1;
+	for (i = 0; i < nrules; i++)
+		if (strcmp(rules[i].category, s) == 0)
+			return 1;
+	return 0;
+}

@@ -32,4 +32,7 @@ const char *kernel_category(const char *s, size_t n);
  */
 const char *kernel_category_rule(const char *s, size_t n, long *rule, const char **why);
 
+/* Is s a category some rule of the table gives (or "other")? */
+int kernel_category_known(const char *s);
+
 #endif

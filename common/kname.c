@@ -296,6 +296,9 @@ parse(const char *s, size_t n, struct kparts *k)
 		k->q1 = end;
 	k->kind = k->has_t || k->has_p || memmem(s + k->q0, k->q1 - k->q0, "::", 2) ?
 	    K_CXX : K_PLAIN;
+	/* a plain name with spaces is one name; only "void " is a return type there */
+	if (k->kind == K_PLAIN && k->q0 && !(k->q0 == 5 && memcmp(s, "void ", 5) == 0))
+		k->q0 = 0;
 }
 
 /* The components of a qualified name: spans split at top-level "::". */

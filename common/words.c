@@ -72,6 +72,42 @@ breaks(const unsigned char *s, size_t i, size_t n)
 	return is_upper(a) && is_upper(b) && i + 1 < n && is_lower(s[i + 1]);
 }
 
+/*
+ * Words that kernel names write glued together but that name two things:
+ * "kvcache" is kv|cache (so "cache" matches store_kvcache as it matches
+ * store_kv_cache), "rmsnorm" rms|norm, "topk" top|k.  Each is split where
+ * the list says, and only when it is the whole word.
+ */
+static const struct {
+	const char *word;
+	unsigned char cut[3];	/* lengths of the parts but the last, 0-terminated */
+} glued[] = {
+	{ "kvcache", { 2 } }, { "kvbuffer", { 2 } }, { "qknorm", { 2 } }, { "rmsnorm", { 3 } },
+	{ "layernorm", { 5 } }, { "groupnorm", { 5 } }, { "batchnorm", { 5 } },
+	{ "instancenorm", { 8 } }, { "allreduce", { 3 } }, { "allgather", { 3 } },
+	{ "reducescatter", { 6 } }, { "alltoall", { 3, 2 } }, { "topk", { 3 } }, { "topp", { 3 } },
+	{ "mrope", { 1 } },
+};
+
+/* Push the word at off (len bytes, lowercased in w->low), split if it is glued. */
+static void
+push_word(words *w, size_t off, size_t len)
+{
+	size_t g, k;
+
+	for (g = 0; g < sizeof glued / sizeof glued[0]; g++) {
+		if (strlen(glued[g].word) != len || memcmp(w->low.s + off, glued[g].word, len) != 0)
+			continue;
+		for (k = 0; k < 3 && glued[g].cut[k]; k++) {
+			push(w, off, glued[g].cut[k]);
+			off += glued[g].cut[k];
+			len -= glued[g].cut[k];
+		}
+		break;
+	}
+	push(w, off, len);
+}
+
 void
 words_add(words *w, const char *s, size_t n)
 {
@@ -93,7 +129,7 @@ words_add(words *w, const char *s, size_t n)
 		start = i++;
 		while (i < n && is_alnum(u[i]) && !breaks(u, i, n))
 			i++;
-		push(w, base + start, i - start);
+		push_word(w, base + start, i - start);
 	}
 	w->nfields++;
 }

@@ -7,7 +7,9 @@
  * letters and digits, cut further where the case or the kind of
  * character changes: "FusedAddRMSNormKernel" is Fused|Add|RMS|Norm|Kernel,
  * "fp8" is fp|8, "MT128x256x32" is MT|128|x|256|x|32.  Every other byte
- * (punctuation, spaces, non-ASCII) separates words.
+ * (punctuation, spaces, non-ASCII) separates words.  A few words kernel
+ * names write glued are two: "kvcache" is kv|cache, "rmsnorm" rms|norm,
+ * "topk" top|k (the list is in words.c).
  *
  * A keyword matches when its compact form (its ASCII letters and digits,
  * lowercased: "kv_cache" -> "kvcache") is the concatenation of a run of
