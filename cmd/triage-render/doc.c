@@ -12,6 +12,7 @@
 #include "num.h"
 #include "render.h"
 #include "rules.h"
+#include "text.h"
 #include "xalloc.h"
 
 void
@@ -76,6 +77,49 @@ find_input(const struct run *run, const char *role)
 	return find_item(run, RT_input, "role", role, "single");
 }
 
+/*
+ * The Model fact of an input record: "Qwen/Qwen3-8B (from server_args.json;
+ * model family qwen3, from the trace's Python frames)", or without a named
+ * model "qwen3_moe, from the trace's Python frames (24 Python frames of
+ * sglang/srt/models/qwen3_moe.py)".
+ */
+static void
+model_fact(const struct item *in, struct doc *d)
+{
+	sbuf m = SBUF_INIT, fam = SBUF_INIT, src = SBUF_INIT, ev = SBUF_INIT, out = SBUF_INIT;
+	const char *model = item_str(in, "model", &m, NULL), *family = item_str(in, "model_family",
+	    &fam, NULL), *source = item_str(in, "model_source", &src, ""), *evidence =
+	    item_str(in, "model_evidence", &ev, NULL);
+	const char *from_frames = strcmp(source, "ops") == 0 ? "the trace's CPU op names" :
+	    "the trace's Python frames";
+
+	if (model) {
+		sb_adds(&out, model);
+		if (strcmp(source, "option") == 0)
+			sb_adds(&out, " (from --model");
+		else if (strcmp(source, "server_args") == 0)
+			sb_adds(&out, " (from server_args.json");
+		else
+			sb_adds(&out, " (");
+		if (family)
+			sb_printf(&out, "%smodel family %s, from the trace's frames",
+			    out.s[out.len - 1] == '(' ? "" : "; ", family);
+		sb_adds(&out, ")");
+		if (out.len >= 3 && strcmp(out.s + out.len - 3, " ()") == 0)
+			out.len -= 3, out.s[out.len] = '\0';
+	} else if (family) {
+		sb_printf(&out, "%s, from %s", family, from_frames);
+		if (evidence)
+			sb_printf(&out, " (%s)", evidence);
+	}
+	add_fact(d, "Model", sb_str(&out));
+	sb_free(&m);
+	sb_free(&fam);
+	sb_free(&src);
+	sb_free(&ev);
+	sb_free(&out);
+}
+
 static void
 header(const struct run *run, struct doc *d)
 {
@@ -111,13 +155,22 @@ header(const struct run *run, struct doc *d)
 			sb_free(&mf);
 		}
 	}
-	/* the model: the formal input's server args first, then the mapping's (§1 step 4) */
+	/*
+	 * The model: the formal input's first, then the mapping's (§1 step 4);
+	 * where it came from; without a named model, the model family the
+	 * trace's frames show (issue 26).
+	 */
 	title = NULL;
 	for (i = 0; i < 3 && !title; i++) {
 		const struct item *in = i == 0 ? f : i == 1 ? m : s;
-		if (in && (title = item_str(in, "model", &b, NULL)) != NULL) {
-			add_fact(d, "Model", title);
-			d->model = xstrdup(title);
+		if (in && ((title = item_str(in, "model", &b, NULL)) != NULL ||
+		    item_str(in, "model_family", &b, NULL) != NULL)) {
+			model_fact(in, d);
+			/* a named model titles the report and groups bundles; a family does not */
+			if (title)
+				d->model = xstrdup(title);
+			else
+				title = "";
 		}
 	}
 	if (s) {
@@ -287,6 +340,30 @@ cell_list(struct cell *c, const char *joined)
 	c->text = b.s ? sb_detach(&b) : xstrdup("");
 }
 
+/*
+ * A cell of Python sites (kernel, overlap, fuse and graph-escape tables):
+ * one site a line, each in the one spelling of text_site_display, so the
+ * same site reads the same in every table and format.
+ */
+static void
+cell_sites(struct cell *c, const char *joined)
+{
+	sbuf b = SBUF_INIT, one = SBUF_INIT;
+	const char *p = joined, *q;
+
+	for (;;) {
+		q = strstr(p, "<br>");
+		text_site_display(p, q ? (size_t)(q - p) : strlen(p), &one);
+		sb_add(&b, sb_str(&one), one.len);
+		if (!q)
+			break;
+		sb_addc(&b, '\n');
+		p = q + 4;
+	}
+	c->text = b.s ? sb_detach(&b) : xstrdup("");
+	sb_free(&one);
+}
+
 static void
 kernel_section(const struct run *run, struct doc *d)
 {
@@ -338,7 +415,7 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_ms(&c[2], item_num(it, "total_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
-			cell_list(&c[5], item_str(it, "location", &b, "unresolved"));
+			cell_sites(&c[5], item_str(it, "location", &b, "unresolved"));
 			cell_list(&c[6], item_str(it, "cpu_op", &b, "-"));
 		}
 		for (i = 0; i < nn; i++)
@@ -419,7 +496,7 @@ overlap_section(const struct run *run, struct doc *d)
 			if (strcmp(shorts[r], names[r]) != 0)
 				c[2].full = xstrdup(names[r]);
 			r++;
-			cell_text(&c[3], item_str(it, "python_scope", &b, "unmapped"));
+			cell_sites(&c[3], item_str(it, "python_scope", &b, "unmapped"));
 			cell_ms(&c[4], item_num(it, "total_us", 0));
 			cell_pct(&c[5], item_num(it, "share_pct", 0));
 			cell_pct(&c[6], 100 * item_num(it, "exclusive_ratio", 0));
@@ -460,7 +537,7 @@ cell_evidence(struct cell *c, const char *joined)
 		sb_reset(&one);
 		sb_add(&one, p, q ? (size_t)(q - p) : strlen(p));
 		par = strrchr(sb_str(&one), '(');
-		if (par && par > one.s && par[-1] == ' ') {
+		if (par && par > one.s && par[-1] == ' ' && strncmp(one.s, "and ", 4) != 0) {
 			char *name = xstrndup(one.s, (size_t)(par - 1 - one.s)), *s = short_name(name);
 			sb_printf(&b, "%s %s", s, par);
 			free(name);
@@ -534,14 +611,14 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 				cell_ms(&c[1], item_num(it, "related_us", 0));
 				cell_pct(&c[2], item_num(it, "share_pct", 0));
 				cell_evidence(&c[3], item_str(it, "evidence", &b, "-"));
-				cell_list(&c[4], item_str(it, "current_locations", &b, "-"));
+				cell_sites(&c[4], item_str(it, "current_locations", &b, "-"));
 				continue;
 			}
 			cell_text(&c[1], item_str(it, "confidence", &b, ""));
 			cell_ms(&c[2], item_num(it, "related_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_evidence(&c[4], item_str(it, "evidence", &b, "-"));
-			cell_list(&c[5], item_str(it, "current_locations", &b, "-"));
+			cell_sites(&c[5], item_str(it, "current_locations", &b, "-"));
 			cell_list(&c[6], item_str(it, "candidate_path", &b, ""));
 			cell_text(&c[7], item_str(it, "rationale", &b, ""));
 		}
@@ -644,7 +721,7 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		cell_member(&cl[1], it, "launches");
 		cell_member(&cl[2], it, "total_us");
 		cell_member(&cl[3], it, "share_pct");
-		cell_list(&cl[4], item_str(it, "location", &b, "-"));
+		cell_sites(&cl[4], item_str(it, "location", &b, "-"));
 	}
 	for (i = 0; i < nn; i++)
 		free((char *)names[i]);
