@@ -967,25 +967,25 @@ struct item {
 	int done;		/* hashed: no further rounds */
 };
 
+/* qsort of indexes by the strings they point to (a table's shorts; set before the sort). */
+static char **sort_by;
+
 static int
-cmp_str_idx(const void *a, const void *b, void *ctx)
+cmp_str_idx(const void *a, const void *b)
 {
-	char **v = ctx;
-	return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(sort_by[x], sort_by[y]);
+
+	return c ? c : (x > y) - (x < y);
 }
 
-/* Sorting with a context: a small insertion sort (tables are short). */
 static void
 sort_idx(size_t *ix, size_t n, char **v)
 {
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		size_t x = ix[i];
-		for (j = i; j > 0 && cmp_str_idx(&ix[j - 1], &x, v) > 0; j--)
-			ix[j] = ix[j - 1];
-		ix[j] = x;
-	}
+	sort_by = v;
+	if (n > 1)
+		qsort(ix, n, sizeof *ix, cmp_str_idx);
+	sort_by = NULL;
 }
 
 /* The words ([A-Za-z0-9_] runs) of s[a..b): their spans, up to max. */
@@ -1069,22 +1069,25 @@ resolve(struct item *it, const size_t *g, size_t m, int round, size_t width)
 			if (a[i].n > most)
 				most = a[i].n;
 		}
+		/* an argument differs when not every name has the first one's */
+		unsigned char *differ = xcalloc(most + 1, 1);
+		for (p = 0; p < most; p++)
+			for (j = 1; j < m && !differ[p]; j++) {
+				const char *s1 = it[g[0]].d.s, *s2 = it[g[j]].d.s;
+				size_t l1 = p < a[0].n ? a[0].b[p] - a[0].a[p] : (size_t)-1;
+				size_t l2 = p < a[j].n ? a[j].b[p] - a[j].a[p] : (size_t)-1;
+				differ[p] = l1 != l2 || (l1 != (size_t)-1 &&
+				    memcmp(s1 + a[0].a[p], s2 + a[j].a[p], l1) != 0);
+			}
 		for (i = 0; i < m; i++) {
 			struct item *x = &it[g[i]];
 			free(x->show);
 			x->show = xcalloc(most + 1, 1);
 			x->nshow = most;
-			for (p = 0; p < most; p++)
-				for (j = 0; j < m; j++) {
-					const char *s1 = x->d.s, *s2 = it[g[j]].d.s;
-					size_t l1 = p < a[i].n ? a[i].b[p] - a[i].a[p] : (size_t)-1;
-					size_t l2 = p < a[j].n ? a[j].b[p] - a[j].a[p] : (size_t)-1;
-					if (l1 != l2 || (l1 != (size_t)-1 &&
-					    memcmp(s1 + a[i].a[p], s2 + a[j].a[p], l1) != 0))
-						x->show[p] = 1;
-				}
+			memcpy(x->show, differ, most);
 			rerender(x, width);
 		}
+		free(differ);
 		free(a);
 		return;
 	}
@@ -1183,8 +1186,9 @@ kname_short_all(const char *const *names, size_t n, size_t width, char **out)
 {
 	struct item *it = xcalloc(n ? n : 1, sizeof *it);
 	size_t *ix = xcalloc(n ? n : 1, sizeof *ix), i, j, k, q, m;
-	size_t *g = xcalloc(n ? n : 1, sizeof *g);
-	char **shorts = xcalloc(n ? n : 1, sizeof *shorts);
+	size_t *g = xcalloc(n ? n : 1, sizeof *g), *tmp = xcalloc(n ? n : 1, sizeof *tmp);
+	size_t *rep = xcalloc(n ? n : 1, sizeof *rep);
+	char **shorts = xcalloc(n ? n : 1, sizeof *shorts), **raws = xcalloc(n ? n : 1, sizeof *raws);
 	int round, clash = 1;
 
 	for (i = 0; i < n; i++) {
@@ -1207,24 +1211,67 @@ kname_short_all(const char *const *names, size_t n, size_t width, char **out)
 				;
 			if (j - i < 2)
 				continue;
-			/* the group's distinct names, one index each */
-			for (m = 0, k = i; k < j; k++) {
-				for (q = 0; q < m && strcmp(it[g[q]].raw, it[ix[k]].raw) != 0; q++)
-					;
-				if (q == m)
-					g[m++] = ix[k];
+			/* the group's distinct names, one index each: sorted by name, runs of one */
+			for (k = i; k < j; k++)
+				raws[k - i] = (char *)it[ix[k]].raw;
+			for (k = i; k < j; k++)
+				tmp[k - i] = k - i;
+			sort_idx(tmp, j - i, raws);
+			for (m = 0, k = 0; k < j - i; k++) {
+				if (k == 0 || strcmp(raws[tmp[k]], raws[tmp[k - 1]]) != 0)
+					g[m++] = ix[i + tmp[k]];
+				rep[k] = g[m - 1];
 			}
 			if (m < 2)
 				continue;
 			clash = 1;
 			resolve(it, g, m, round, width);
 			/* a name given twice follows its first */
-			for (k = i; k < j; k++)
-				for (q = 0; q < m; q++)
-					if (g[q] != ix[k] && strcmp(it[g[q]].raw, it[ix[k]].raw) == 0) {
-						free(it[ix[k]].out);
-						it[ix[k]].out = xstrdup(it[g[q]].out);
-					}
+			for (k = 0; k < j - i; k++) {
+				q = ix[i + tmp[k]];
+				if (q != rep[k]) {
+					free(it[q].out);
+					it[q].out = xstrdup(it[rep[k]].out);
+				}
+			}
+		}
+	}
+	/*
+	 * Four hex digits of hash collide past a few hundred hashed names (a
+	 * hostile table): then all sixteen, then an ordinal, so that no two
+	 * different names ever end alike.
+	 */
+	for (round = 0; clash && round < 2; round++) {
+		clash = 0;
+		for (i = 0; i < n; i++) {
+			ix[i] = i;
+			shorts[i] = it[i].out;
+		}
+		sort_idx(ix, n, shorts);
+		for (i = 0; i < n; i = j) {
+			size_t ord = 0;
+			for (j = i; j < n && strcmp(it[ix[j]].out, it[ix[i]].out) == 0; j++)
+				;
+			for (k = i + 1; k < j; k++)
+				if (strcmp(it[ix[k]].raw, it[ix[i]].raw) != 0)
+					break;
+			if (k == j)
+				continue;	/* one name, given several times */
+			clash = 1;
+			for (k = i; k < j; k++) {
+				struct item *x = &it[ix[k]];
+				char tag[40];
+				if (round == 0)
+					snprintf(tag, sizeof tag, "%016llx", (unsigned long long)
+					    hash_bytes(x->raw, strlen(x->raw)));
+				else
+					snprintf(tag, sizeof tag, "%016llx-%zu", (unsigned long long)
+					    hash_bytes(x->raw, strlen(x->raw)), ++ord);
+				rerender(x, width);	/* the 4-digit tag goes, the long one comes */
+				q = strlen(x->out);
+				x->out = xrealloc(x->out, q + strlen(tag) + 3);
+				snprintf(x->out + q, strlen(tag) + 3, " #%s", tag);
+			}
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -1236,5 +1283,8 @@ kname_short_all(const char *const *names, size_t n, size_t width, char **out)
 	free(it);
 	free(ix);
 	free(g);
+	free(tmp);
+	free(rep);
 	free(shorts);
+	free(raws);
 }

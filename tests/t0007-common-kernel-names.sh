@@ -108,6 +108,18 @@ t_clashes() {
 }
 check "within a table two different names never share a short name" t_clashes
 
+t_many_hashed() {
+	build
+	# 3,000 names only a hash tells apart: four hex digits collide (about 70
+	# pairs), the colliding ones take the whole hash
+	awk 'BEGIN { for (i = 0; i < 3000; i++)
+	    printf "_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z%dsiluIS2_ES3_S5_EEEEvPS3_PS4_i\n", i }' |
+	    "$T/kname-check" table >"$T/got"
+	eq 3000 "$(sort -u "$T/got" | grep -c '')"
+	[ "$(grep -c ' #[0-9a-f]\{16\}$' "$T/got")" -gt 0 ]
+}
+check "names only a hash tells apart stay apart past four hex digits" t_many_hashed
+
 t_identity() {
 	build
 	printf '%s\n' \

@@ -522,28 +522,97 @@ overlap_section(const struct run *run, struct doc *d)
 }
 
 /*
- * An evidence cell ("name (9.0%)<br>name (6.0%)"): one kernel a line, each
- * name shortened; the whole text kept for hover and machines.
+ * The kernel names of a fuse table's evidence cells, each once, with the
+ * short names they get: unique across the table (kname_short_all), so two
+ * different kernels of one cell or row never read alike.
  */
-static void
-cell_evidence(struct cell *c, const char *joined)
+struct evnames {
+	char **name, **shorts;
+	size_t n, cap;
+};
+
+/* The name of an evidence item "NAME (9.0%)", or 0 when it is none ("and 3 more (1.2%)", "-"). */
+static int
+evidence_item(const char *p, size_t n, size_t *len)
 {
-	sbuf b = SBUF_INIT, one = SBUF_INIT;
-	const char *p = joined, *q, *par;
-	struct cell whole = { 0 };
+	const char *par;
+	size_t k;
+
+	if (n >= 4 && memcmp(p, "and ", 4) == 0)
+		return 0;
+	for (k = n; k > 0 && p[k - 1] != '('; k--)
+		;
+	if (k < 3 || p[n - 1] != ')' || p[k - 2] != ' ')
+		return 0;
+	par = p + k - 1;
+	*len = (size_t)(par - 1 - p);
+	return *len > 0;
+}
+
+static void
+evnames_add(struct evnames *e, const char *joined)
+{
+	const char *p = joined, *q;
+	size_t len, i;
 
 	for (;;) {
 		q = strstr(p, "<br>");
-		sb_reset(&one);
-		sb_add(&one, p, q ? (size_t)(q - p) : strlen(p));
-		par = strrchr(sb_str(&one), '(');
-		if (par && par > one.s && par[-1] == ' ' && strncmp(one.s, "and ", 4) != 0) {
-			char *name = xstrndup(one.s, (size_t)(par - 1 - one.s)), *s = short_name(name);
-			sb_printf(&b, "%s %s", s, par);
-			free(name);
-			free(s);
+		if (evidence_item(p, q ? (size_t)(q - p) : strlen(p), &len)) {
+			for (i = 0; i < e->n && !(strlen(e->name[i]) == len &&
+			    memcmp(e->name[i], p, len) == 0); i++)
+				;
+			if (i == e->n) {
+				xgrow(&e->name, &e->cap, e->n + 1, sizeof *e->name);
+				e->name[e->n++] = xstrndup(p, len);
+			}
+		}
+		if (!q)
+			break;
+		p = q + 4;
+	}
+}
+
+static void
+evnames_free(struct evnames *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		free(e->name[i]);
+		if (e->shorts)
+			free(e->shorts[i]);
+	}
+	free(e->name);
+	free(e->shorts);
+	memset(e, 0, sizeof *e);
+}
+
+/*
+ * An evidence cell ("name (9.0%)<br>name (6.0%)"): one kernel a line, each
+ * name by its short name of the table; the whole text kept for hover and
+ * machines.
+ */
+static void
+cell_evidence(struct cell *c, const char *joined, const struct evnames *e)
+{
+	sbuf b = SBUF_INIT;
+	const char *p = joined, *q;
+	struct cell whole = { 0 };
+	size_t n, len, i;
+
+	for (;;) {
+		q = strstr(p, "<br>");
+		n = q ? (size_t)(q - p) : strlen(p);
+		i = e->n;
+		if (evidence_item(p, n, &len))
+			for (i = 0; i < e->n && !(strlen(e->name[i]) == len &&
+			    memcmp(e->name[i], p, len) == 0); i++)
+				;
+		if (i < e->n) {
+			sb_adds(&b, e->shorts[i]);
+			sb_add(&b, p + len, n - len);
 		} else
-			sb_adds(&b, sb_str(&one));
+			sb_add(&b, p, n);
 		if (!q)
 			break;
 		sb_addc(&b, '\n');
@@ -555,7 +624,6 @@ cell_evidence(struct cell *c, const char *joined)
 		c->full = whole.text;
 	else
 		free(whole.text);
-	sb_free(&one);
 }
 
 /* ---- fuse ---- */
@@ -595,6 +663,16 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 	for (si = 0; si < ns; si++) {
 		struct tab *t = add_tab(sec, in_use ? "fuse_in_use" : "fuse", stages[si],
 		    in_use ? inuse_cols : fuse_cols, in_use ? 5 : 8);
+		struct evnames ev = { 0 };
+		for (i = 0; i < run->n; i++) {
+			const struct item *it = &run->it[i];
+			if (it->type != RT_fuse_row || !item_in_stage(it, stages[si], &b) ||
+			    (strcmp(item_str(it, "status", &b, ""), "in use") == 0) != in_use)
+				continue;
+			evnames_add(&ev, item_str(it, "evidence", &b, "-"));
+		}
+		ev.shorts = xcalloc(ev.n + 1, sizeof *ev.shorts);
+		short_names((const char *const *)ev.name, ev.n, ev.shorts);
 		for (i = 0; i < run->n; i++) {
 			const struct item *it = &run->it[i];
 			struct cell *c;
@@ -610,18 +688,19 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 			if (in_use) {
 				cell_ms(&c[1], item_num(it, "related_us", 0));
 				cell_pct(&c[2], item_num(it, "share_pct", 0));
-				cell_evidence(&c[3], item_str(it, "evidence", &b, "-"));
+				cell_evidence(&c[3], item_str(it, "evidence", &b, "-"), &ev);
 				cell_sites(&c[4], item_str(it, "current_locations", &b, "-"));
 				continue;
 			}
 			cell_text(&c[1], item_str(it, "confidence", &b, ""));
 			cell_ms(&c[2], item_num(it, "related_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
-			cell_evidence(&c[4], item_str(it, "evidence", &b, "-"));
+			cell_evidence(&c[4], item_str(it, "evidence", &b, "-"), &ev);
 			cell_sites(&c[5], item_str(it, "current_locations", &b, "-"));
 			cell_list(&c[6], item_str(it, "candidate_path", &b, ""));
 			cell_text(&c[7], item_str(it, "rationale", &b, ""));
 		}
+		evnames_free(&ev);
 		t->empty = xstrdup(in_use ? "None of the catalog's fused kernels runs in this stage." :
 		    "No missing fusion of the catalog reaches 1.0% of the stage.");
 	}
