@@ -15,7 +15,8 @@ CC       ?= cc
 CPPFLAGS += -D_GNU_SOURCE -iquote common
 CFLAGS   ?= -O3 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter
-LDLIBS   += -lz -lm -lpthread
+# libiberty's demangler (common/kname.c) reads kernel symbols as c++filt does
+LDLIBS   += -liberty -lz -lm -lpthread
 O        ?= build
 # ISA-L inflates gzip input (common/zio.c); ISAL=0 builds with zlib's inflate alone.
 ISAL     ?= 1
@@ -41,8 +42,6 @@ MAN5       := $(wildcard man/man5/*.5)
 
 # Per-tool extra libraries.
 LDLIBS_trace-capture = -lcurl
-# the C++ runtime's demangler (__cxa_demangle) for short kernel names
-LDLIBS_triage-render = -lstdc++
 
 all: $(BINS) $(O)/ldlibs
 
@@ -152,6 +151,7 @@ uninstall:
 #   fuzz-sidefiles   --patterns catalogs and --mapping site records, with
 #                    the relaxed lookups over the payloads they make
 #   fuzz-capture     trace-capture's handling of servers' replies and URLs
+#   fuzz-kname       kernel names: demangling, identity, short names, categories
 # Each starts from seeds written by tests/gen-trace (build-fuzz/seeds-*) and
 # keeps what it learns in build-fuzz/corpus-*.  FUZZ_TIME is the run length of
 # each harness in seconds; FUZZ_ARGS passes more libFuzzer options;
@@ -165,7 +165,7 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
 FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
-FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture
+FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture kname
 FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
 # What each harness links besides the library, and the headers it sees.

@@ -38,6 +38,9 @@
 	M(T, framework_evidence, STR, OPT, NULL) \
 	M(T, server_args, JSON, OPT, NULL) \
 	M(T, model, STR, OPT, NULL) \
+	M(T, model_family, STR, OPT, NULL) \
+	M(T, model_source, STR, OPT, NULL) \
+	M(T, model_evidence, STR, OPT, NULL) \
 	M(T, tp_size, INT, OPT, "1") \
 	M(T, traces, JSON, OPT, "[]")
 

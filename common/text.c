@@ -421,3 +421,52 @@ text_md_escape(const char *p, size_t n, sbuf *out)
 			sb_addc(out, p[i]);
 	}
 }
+
+/* Does p[0..n) end in ":<digits>" after at least one character?  Returns the colon's index or 0. */
+static size_t
+ends_line(const char *p, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && p[i - 1] >= '0' && p[i - 1] <= '9')
+		i--;
+	return i < n && i >= 2 && p[i - 1] == ':' ? i - 1 : 0;
+}
+
+void
+text_site_display(const char *p, size_t n, sbuf *out)
+{
+	size_t share = n, pl, lo, ll, fo, i, c;
+
+	sb_reset(out);
+	/* the share suffix, kept as it is */
+	if (n > 14 && p[n - 1] == ')') {
+		const char *o = memmem(p, n, " (site share ", 13);
+		if (o)
+			share = (size_t)(o - p);
+	}
+	/* "FUNC @ PATH:LINE" */
+	for (i = share; i >= 3; i--) {
+		if (memcmp(p + i - 3, " @ ", 3) != 0)
+			continue;
+		if ((c = ends_line(p + i, share - i)) != 0 && i > 3) {
+			sb_add(out, p + i, share - i);
+			sb_addc(out, ' ');
+			sb_add(out, p, i - 3);
+			goto suffix;
+		}
+		break;
+	}
+	/* "PATH(LINE): FUNC" */
+	if (text_match_pyloc(p, share, &pl, &lo, &ll, &fo)) {
+		sb_add(out, p, pl);
+		sb_addc(out, ':');
+		sb_add(out, p + lo, ll);
+		sb_addc(out, ' ');
+		sb_add(out, p + fo, share - fo);
+		goto suffix;
+	}
+	sb_add(out, p, share);
+suffix:
+	sb_add(out, p + share, n - share);
+}

@@ -71,6 +71,16 @@ void normalize_source_location(const char *p, size_t n, sbuf *out);
 int text_match_pyloc(const char *p, size_t n, size_t *pathlen,
     size_t *line_off, size_t *line_len, size_t *func_off);
 
+/*
+ * The one spelling of a Python site in every report table and format
+ * (issue 26): "PATH:LINE FUNC", whichever form the record holds it in:
+ * kernel-map's and step-stats' "PATH:LINE FUNC", a frame's "PATH(LINE):
+ * FUNC" (overlap-sweep's scopes), fuse-detect's "FUNC @ PATH:LINE".  A
+ * " (site share N%)" suffix stays; text of no such form (unresolved,
+ * unmapped, -) is copied as it is.  Writes out (reset first).
+ */
+void text_site_display(const char *p, size_t n, sbuf *out);
+
 /* Replace every 0x[0-9a-fA-F]+ with 0xADDR (appends to out, no reset). */
 void text_hex_addr(const char *p, size_t n, sbuf *out);
 /*

@@ -9,7 +9,9 @@
 #  - no fuse row about MoE routing or experts in a stage without an MoE kernel;
 #  - the fusions that already run marked "in use", the wrong evidence gone;
 #  - no 0xADDR inside a word of a kernel name (Tensile tile shapes kept);
-#  - legacy Runtime launches read; a matched CPU op names the CPU-op cell.
+#  - legacy Runtime launches read; a matched CPU op names the CPU-op cell;
+#  - no attention kernel as the evidence of another fusion, and every fuse
+#    row's evidence adding up to its share (C16).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -51,6 +53,17 @@ for f in "$shared"/corpus/traces/*; do
 	    | .[] | select(.type == "fuse_row" and (.pattern | test("moe|expert|router"; "i"))
 	      and ((.stage as $s | $moe | index($s)) == null)) | "\(.stage): \(.pattern)"' \
 	    "$tmp/$n.jsonl")"
+	# C16: a KV-cache write, RoPE or norm fusion is never evidenced by an
+	# attention kernel; a fusion's evidence adds up to its related time
+	ok "$n: no attention kernel as evidence of a fusion before attention" "" "$(jq -rs '
+	    (map(select(.type == "kernel_row" and .category == "attention") | .kernel)) as $att
+	    | .[] | select(.type == "fuse_row" and (.pattern | test("attention"; "i") | not))
+	    | .evidence | split("<br>")[] | sub(" \\([0-9.]+%\\)$"; "") | select(. as $k | $att | index($k))' \
+	    "$tmp/$n.jsonl")"
+	ok "$n: every fuse row's evidence adds up to its share" "" "$(jq -r 'select(.type ==
+	    "fuse_row") | [(.evidence | [scan("\\(([0-9.]+)%\\)")[0] | tonumber] | add), .share_pct,
+	    (.evidence | split("<br>") | length), .pattern] | . as [$sum, $share, $n, $p]
+	    | select(($sum - $share | fabs) > 0.05 * $n + 0.05) | $p' "$tmp/$n.jsonl")"
 done
 
 ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \

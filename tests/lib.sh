@@ -18,7 +18,7 @@ export TRIAGE_BINDIR
 FIX=$TESTDIR/fixtures
 # The libraries a program linked with the build's libcommon.a needs (the
 # Makefile writes them; ISA-L unless built with ISAL=0).
-COMMON_LIBS=$(cat "$BIN/../ldlibs" 2>/dev/null || echo "-lisal -lz -lm -lpthread")
+COMMON_LIBS=$(cat "$BIN/../ldlibs" 2>/dev/null || echo "-lisal -liberty -lz -lm -lpthread")
 SHARED=${SHARED:-$TOP/../shared}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/triage-test.XXXXXX")

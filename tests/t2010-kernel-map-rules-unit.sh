@@ -17,7 +17,7 @@ t_rules() {
 	fi
 	# shellcheck disable=SC2086
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -I"$TOP/common" \
-	    -o "$T/rules-check" "$FIX/kernel-map/rules-check.c" "$LIB" -lz -lm &&
+	    -o "$T/rules-check" "$FIX/kernel-map/rules-check.c" "$LIB" $COMMON_LIBS &&
 	"$T/rules-check" >"$T/out" &&
 	has "$T/out" ' 0 failed$'
 }

@@ -3,6 +3,9 @@
 # the cells of a row (fuse-detect.md §4, §6, §7.1, §7.3, §7.4).
 . "$(dirname "$0")/lib.sh"
 . "$FIX/fuse-detect/rows.sh"
+# The reference's substring matching and cells, as --compat reference keeps
+# them; the corrected matching (whole words, categories) is t3070's.
+FD_MODE="--compat reference"
 
 SG='{"model_path":"m","tp_size":1}'
 

@@ -58,16 +58,16 @@ t_details() {
 	cat >"$T/want" <<-'EOT' &&
 	candidate path is vllm code, framework is 'sglang'
 	tp_size 2 is below min_tp_size 4
-	model 'qwen/qwen3' contains none of 'llama'
-	model 'qwen/qwen3' contains one of 'qwen'
+	model 'qwen/qwen3' (model family '') contains none of 'llama'
+	model 'qwen/qwen3' (model family '') contains one of 'qwen'
 	no active keyword hit; 1 of 2 split groups matched
 	direct match, but its 1 rows have no GPU time
-	split match of 80.000% is below min_share 90%
-	direct match, 1 rows, 50.000%, Confirmed
-	direct match of 10.000% blocked: subsumed by accepted 'Top'
-	direct match of 60.000% dropped: row 'a_kernel' already taken by 'Top'
-	direct match accepted (it consumes its 1 rows), but 0.500% is below the 1.0% render bar
-	split match, 2 rows, 40.000%, Candidate
+	split match of 80.000% is below min_share 90%; matched 'a_' in a_kernel (name), 'b_' in b_kernel (name)
+	direct match, 1 rows, 50.000%, Confirmed; matched 'a_' in a_kernel (name)
+	direct match of 10.000% blocked: subsumed by accepted 'Top'; matched 'c_' in c_kernel (name)
+	direct match of 60.000% dropped: row 'a_kernel' already taken by 'Top'; matched 'a_' in a_kernel (name)
+	direct match accepted (it consumes its 1 rows), but 0.500% is below the 1.0% render bar; matched 'tiny_' in tiny_kernel (name)
+	split match, 2 rows, 40.000%, Candidate; matched 'b_' in b_kernel (name), 'c_' in c_kernel (name)
 	EOT
 	same "$T/want" "$T/got"
 }
@@ -76,7 +76,7 @@ check '--explain details name the numbers and the blocking pattern' t_details
 t_stderr() {
 	mkcat >"$T/cat" && mkin >"$T/in" &&
 	fd -p "$T/cat" --explain <"$T/in" >"$T/out" 2>"$T/err" &&
-	has "$T/err" '^fuse-detect: explain: t=0 decode: Ok: accepted: split match, 2 rows, 40.000%, Candidate$' &&
+	has "$T/err" '^fuse-detect: explain: t=0 decode: Ok: accepted: split match, 2 rows, 40.000%, Candidate; matched .b_. in b_kernel (name), .c_. in c_kernel (name)$' &&
 	eq 12 "$(grep -c '^fuse-detect: explain: ' "$T/err")" &&
 	hasnt "$T/out" fuse_explain &&
 	fd -p "$T/cat" --explain=stderr <"$T/in" 2>"$T/err2" >/dev/null &&

@@ -26,7 +26,7 @@ t_markdown_structure() {
 	# rank, collective, rank_kernel, health
 	eq 11 "$(grep -c '<table>' "$T/r.html")" "tables"
 	# values as computed by hand: 600 us of 1000 us is 60.0%
-	has "$T/r.md" '^| cutlass::Kernel2\\<…>(…) | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
+	has "$T/r.md" '^| cutlass::Kernel2\\<cutlass_80_tensorop_bf16\\_…\\_64x64_32x6_tn_align8> | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	has "$T/r.md" '^\*\*decode: 1.00 ms of GPU time in 42 kernels over 2 steps; gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% in CUDA graphs.\*\*$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
@@ -95,7 +95,7 @@ assert ids == [("gpu", "decode"), ("step", "decode"), ("kernel", "extend"), ("ke
     ("overlap", "decode"), ("fuse", "decode"), ("fuse_in_use", "decode"), ("rank", "decode"),
     ("collective", "decode"), ("rank_kernel", "decode"), ("health", None)], ids
 k = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "decode"][0]
-assert k["rows"][0]["gpu_time_us"] == 600 and k["rows"][0]["kernel_short"] == "cutlass::Kernel2<…>(…)"
+assert k["rows"][0]["gpu_time_us"] == 600 and k["rows"][0]["kernel_short"] == "cutlass::Kernel2<cutlass_80_tensorop_bf16_…_64x64_32x6_tn_align8>"
 assert k["rows"][0]["python_location"] == ["python/sglang/srt/layers/linear.py:300 forward"]
 # short names stay unique within a table even when the elided forms collide
 e = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "extend"][0]
@@ -217,5 +217,33 @@ t_health_variants() {
 	has "$T/ok.md" '^> \*\*Trace health: ok.\*\* All 2 checks passed.$'
 }
 check "health banner: several traces, an unusable one, all checks passed" t_health_variants
+
+t_site_spelling() {
+	# one site as each tool writes it: kernel-map's, a frame's (overlap
+	# scope), fuse-detect's; the report spells it one way in every table
+	cat >"$T/sites.jsonl" <<-'EOT'
+	{"type":"input","v":1,"role":"formal","path":"/p","framework":"sglang"}
+	{"type":"input","v":1,"role":"mapping","path":"/m","framework":"sglang"}
+	{"type":"kernel_row","t":0,"stage":"decode","kernel":"norm_k","category":"norm","total_us":500,"launches":2,"share_pct":50,"stage_total_us":1000,"location":"python/sglang/srt/layers/layernorm.py:60 forward_cuda (site share 60%)<br>a.py:2 g (site share 40%)","cpu_op":"-","shown":true}
+	{"type":"overlap_row","stage":"decode","priority":"P1","verdict":"headroom","kernel":"norm_k","python_scope":"python/sglang/srt/layers/layernorm.py(60): forward_cuda","total_us":500,"share_pct":50}
+	{"type":"fuse_row","t":0,"stage":"decode","pattern":"P","confidence":"Confirmed","related_us":500,"share_pct":50,"evidence":"norm_k (50.0%)","current_locations":"forward_cuda @ python/sglang/srt/layers/layernorm.py:60<br>unresolved","candidate_path":"x.py","rationale":"r","status":"missing"}
+	{"type":"gpu_time","t":0,"stage":"decode","kernels":2,"kernel_us":500,"busy_us":500,"span_us":500,"idle_us":0,"compute_us":500,"comm_us":0,"memcpy_us":0}
+	{"type":"graph_escape","t":0,"stage":"decode","kernel":"norm_k","launches":2,"total_us":500,"share_pct":50,"location":"python/sglang/srt/layers/layernorm.py:60 forward_cuda"}
+	EOT
+	"$RENDER" <"$T/sites.jsonl" >"$T/s.md"
+	eq 4 "$(grep -c 'python/sglang/srt/layers/layernorm.py:60 forward_cuda' "$T/s.md")"
+	hasnt "$T/s.md" 'layernorm.py(60)'
+	hasnt "$T/s.md" 'forward_cuda @'
+	has "$T/s.md" 'layernorm.py:60 forward_cuda (site share 60%)<br>a.py:2 g (site share 40%) |'
+	"$RENDER" --format csv --table fuse <"$T/sites.jsonl" >"$T/f.csv"
+	has "$T/f.csv" 'python/sglang/srt/layers/layernorm.py:60 forward_cuda'
+	"$RENDER" --format json <"$T/sites.jsonl" >"$T/s.json"
+	eq 'python/sglang/srt/layers/layernorm.py:60 forward_cuda' \
+	    "$(jq -r '.reports[0].tables[] | select(.table == "overlap") | .rows[0].python_scope' "$T/s.json")"
+	# the reference's spellings under --compat reference
+	"$RENDER" --compat reference <"$T/sites.jsonl" >"$T/r.md"
+	has "$T/r.md" 'forward_cuda @ python/sglang/srt/layers/layernorm.py:60'
+}
+check "one spelling of a Python site in the kernel, overlap, fuse and escape tables" t_site_spelling
 
 done_testing

@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "err.h"
 #include "json.h"
+#include "kcat.h"
 #include "match.h"
 #include "num.h"
 #include "sbuf.h"
@@ -197,6 +198,98 @@ path_hints(const char *joined)
 	return h;
 }
 
+/*
+ * split_categories: one array of category names per split group; absent,
+ * each group takes "generic" and the categories its own keywords have
+ * (kernel_category of the keyword: "rotary" is rope).
+ */
+static void
+group_categories(const src_t *s, pattern_t *p)
+{
+	int i = json_get(s->d, 0, "split_categories"), k;
+	size_t g, w;
+
+	p->group_cats = xcalloc(p->ngroups + 1, sizeof *p->group_cats);
+	if (i >= 0) {
+		if (json_kind(s->d, i) != JK_ARR || (size_t)s->d->tok[i].size != p->ngroups)
+			bad(s, "'split_categories' is not one array of category names per split group");
+		for (g = 0, k = i + 1; g < p->ngroups; g++, k = json_skip(s->d, k)) {
+			strlist_t *l = &p->group_cats[g];
+			int j, m;
+			if (json_kind(s->d, k) != JK_ARR)
+				bad(s, "'split_categories' is not one array of category names per split group");
+			m = s->d->tok[k].size;
+			l->v = xcalloc((size_t)m + 1, sizeof *l->v);
+			for (j = k + 1; l->n < (size_t)m; j = json_skip(s->d, j)) {
+				sbuf b = SBUF_INIT;
+				if (json_kind(s->d, j) != JK_STR)
+					bad(s, "'split_categories' holds a non-string");
+				json_str(s->d, j, &b, NULL);
+				if (strcmp(sbs(&b), "generic") != 0 && !kernel_category_known(sbs(&b)))
+					bad(s, "'split_categories': '%s' is no kernel category", sbs(&b));
+				l->v[l->n++] = b.s ? sb_detach(&b) : xstrdup("");
+			}
+		}
+		return;
+	}
+	for (g = 0; g < p->ngroups; g++) {
+		strlist_t *l = &p->group_cats[g];
+		const kwlist_t *kw = &p->groups[g];
+		l->v = xcalloc(kw->n + 2, sizeof *l->v);
+		l->v[l->n++] = xstrdup("generic");
+		for (w = 0; w < kw->n; w++) {
+			const char *c = kernel_category(kw->v[w].raw, strlen(kw->v[w].raw));
+			size_t q;
+			for (q = 0; q < l->n && strcmp(l->v[q], c) != 0; q++)
+				;
+			if (q == l->n && strcmp(c, "other") != 0)
+				l->v[l->n++] = xstrdup(c);
+		}
+	}
+}
+
+/* Flag the split keywords that are one of the pattern's model_include tokens. */
+static void
+mark_model_names(pattern_t *p)
+{
+	sbuf c = SBUF_INIT;
+	size_t g, k, m;
+
+	for (m = 0; m < p->model_include.n; m++) {
+		text_compact(p->model_include.v[m], strlen(p->model_include.v[m]), &c);
+		for (g = 0; g < p->ngroups; g++)
+			for (k = 0; k < p->groups[g].n; k++)
+				if (c.len && strcmp(p->groups[g].v[k].compact, sbs(&c)) == 0)
+					p->groups[g].v[k].model_name = 1;
+	}
+	sb_free(&c);
+}
+
+/* dtypes: "fp8", "fp4", "int8", "int4" -> DT_* bits. */
+static unsigned
+get_dtypes(const src_t *s)
+{
+	strlist_t l;
+	unsigned bits = 0;
+	size_t i;
+
+	get_strings(s, 0, "dtypes", &l);
+	for (i = 0; i < l.n; i++) {
+		if (strcmp(l.v[i], "fp8") == 0)
+			bits |= DT_FP8;
+		else if (strcmp(l.v[i], "fp4") == 0)
+			bits |= DT_FP4;
+		else if (strcmp(l.v[i], "int8") == 0)
+			bits |= DT_INT8;
+		else if (strcmp(l.v[i], "int4") == 0)
+			bits |= DT_INT4;
+		else
+			bad(s, "'dtypes': '%s' is not fp8, fp4, int8 or int4", l.v[i]);
+	}
+	strlist_free(&l);
+	return bits;
+}
+
 /* Parse one catalog line into a new pattern at the end of the catalog. */
 static void
 parse_line(catalog_t *c, const src_t *s, const char *line, size_t len)
@@ -273,7 +366,16 @@ parse_line(catalog_t *c, const src_t *s, const char *line, size_t len)
 		}
 	}
 
+	get_strings(&src, 0, "also_active", &words);
+	make_needles(&words, &p->also_active);
+	group_categories(&src, p);
+	p->dtypes = get_dtypes(&src);
+	get_strings(&src, 0, "model_family", &p->model_family);
+	for (g = 0; g < p->model_family.n; g++)
+		text_lower(p->model_family.v[g], strlen(p->model_family.v[g]));
+
 	get_strings(&src, 0, "model_include", &p->model_include);
+	mark_model_names(p);
 	get_strings(&src, 0, "model_exclude", &p->model_exclude);
 	get_strings(&src, 0, "subsumes", &p->subsumes);
 	p->min_tp_size = get_int(&src, 0, "min_tp_size", 1);
@@ -372,6 +474,11 @@ catalog_free(catalog_t *c)
 		strlist_free(&p->model_include);
 		strlist_free(&p->model_exclude);
 		strlist_free(&p->subsumes);
+		kwlist_free(&p->also_active);
+		for (g = 0; g < p->ngroups; g++)
+			strlist_free(&p->group_cats[g]);
+		free(p->group_cats);
+		strlist_free(&p->model_family);
 	}
 	free(c->p);
 	c->p = NULL;

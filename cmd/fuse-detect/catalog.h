@@ -17,6 +17,12 @@ typedef struct {
 	char *raw;
 	char *lower;
 	char *compact;		/* "" when the needle has no [0-9A-Za-z] */
+	/*
+	 * A split keyword that only names the pattern's model (one of its
+	 * model_include tokens): every kernel of the model's file has it, so
+	 * the corrected matching does not take it as an operation's kernel.
+	 */
+	int model_name;
 } needle_t;
 
 typedef struct {
@@ -39,6 +45,14 @@ enum {
 
 enum origin { ORIGIN_MAINLINE, ORIGIN_UPSTREAM, ORIGIN_OTHER };
 
+/* Data types a pattern can need (the "dtypes" member; a trace's evidence). */
+enum {
+	DT_FP8 = 1 << 0,
+	DT_FP4 = 1 << 1,
+	DT_INT8 = 1 << 2,
+	DT_INT4 = 1 << 3
+};
+
 typedef struct {
 	char *pattern;
 	char *candidate_path;	/* the array joined with "<br>" (§7.3) */
@@ -54,6 +68,19 @@ typedef struct {
 	double min_share, likely_share;
 	unsigned hints;		/* HINT_* set; 0 passes every framework */
 	size_t span;		/* pattern_span (§6 step 9) */
+	/*
+	 * Read in default mode only (issue 26; --compat reference ignores
+	 * them): other implementations of the fused path (AMD aiter, CK, the
+	 * ROCm builds), counted as active keywords; per split group, the kernel
+	 * categories that can be one of its separate kernels (ngroups lists,
+	 * "generic" standing for other, elementwise, copy, indexing, layout and
+	 * reduce_topk); the data types the trace must show one of (DT_*, 0:
+	 * any); the model families one of which the model must name.
+	 */
+	kwlist_t also_active;
+	strlist_t *group_cats;
+	unsigned dtypes;
+	strlist_t model_family;
 } pattern_t;
 
 typedef struct {

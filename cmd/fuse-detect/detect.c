@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "kname.h"
 #include "num.h"
 #include "strtab.h"
 #include "text.h"
@@ -22,6 +23,8 @@ verdict_name(enum verdict v)
 		[V_TP] = "gated_tp",
 		[V_MODEL_INCLUDE] = "gated_model_include",
 		[V_MODEL_EXCLUDE] = "gated_model_exclude",
+		[V_MODEL_FAMILY] = "gated_model_family",
+		[V_DTYPE] = "gated_dtype",
 		[V_NO_MOE] = "gated_no_moe_kernels",
 		[V_NO_HIT] = "no_keyword_hit",
 		[V_ZERO_TIME] = "no_related_time",
@@ -77,18 +80,30 @@ moe_pattern(const pattern_t *p)
 	    text_has_ci(n, strlen(n), "router");
 }
 
-/* Does a split group name GEMMs (a GEMM-replacing pattern's group)? */
+/*
+ * Can a kernel of this category be one of the separate kernels split
+ * group g stands for (the pattern's split_categories, catalog.h)?  A
+ * fusion before attention is not evidenced by the attention kernels it
+ * feeds, a norm or quantization fusion not by the GEMMs next to it
+ * ("mxfp4" in a GEMM's name), a KV-cache write not by the paged attention
+ * that reads the cache.
+ */
 static int
-gemm_group(const kwlist_t *g)
+category_allowed(const pattern_t *p, size_t g, const char *cat)
 {
-	static const char *const words[] = { "gemm", "matmul", "_mm", "nvjet", "cublas",
-		"cutlass", "linear", "gemv", NULL };
-	size_t i, w;
+	static const char *const generic[] = { "other", "elementwise", "copy", "indexing",
+		"layout", "reduce_topk", NULL };
+	const strlist_t *l = &p->group_cats[g];
+	size_t i, k;
 
-	for (i = 0; i < g->n; i++)
-		for (w = 0; words[w]; w++)
-			if (strstr(g->v[i].lower, words[w]))
-				return 1;
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i], cat) == 0)
+			return 1;
+		if (strcmp(l->v[i], "generic") == 0)
+			for (k = 0; generic[k]; k++)
+				if (strcmp(generic[k], cat) == 0)
+					return 1;
+	}
 	return 0;
 }
 
@@ -116,10 +131,23 @@ fuse_gate(const pattern_t *p, const fctx_t *ctx)
 		return V_FRAMEWORK;
 	if (p->require_tp && ctx->tp_size < p->min_tp_size)
 		return V_TP;
-	if (p->model_include.n && !model_has_any(ctx->model, &p->model_include))
+	if (!ctx->corrected) {
+		if (p->model_include.n && !model_has_any(ctx->model, &p->model_include))
+			return V_MODEL_INCLUDE;
+		if (p->model_exclude.n && model_has_any(ctx->model, &p->model_exclude))
+			return V_MODEL_EXCLUDE;
+		return V_ACCEPTED;
+	}
+	/* corrected: the model family inferred from the trace counts as the model's name */
+	if (p->model_include.n && !model_has_any(ctx->model, &p->model_include) &&
+	    !model_has_any(ctx->family, &p->model_include))
 		return V_MODEL_INCLUDE;
-	if (p->model_exclude.n && model_has_any(ctx->model, &p->model_exclude))
+	if (p->model_exclude.n && (model_has_any(ctx->model, &p->model_exclude) ||
+	    model_has_any(ctx->family, &p->model_exclude)))
 		return V_MODEL_EXCLUDE;
+	if (p->model_family.n && !model_has_any(ctx->model, &p->model_family) &&
+	    !model_has_any(ctx->family, &p->model_family))
+		return V_MODEL_FAMILY;
 	return V_ACCEPTED;
 }
 
@@ -166,6 +194,62 @@ fuse_row_hits(const catalog_t *cat, const unsigned char *pass, const haystack_t 
 	return any;
 }
 
+int
+fuse_row_hits_words(const catalog_t *cat, const unsigned char *pass, const words *w,
+    frow_t *row)
+{
+	size_t nb = fuse_hit_bits(cat), words_n = (nb + 63) / 64, i, g, k = 0;
+	int any = 0, h;
+	uint64_t *b;
+
+	memset(row->hits0, 0, sizeof row->hits0);
+	row->hits = words_n <= 2 ? NULL : xcalloc(words_n, sizeof *row->hits);
+	b = row->hits ? row->hits : row->hits0;
+	for (i = 0; i < cat->n; i++) {
+		const pattern_t *p = &cat->p[i];
+		if (!pass[i]) {
+			k += 1 + p->ngroups;
+			continue;
+		}
+		for (g = 0; g <= p->ngroups; g++, k++) {
+			if (g == 0)
+				h = kw_find(w, &p->active, NULL) >= 0 || kw_find(w, &p->also_active, NULL) >= 0;
+			else
+				h = kw_find(w, &p->groups[g - 1], NULL) >= 0;
+			if (h) {
+				b[k / 64] |= (uint64_t)1 << (k % 64);
+				any = 1;
+			}
+		}
+	}
+	return any;
+}
+
+unsigned
+dtype_evidence(const words *w)
+{
+	static const struct {
+		const char *word;
+		unsigned bit;
+	} dt[] = {
+		{ "fp8", DT_FP8 }, { "float8", DT_FP8 }, { "e4m3", DT_FP8 }, { "e5m2", DT_FP8 },
+		{ "w8a8fp8", DT_FP8 }, { "fp4", DT_FP4 }, { "nvfp4", DT_FP4 }, { "mxfp4", DT_FP4 },
+		{ "e2m1", DT_FP4 }, { "int8", DT_INT8 }, { "w8a8", DT_INT8 }, { "int4", DT_INT4 },
+		{ "w4a16", DT_INT4 }, { "awq", DT_INT4 }, { "gptq", DT_INT4 }, { "scaled_mm", DT_FP8 },
+	};
+	unsigned bits = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof dt / sizeof dt[0]; i++) {
+		sbuf k = SBUF_INIT;
+		words_compact(dt[i].word, strlen(dt[i].word), &k);
+		if (words_find(w, sb_str(&k), k.len) >= 0)
+			bits |= dt[i].bit;
+		sb_free(&k);
+	}
+	return bits;
+}
+
 void
 fuse_row_free_hits(frow_t *row)
 {
@@ -185,6 +269,10 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 
 	if ((c->v = fuse_gate(p, ctx)) != V_ACCEPTED)
 		return;
+	if (ctx->corrected && p->dtypes && !(p->dtypes & ctx->dtypes)) {
+		c->v = V_DTYPE;
+		return;
+	}
 	if (ctx->corrected && !ctx->moe_present && moe_pattern(p)) {
 		c->v = V_NO_MOE;
 		return;
@@ -202,13 +290,12 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 		for (g = 0; g < ngroups; g++) {
 			h[1 + g] = (unsigned char)bit(b, bit0 + 1 + g);
 			/*
-			 * Corrected: a GEMM is not one of the separate kernels a
-			 * norm, quantization or activation fusion replaces, even
-			 * when its name carries a data type ("mxfp4") or an
-			 * epilogue; it is evidence only for a group of GEMMs.
+			 * Corrected: only a kernel of a category the group stands
+			 * for is one of its separate kernels (C6, C16): not a GEMM
+			 * for a norm fusion, nor the attention kernel for the KV
+			 * cache write before it.
 			 */
-			if (h[1 + g] && ctx->corrected && strcmp(rows[r].category, "gemm") == 0 &&
-			    !gemm_group(&p->groups[g]))
+			if (h[1 + g] && ctx->corrected && !category_allowed(p, g, rows[r].category))
 				h[1 + g] = 0;
 			all += h[1 + g];
 		}
@@ -216,8 +303,7 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 		 * Corrected: a kernel named "fused..." that covers every split
 		 * group by itself is the fusion already running ("in use").
 		 */
-		if (ctx->corrected && !h[0] && ngroups > 0 && all == ngroups &&
-		    text_has_ci(rows[r].name, strlen(rows[r].name), "fused"))
+		if (ctx->corrected && !h[0] && ngroups > 0 && all == ngroups && rows[r].fused)
 			h[0] = 1;
 		any_active |= h[0];
 	}
@@ -241,7 +327,12 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 	 * (edge case 7), and without one every group matched anyway.
 	 */
 	c->rows = xmalloc((nrows + 1) * sizeof *c->rows);
-	for (g = 0; g <= ngroups; g++) {
+	/*
+	 * Corrected: a fusion in use is the time of its fused kernels; the
+	 * partial split groups the reference adds (edge case 7) are other
+	 * kernels (62.1 % "in use" of a decode trace was its MoE GEMMs).
+	 */
+	for (g = 0; g <= (ctx->corrected && c->direct ? 0 : ngroups); g++) {
 		for (r = 0; r < nrows; r++) {
 			if (!hit[r * (ngroups + 1) + g] || stamp[ids[r]] == tag)
 				continue;
@@ -265,10 +356,17 @@ evaluate(cand_t *c, const frow_t *rows, size_t nrows, const uint32_t *ids,
 	c->v = V_ACCEPTED;	/* provisional: selection may still drop it */
 }
 
-/* Sort key of §8 step 5, descending: 1 when a ranks strictly before b. */
+/*
+ * Sort key of §8 step 5, descending: 1 when a ranks strictly before b.
+ * Corrected, a fusion in use comes first: its fused kernels are never
+ * taken as the separate kernels of another fusion (fused_qknorm_warp, the
+ * in-place QK RMSNorm running, was evidence of a missing QK norm + RoPE).
+ */
 static int
-ranks_before(const cand_t *a, const cand_t *b)
+ranks_before(const cand_t *a, const cand_t *b, int corrected)
 {
+	if (corrected && a->direct != b->direct)
+		return a->direct;
 	if (a->p->priority != b->p->priority)
 		return a->p->priority > b->p->priority;
 	if (a->p->span != b->p->span)
@@ -324,7 +422,7 @@ fuse_detect(const catalog_t *cat, const frow_t *rows, size_t nrows,
 		if (c->v != V_ACCEPTED)
 			continue;
 		/* Stable insertion, descending: equal keys keep catalog order. */
-		for (j = norder; j > 0 && ranks_before(c, &res->c[order[j - 1]]); j--)
+		for (j = norder; j > 0 && ranks_before(c, &res->c[order[j - 1]], ctx->corrected); j--)
 			order[j] = order[j - 1];
 		order[j] = i;
 		norder++;
@@ -418,12 +516,32 @@ fuse_origin(const cand_t *c)
 }
 
 void
-fuse_evidence(const cand_t *c, const frow_t *rows, double total_us, sbuf *out)
+fuse_evidence(const cand_t *c, const frow_t *rows, double total_us, const fctx_t *ctx,
+    sbuf *out)
 {
 	size_t r, shown = 0;
 	double s;
 
 	sb_reset(out);
+	if (ctx && ctx->corrected) {
+		/* every related row: the first three, then the rest summed */
+		nsum rest = NSUM_INIT;
+		for (r = 0; r < c->nrows; r++) {
+			const frow_t *row = &rows[c->rows[r]];
+			if (r < 3) {
+				sb_printf(out, "%s%s (%.1f%%)", r ? "<br>" : "", row->name,
+				    pct(row->total_us, total_us));
+				continue;
+			}
+			nsum_add(&rest, row->total_us);
+		}
+		if (c->nrows > 3)
+			sb_printf(out, "<br>and %zu more (%.1f%%)", c->nrows - 3,
+			    pct(nsum_value(&rest), total_us));
+		if (c->nrows == 0)
+			sb_adds(out, "-");
+		return;
+	}
 	for (r = 0; r < c->nrows && shown < 3; r++) {
 		const frow_t *row = &rows[c->rows[r]];
 
@@ -527,24 +645,153 @@ fuse_locations(const cand_t *c, const frow_t *rows, sbuf *out)
 	sb_free(&fmt);
 }
 
-void
-fuse_rationale(const cand_t *c, sbuf *out)
+/* The framework a pattern's candidate path belongs to, as people write it; NULL: none. */
+static const char *
+path_framework(const pattern_t *p)
 {
-	const pattern_t *p = c->p;
+	if (p->hints & HINT_SGLANG)
+		return "SGLang";
+	if (p->hints & HINT_VLLM)
+		return "vLLM";
+	if (p->hints & HINT_TRTLLM)
+		return "TensorRT-LLM";
+	if (p->hints & HINT_TOKENSPEED)
+		return "TokenSpeed";
+	return NULL;
+}
+
+/* The first element of the candidate path ("python/sglang/srt/layers/layernorm.py"). */
+static void
+first_path(const pattern_t *p, sbuf *out)
+{
+	const char *e = strstr(p->candidate_path, "<br>");
 
 	sb_reset(out);
-	if (p->origin == ORIGIN_MAINLINE && c->direct)
-		sb_printf(out, "`%s` is present in this trace (%.1f%% related GPU time). %s",
-		    p->pattern, c->share, p->rationale);
-	else if (p->origin == ORIGIN_MAINLINE)
-		sb_printf(out, "Split kernels in this family take %.1f%% of GPU time. "
-		    "This tree already has a matching path. %s", c->share, p->rationale);
-	else if (p->origin == ORIGIN_UPSTREAM)
-		sb_printf(out, "Matches an upstream path (%.1f%% related GPU time). %s",
-		    c->share, p->rationale);
+	sb_add(out, p->candidate_path, e ? (size_t)(e - p->candidate_path) :
+	    strlen(p->candidate_path));
+}
+
+void
+fuse_matched(const cand_t *c, const frow_t *rows, const fctx_t *ctx, size_t max,
+    int short_kernel, sbuf *out)
+{
+	const pattern_t *p = c->p;
+	words w = { 0 };
+	sbuf k = SBUF_INIT;
+	size_t g, r, shown = 0;
+
+	/*
+	 * The active keywords first, then each split group: its first matching
+	 * row; corrected, a fusion in use is only its fused kernels.
+	 */
+	for (g = 0; g <= (ctx->corrected && c->direct ? 0 : p->ngroups) && shown < max; g++) {
+		for (r = 0; r < c->nrows; r++) {
+			const frow_t *row = &rows[c->rows[r]];
+			unsigned nloc, field = 0;
+			long i;
+			const needle_t *nd = NULL;
+
+			if (ctx->corrected) {
+				haystack_words(&w, row->name, row->location, row->cpu_op, &nloc);
+				if (g == 0) {
+					if ((i = kw_find(&w, &p->active, &field)) >= 0)
+						nd = &p->active.v[i];
+					else if ((i = kw_find(&w, &p->also_active, &field)) >= 0)
+						nd = &p->also_active.v[i];
+				} else if ((i = kw_find(&w, &p->groups[g - 1], &field)) >= 0 &&
+				    category_allowed(p, g - 1, row->category)) {
+					nd = &p->groups[g - 1].v[i];
+				}
+			} else {
+				haystack_t hs = { SBUF_INIT, SBUF_INIT };
+				const kwlist_t *kw = g == 0 ? &p->active : &p->groups[g - 1];
+				size_t j;
+				haystack_build(&hs, row->name, row->location, row->cpu_op);
+				for (j = 0; j < kw->n && !nd; j++) {
+					kwlist_t one = { &kw->v[j], 1 };
+					if (kw_match(&hs, &one))
+						nd = &kw->v[j];
+				}
+				haystack_free(&hs);
+				nloc = 1;
+				field = 0;
+			}
+			if (!nd)
+				continue;
+			if (short_kernel)
+				kname_short(row->name, strlen(row->name), 48, &k);
+			else {
+				sb_reset(&k);
+				sb_adds(&k, row->name);
+			}
+			sb_printf(out, "%s'%s' in %s", shown++ ? ", " : "", nd->raw, sbs(&k));
+			if (ctx->corrected)
+				sb_printf(out, " (%s)", field_kind(field, nloc));
+			break;
+		}
+	}
+	words_free(&w);
+	sb_free(&k);
+}
+
+void
+fuse_rationale(const cand_t *c, const frow_t *rows, const fctx_t *ctx, sbuf *out)
+{
+	const pattern_t *p = c->p;
+	sbuf m = SBUF_INIT, path = SBUF_INIT;
+	const char *fw = path_framework(p);
+
+	sb_reset(out);
+	if (!ctx->corrected) {
+		if (p->origin == ORIGIN_MAINLINE && c->direct)
+			sb_printf(out, "`%s` is present in this trace (%.1f%% related GPU time). %s",
+			    p->pattern, c->share, p->rationale);
+		else if (p->origin == ORIGIN_MAINLINE)
+			sb_printf(out, "Split kernels in this family take %.1f%% of GPU time. "
+			    "This tree already has a matching path. %s", c->share, p->rationale);
+		else if (p->origin == ORIGIN_UPSTREAM)
+			sb_printf(out, "Matches an upstream path (%.1f%% related GPU time). %s",
+			    c->share, p->rationale);
+		else
+			sb_printf(out, "Matches an open upstream path (%.1f%% related GPU time). %s",
+			    c->share, p->rationale);
+		return;
+	}
+	/* corrected: what matched, and whose path it is */
+	fuse_matched(c, rows, ctx, 4, 1, &m);
+	first_path(p, &path);
+	if (c->direct)
+		sb_printf(out, "`%s` is present in this trace (%.1f%% related GPU time): %s.",
+		    p->pattern, c->share, sbs(&m));
 	else
-		sb_printf(out, "Matches an open upstream path (%.1f%% related GPU time). %s",
-		    c->share, p->rationale);
+		sb_printf(out, "Split kernels of this fusion take %.1f%% of GPU time: %s.", c->share,
+		    sbs(&m));
+	if (strncmp(sbs(&path), "PR #", 4) == 0)
+		sb_printf(out, " The fused path is an open change (%s%s%s).", sbs(&path),
+		    fw ? ", " : "", fw ? fw : "");
+	else if (p->origin == ORIGIN_MAINLINE)
+		sb_printf(out, " %s has the fused path: %s.", fw ? fw : "The framework", sbs(&path));
+	else
+		sb_printf(out, " The fused path comes from another project (%s%s%s).", sbs(&path),
+		    fw ? ", in " : "", fw ? fw : "");
+	if (p->rationale[0])
+		sb_printf(out, " %s", p->rationale);
+	sb_free(&m);
+	sb_free(&path);
+}
+
+/* "fp8, fp4 or int8" for DT_* bits. */
+static void
+dtype_names(unsigned bits, sbuf *out)
+{
+	static const char *const names[] = { "fp8", "fp4", "int8", "int4" };
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < 4; i++)
+		n += (bits >> i) & 1;
+	for (i = 0; i < 4; i++)
+		if ((bits >> i) & 1)
+			sb_printf(out, "%s%s", k++ ? (k == n ? " or " : ", ") : "", names[i]);
 }
 
 /* "sglang/vllm" style list of hint names. */
@@ -592,12 +839,35 @@ fuse_explain(const fresult_t *res, const cand_t *c, const frow_t *rows,
 		    ctx->tp_size, p->min_tp_size);
 		break;
 	case V_MODEL_INCLUDE:
-		sb_printf(out, "model '%s' contains none of ", ctx->model);
+		sb_printf(out, "model '%s'", ctx->model);
+		if (ctx->corrected)
+			sb_printf(out, " (model family '%s')", ctx->family);
+		sb_adds(out, " contains none of ");
 		join_list(out, &p->model_include);
 		break;
 	case V_MODEL_EXCLUDE:
-		sb_printf(out, "model '%s' contains one of ", ctx->model);
+		sb_printf(out, "model '%s'", ctx->model);
+		if (ctx->corrected)
+			sb_printf(out, " (model family '%s')", ctx->family);
+		sb_adds(out, " contains one of ");
 		join_list(out, &p->model_exclude);
+		break;
+	case V_MODEL_FAMILY:
+		sb_printf(out, "a pattern of the models ");
+		join_list(out, &p->model_family);
+		sb_printf(out, "; model '%s', model family '%s' (triage --model NAME names it)",
+		    ctx->model, ctx->family);
+		break;
+	case V_DTYPE:
+		sb_adds(out, "a pattern for ");
+		dtype_names(p->dtypes, out);
+		sb_adds(out, " data, and no kernel name, CPU op or server-args quantization of the "
+		    "stage shows it");
+		if (ctx->dtypes) {
+			sb_adds(out, " (it shows ");
+			dtype_names(ctx->dtypes, out);
+			sb_adds(out, ")");
+		}
 		break;
 	case V_NO_MOE:
 		sb_adds(out, "a pattern about MoE routing or experts, and no kernel of the stage "
@@ -633,6 +903,12 @@ fuse_explain(const fresult_t *res, const cand_t *c, const frow_t *rows,
 		sb_printf(out, "%s match, %zu rows, %.3f%%, %s", kind, c->nrows,
 		    c->share, fuse_confidence(c));
 		break;
+	}
+	/* which keyword matched which kernel, where there was a match */
+	if (c->nrows && (c->v == V_ACCEPTED || c->v == V_RENDER_BAR || c->v == V_MIN_SHARE ||
+	    c->v == V_BLOCKED || c->v == V_CONSUMED)) {
+		sb_adds(out, "; matched ");
+		fuse_matched(c, rows, ctx, 8, ctx->corrected, out);
 	}
 	sb_free(&tmp);
 }

@@ -41,6 +41,7 @@ typedef struct {
 	 */
 	uint64_t hits0[2];	/* up to 128 bits here (rows move: no pointer to them) */
 	uint64_t *hits;		/* longer: owned; NULL when hits0 holds them */
+	unsigned char fused;	/* corrected: "fused" is a word of the kernel's identity */
 } frow_t;
 
 /* The bits a row's hits take for catalog cat (fuse_row_hits). */
@@ -53,10 +54,15 @@ typedef struct {
 	long long tp_size;
 	/*
 	 * The corrections (not under --compat reference): patterns about MoE
-	 * routing and experts need an MoE kernel in the stage (moe_present).
+	 * routing and experts need an MoE kernel in the stage (moe_present);
+	 * model-gated patterns read the model family too (family, lowercased,
+	 * "" when unknown); dtype-gated ones the data types the stage's kernel
+	 * names, CPU ops and the server args' quantization show (DT_* bits).
 	 */
 	int corrected;
 	int moe_present;
+	const char *family;
+	unsigned dtypes;
 } fctx_t;
 
 /* Why a pattern did or did not produce a rendered row (--explain). */
@@ -66,6 +72,8 @@ enum verdict {
 	V_TP,			/* require_tp and tp_size < min_tp_size */
 	V_MODEL_INCLUDE,	/* model has none of model_include */
 	V_MODEL_EXCLUDE,	/* model has one of model_exclude */
+	V_MODEL_FAMILY,		/* corrected: model and family name none of model_family */
+	V_DTYPE,		/* corrected: the trace shows none of the pattern's dtypes */
 	V_NO_MOE,		/* an MoE pattern, and no MoE kernel in the stage */
 	V_NO_HIT,		/* no active hit and the split groups incomplete */
 	V_ZERO_TIME,		/* related time <= 0 */
@@ -116,6 +124,12 @@ enum verdict fuse_gate(const pattern_t *p, const fctx_t *ctx);
  */
 int fuse_row_hits(const catalog_t *cat, const unsigned char *pass, const haystack_t *hs,
     frow_t *row);
+/* The same for the corrected matching: whole words (haystack_words), also_active too. */
+int fuse_row_hits_words(const catalog_t *cat, const unsigned char *pass, const words *w,
+    frow_t *row);
+
+/* The DT_* data types the words of a row (or of server args' quantization) name. */
+unsigned dtype_evidence(const words *w);
 void fuse_row_free_hits(frow_t *row);
 
 /*
@@ -138,14 +152,31 @@ const char *fuse_confidence(const cand_t *c);
 const char *fuse_status(const cand_t *c);
 const char *fuse_origin(const cand_t *c);
 
-/* Evidence kernels (§7.1); "-" when no related row reaches 1 %. */
-void fuse_evidence(const cand_t *c, const frow_t *rows, double total_us, sbuf *out);
+/*
+ * Evidence kernels (§7.1); "-" when no related row reaches 1 %.  With
+ * ctx->corrected the cell lists its related rows so that their shares add
+ * up to the row's: up to three, then "and N more (S%)".
+ */
+void fuse_evidence(const cand_t *c, const frow_t *rows, double total_us, const fctx_t *ctx,
+    sbuf *out);
 
 /* Current kernel Python location (§7.2); "-" when empty. */
 void fuse_locations(const cand_t *c, const frow_t *rows, sbuf *out);
 
-/* Rationale (§7.4): one of four templates ending in the pattern's hint. */
-void fuse_rationale(const cand_t *c, sbuf *out);
+/*
+ * Rationale (§7.4): one of four templates ending in the pattern's hint;
+ * with ctx->corrected, what matched (kernel and keyword) and where the
+ * fused path is, instead of "This tree already has a matching path".
+ */
+void fuse_rationale(const cand_t *c, const frow_t *rows, const fctx_t *ctx, sbuf *out);
+
+/*
+ * What matched, for the rationale and --explain: per matched group (and
+ * the active keywords), "'keyword' in kernel (field)", the kernel shortened
+ * (kname_short); at most `max` items.  Appends to out.
+ */
+void fuse_matched(const cand_t *c, const frow_t *rows, const fctx_t *ctx, size_t max,
+    int short_kernel, sbuf *out);
 
 /* One human-readable sentence on why the candidate got its verdict. */
 void fuse_explain(const fresult_t *res, const cand_t *c, const frow_t *rows,

@@ -21,6 +21,7 @@
 #include "sbuf.h"
 #include "strtab.h"
 #include "text.h"
+#include "words.h"
 #include "xalloc.h"
 
 #define NONE ((size_t)-1)
@@ -34,6 +35,8 @@ typedef struct {
 	int is_mapping;
 	int args_truthy;	/* server_args is a non-empty object or other truthy value */
 	char *model;		/* lowercased model path; "" when none */
+	char *family;		/* lowercased model family; "" when none */
+	unsigned dtypes;	/* DT_* the server args' quantization names */
 	long long tp_size;
 } input_t;
 
@@ -57,6 +60,7 @@ typedef struct {
 	frow_t *rows;
 	size_t n, cap;
 	int moe;		/* a row of the group, kept or not, is an MoE kernel */
+	unsigned dtypes;	/* DT_* its rows' kernel names, sites and CPU ops show */
 	int mapping;		/* a mapping trace's: no fuse table, no rows kept */
 	fctx_t ctx;		/* the detection context, known when the group opens */
 	unsigned char *pass;	/* per catalog pattern: passes fuse_gate for ctx */
@@ -132,6 +136,36 @@ args_tp_size(const json_doc *d, int obj, const char *where)
 	return 1;
 }
 
+/*
+ * The data types the server args' quantization names (issue 26): SGLang's
+ * quantization and kv_cache_dtype, vLLM's quantization (fp8, w8a8_fp8,
+ * modelopt_fp4, mxfp4, w8a8_int8, awq, gptq...), read as words.
+ */
+static unsigned
+args_dtypes(const json_doc *d)
+{
+	static const char *const keys[] = { "quantization", "kv_cache_dtype", NULL };
+	unsigned bits = 0;
+	size_t k;
+
+	for (k = 0; keys[k]; k++) {
+		int i = json_get(d, 0, keys[k]);
+		sbuf v = SBUF_INIT;
+		words w = { 0 };
+		if (i < 0 || json_kind(d, i) != JK_STR)
+			continue;
+		json_str(d, i, &v, NULL);
+		words_add(&w, sbs(&v), v.len);
+		bits |= dtype_evidence(&w);
+		/* "modelopt" alone is NVIDIA ModelOpt's FP8 */
+		if (words_find(&w, "modelopt", 8) == 0 && w.n == 1)
+			bits |= DT_FP8;
+		words_free(&w);
+		sb_free(&v);
+	}
+	return bits;
+}
+
 /* Remember an input record's framework and server args. */
 static void
 read_input(rec_reader *r)
@@ -160,10 +194,18 @@ read_input(rec_reader *r)
 				json_pystr(&d, v, &s, NULL);
 			sb_printf(&where, "%s:%zu", r->name, r->lineno);
 			in->tp_size = args_tp_size(&d, 0, sbs(&where));
+			in->dtypes = args_dtypes(&d);
 		}
 	}
+	/* a model named by --model rather than by server args */
+	if (!compat_reference && s.len == 0 && REC_HAS(&x, input, model))
+		sb_add(&s, x.model.s, x.model.n);
 	py_lower(sbs(&s), s.len, &where);
 	in->model = xstrdup(sbs(&where));
+	sb_reset(&s);
+	if (!compat_reference && REC_HAS(&x, input, model_family))
+		py_lower(x.model_family.s, x.model_family.n, &s);
+	in->family = xstrdup(sbs(&s));
 	if (in->is_mapping)
 		cur_mapping = ninputs;
 	else
@@ -226,12 +268,12 @@ emit_row(const fresult_t *res, const cand_t *c)
 	rec_cstr(RM_fuse_row_confidence, fuse_confidence(c));
 	rec_num(RM_fuse_row_related_us, c->related_us);
 	rec_num(RM_fuse_row_share_pct, c->share);
-	fuse_evidence(c, grp.rows, res->total_us, &cell);
+	fuse_evidence(c, grp.rows, res->total_us, &grp.ctx, &cell);
 	rec_str(RM_fuse_row_evidence, sbs(&cell), cell.len);
 	fuse_locations(c, grp.rows, &cell);
 	rec_str(RM_fuse_row_current_locations, sbs(&cell), cell.len);
 	rec_cstr(RM_fuse_row_candidate_path, c->p->candidate_path);
-	fuse_rationale(c, &cell);
+	fuse_rationale(c, grp.rows, &grp.ctx, &cell);
 	rec_str(RM_fuse_row_rationale, sbs(&cell), cell.len);
 	rec_cstr(RM_fuse_row_status, fuse_status(c));
 	rec_int(RM_fuse_row_priority, c->p->priority);
@@ -265,6 +307,7 @@ group_clear(void)
 	grp.n = 0;
 	grp.open = 0;
 	grp.moe = 0;
+	grp.dtypes = 0;
 	grp.mapping = 0;
 }
 
@@ -282,7 +325,7 @@ group_context(fctx_t *ctx)
 {
 	const input_t *formal = NULL, *args = NULL;
 	size_t fi = cur_formal;
-	fctx_t dflt = { "sglang", "", 1, 0, 0 };
+	fctx_t dflt = { "sglang", "", 1, 0, 0, "", 0 };
 
 	*ctx = dflt;
 	if (grp.t >= 0 && (size_t)grp.t < traces_cap && traces[grp.t].known) {
@@ -308,7 +351,15 @@ group_context(fctx_t *ctx)
 	if (args) {
 		ctx->model = args->model;
 		ctx->tp_size = args->tp_size;
+		ctx->dtypes = args->dtypes;
 	}
+	/* a --model option is on the input record, not in its server args */
+	if (formal && !formal->args_truthy && formal->model[0])
+		ctx->model = formal->model;
+	if (formal && formal->family[0])
+		ctx->family = formal->family;
+	else if (cur_mapping != NONE && inputs[cur_mapping].family[0])
+		ctx->family = inputs[cur_mapping].family;
 	ctx->corrected = !compat_reference;
 	return 1;
 }
@@ -328,6 +379,8 @@ group_flush(void)
 		return;
 	}
 	ctx.moe_present = grp.moe;
+	ctx.dtypes |= grp.dtypes;
+	grp.ctx.dtypes = ctx.dtypes;
 	fuse_detect(&cat, grp.rows, grp.n, grp.total_us, &ctx, &res);
 	for (i = 0; i < res.nout; i++)
 		emit_row(&res, &res.c[res.out[i]]);
@@ -357,6 +410,8 @@ seen_group(long long t, const char *stage)
 	ndone++;
 	return 0;
 }
+
+static words hw;		/* the corrected haystack, reused row after row */
 
 static void
 read_kernel_row(rec_reader *r)
@@ -402,11 +457,21 @@ read_kernel_row(rec_reader *r)
 	 * it is not kept: a stage of a million distinct kernel names costs
 	 * little to hold (issue 21).
 	 */
-	haystack_build(&hs, row->name, row->location, row->cpu_op);
 	if (strcmp(row->category, "moe") == 0)
 		grp.moe = 1;
-	keep = !grp.mapping && fuse_row_hits(&cat, grp.pass, &hs, row);
-	haystack_free(&hs);
+	if (compat_reference) {
+		haystack_build(&hs, row->name, row->location, row->cpu_op);
+		keep = !grp.mapping && fuse_row_hits(&cat, grp.pass, &hs, row);
+		haystack_free(&hs);
+	} else {
+		/* whole words of the kernel's identity, its sites and CPU ops (issue 26) */
+		unsigned nloc;
+		haystack_words(&hw, row->name, row->location, row->cpu_op, &nloc);
+		long f = words_find(&hw, "fused", 5);
+		row->fused = f >= 0 && hw.w[f].field == 0;	/* the identity is field 0, first */
+		grp.dtypes |= dtype_evidence(&hw);
+		keep = !grp.mapping && fuse_row_hits_words(&cat, grp.pass, &hw, row);
+	}
 	if (REC_HAS(&x, kernel_row, entry)) {
 		json_doc d = { 0 };
 		entry_t e = { 0 };
@@ -538,7 +603,9 @@ main(int argc, char **argv)
 	for (i = 0; i < ninputs; i++) {
 		free(inputs[i].framework);
 		free(inputs[i].model);
+		free(inputs[i].family);
 	}
+	words_free(&hw);
 	free(inputs);
 	for (i = 0; i < ndone; i++)
 		free(done[i].stage);

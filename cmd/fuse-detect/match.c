@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "kname.h"
 #include "match.h"
 #include "text.h"
 
@@ -56,6 +57,72 @@ haystack_free(haystack_t *h)
 {
 	sb_free(&h->hay);
 	sb_free(&h->compact);
+}
+
+/* Add each "<br>"-separated part of s as a field; a site's share suffix is left out. */
+static unsigned
+add_parts(words *w, const char *s, int sites)
+{
+	const char *p = s, *q;
+	unsigned n = 0;
+
+	for (;; p = q + 4) {
+		size_t len;
+		const char *t;
+		q = strstr(p, "<br>");
+		t = text_strip(p, q ? (size_t)(q - p) : strlen(p), &len);
+		if (sites && len > 0 && t[len - 1] == ')') {
+			const char *o = memmem(t, len, " (site share ", 13);
+			if (o)
+				len = (size_t)(o - t);
+		}
+		if (len && !(len == 1 && t[0] == '-') && !(len == 10 && memcmp(t, "unresolved", 10) == 0)) {
+			words_add(w, t, len);
+			n++;
+		}
+		if (!q)
+			break;
+	}
+	return n;
+}
+
+void
+haystack_words(words *w, const char *name, const char *loc, const char *cpu_op,
+    unsigned *nloc)
+{
+	sbuf id = SBUF_INIT;
+
+	words_reset(w);
+	kname_identity(name, strlen(name), &id);
+	words_add(w, sbs(&id), id.len);
+	*nloc = add_parts(w, loc, 1);
+	add_parts(w, cpu_op, 0);
+	sb_free(&id);
+}
+
+long
+kw_find(const words *w, const kwlist_t *kw, unsigned *field)
+{
+	size_t i;
+	long at;
+
+	for (i = 0; i < kw->n; i++) {
+		const char *c = kw->v[i].compact;
+		if (kw->v[i].model_name)
+			continue;
+		if (c[0] && (at = words_find(w, c, strlen(c))) >= 0) {
+			if (field)
+				*field = w->w[at].field;
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
+const char *
+field_kind(unsigned f, unsigned nloc)
+{
+	return f == 0 ? "name" : f <= nloc ? "Python location" : "CPU op";
 }
 
 static int

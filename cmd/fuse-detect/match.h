@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "sbuf.h"
+#include "words.h"
 
 /*
  * py_lower: the reference's str.lower() as far as it can change what the
@@ -47,6 +48,27 @@ void haystack_free(haystack_t *h);
  * substring of the compacted one.  An empty list matches nothing.
  */
 int kw_match(const haystack_t *h, const kwlist_t *kw);
+
+/*
+ * The corrected matching (issue 26, docs/deviations.md C16): keywords
+ * match whole words (words.h) of one field, never substrings: the
+ * kernel's identity (kname_identity: no template arguments, a launch
+ * wrapper read as the kernel it runs) is field 0, then each Python site of
+ * the location cell (its " (site share N%)" left out), then each CPU op.
+ * Sets *nloc to the number of site fields.
+ */
+void haystack_words(words *w, const char *name, const char *loc, const char *cpu_op,
+    unsigned *nloc);
+
+/*
+ * The first needle of kw that matches whole words of w: its index, the
+ * field it matched in (*field, when not NULL), or -1.  A needle that only
+ * names the pattern's model (needle_t.model_name) is skipped.
+ */
+long kw_find(const words *w, const kwlist_t *kw, unsigned *field);
+
+/* "name", "Python location" or "CPU op": what field f of haystack_words is. */
+const char *field_kind(unsigned f, unsigned nloc);
 
 /*
  * format_location_for_fusion_display (§7.2 step 2): normalize, then

@@ -100,9 +100,10 @@ void first_site(const char *loc, size_t n, sbuf *out);
 /* ---- family.c ---- */
 
 /*
- * The family of a canonical kernel name (trace-diff(1), "Families"): C++
- * symbols reduced to their scope path, template argument and parameter
- * lists dropped, hashes and then every run of digits replaced by '#'.
+ * The family of a canonical kernel name (trace-diff(1), "Families"): its
+ * identity (kname_identity: demangled, return type, template argument and
+ * parameter lists dropped, a launch wrapper read as the kernel it runs),
+ * hashes and then every run of digits replaced by '#'.
  * Writes it to out (reset first).
  */
 void kernel_family(const char *name, size_t n, sbuf *out);

@@ -2,103 +2,16 @@
  * Kernel families (trace-diff(1), "Families"): the part of a kernel's name
  * that survives retuning, so that a GEMM whose tile sizes or template
  * arguments changed between two runs is one "changed" kernel rather than a
- * "removed" and a "new" one.  The C++ demangler is no help here: the
- * runtime's refuses the manglings GPU compilers emit today (DF16b), so
- * mangled names are read only as far as their scope path.
+ * "removed" and a "new" one.  The family starts from the kernel's
+ * identity (common/kname.h: demangled, return type, template and argument
+ * lists left out, a launch wrapper read as the kernel it runs).
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff.h"
-
-static void
-cut(sbuf *b, size_t len)
-{
-	b->len = len;
-	if (b->s)
-		b->s[len] = '\0';
-}
-
-/*
- * The scope path of an Itanium-mangled name, "ns::cls::func", up to its
- * first template argument list: _Z [L] [N [K|V|r|R|O]...] then <length>
- * <identifier> pieces.  Returns 0 (out untouched) when the name does not
- * start that way.
- */
-static int
-mangled_scope(const char *s, size_t n, sbuf *out)
-{
-	const char *p = s + 2, *end = s + n;
-	size_t start = out->len;
-	int pieces = 0;
-
-	if (n < 3 || s[0] != '_' || s[1] != 'Z')
-		return 0;
-	if (p < end && *p == 'L')
-		p++;
-	if (p < end && *p == 'N') {
-		p++;
-		while (p < end && strchr("KVrRO", *p))
-			p++;
-	}
-	while (p < end && *p >= '1' && *p <= '9') {
-		size_t len = 0;
-		while (p < end && isdigit((unsigned char)*p))
-			len = len * 10 + (size_t)(*p++ - '0');
-		if (len > (size_t)(end - p)) {
-			cut(out, start);
-			return 0;
-		}
-		if (pieces++)
-			sb_adds(out, "::");
-		if (len >= 10 && strncmp(p, "_GLOBAL__N", 10) == 0)
-			sb_adds(out, "(anonymous namespace)");
-		else
-			sb_add(out, p, len);
-		p += len;
-	}
-	if (pieces == 0)
-		cut(out, start);
-	return pieces > 0;
-}
-
-/*
- * Drop template argument lists and parameter lists: every balanced <...>
- * or (...) group, nested ones inside it included, except the scope
- * "(anonymous namespace)".  An unbalanced group is kept as it is.
- */
-static void
-drop_lists(const char *s, size_t n, sbuf *out)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		size_t j;
-		int depth = 0;
-
-		if (s[i] != '<' && s[i] != '(') {
-			sb_addc(out, s[i++]);
-			continue;
-		}
-		if (n - i >= 21 && memcmp(s + i, "(anonymous namespace)", 21) == 0) {
-			sb_add(out, s + i, 21);
-			i += 21;
-			continue;
-		}
-		for (j = i; j < n; j++) {
-			if (s[j] == '<' || s[j] == '(')
-				depth++;
-			else if ((s[j] == '>' || s[j] == ')') && --depth == 0)
-				break;
-		}
-		if (j == n) {
-			sb_add(out, s + i, n - i);
-			return;
-		}
-		i = j + 1;
-	}
-}
+#include "kname.h"
 
 static int
 is_hexdigit(int c)
@@ -162,14 +75,7 @@ kernel_family(const char *name, size_t n, sbuf *out)
 	size_t len;
 
 	sb_reset(out);
-	if (!mangled_scope(name, n, &a)) {
-		/* a demangled function template names its return type first */
-		if (n > 5 && memcmp(name, "void ", 5) == 0) {
-			name += 5;
-			n -= 5;
-		}
-		drop_lists(name, n, &a);
-	}
+	kname_identity(name, n, &a);
 	p = sb_str(&a);
 	len = a.len;
 	while (len && p[len - 1] == ' ')

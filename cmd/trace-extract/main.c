@@ -49,7 +49,9 @@ static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL };
+
+static const char *model_opt;	/* --model: the model, when server args do not say */
 
 static const struct opt opts[] = {
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
@@ -59,6 +61,7 @@ static const struct opt opts[] = {
 	    "what a live server answered as: wins over the path's and trace's hints" },
 	{ "frames", O_FRAMES, NULL, "every Python frame as a frame record, no py_* contexts" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
+	{ "model", O_MODEL, "NAME", "the model (a name or path), for the header and model-specific fusions" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
 	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
@@ -114,6 +117,11 @@ main(int argc, char **argv)
 		case O_FRAMES:
 			frame_records = 1;
 			break;
+		case O_MODEL:
+			if (!*optarg)
+				opt_bad(&tool, "model", "empty", optarg);
+			model_opt = optarg;
+			break;
 		case O_ALL_RANKS:
 			if (ranksel.mode == RANKS_ONE)
 				opt_bad(&tool, "all-ranks", "not with --rank", "--all-ranks");
@@ -145,6 +153,8 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (model_opt && compat_reference)
+		opt_bad(&tool, "model", "not a mode of the reference (--compat reference)", model_opt);
 	if (strcmp(role, "single") && strcmp(role, "mapping") && strcmp(role, "formal")) {
 		opt_bad(&tool, "role", "not single, mapping or formal", role);
 	}
@@ -1215,44 +1225,69 @@ extract_trace(const char *path, int t)
 	return rc;
 }
 
-/* Model and TP size from server args (capture-and-cli.md §2, fuse-detect.md §8). */
+/*
+ * The input record's server args, model and TP size (capture-and-cli.md
+ * §2, fuse-detect.md §8), and the model family (issue 26): --model or the
+ * server args name the model; the family comes from the traces' own
+ * frames (the first of paths[0..npaths) that shows one).  Under --compat
+ * reference only the server args count.
+ */
 static void
-put_server_args(const char *json)
+put_model(const char *json, const char *const *paths, size_t npaths)
 {
 	json_doc d = { 0 };
-	int i;
+	int i, have_args;
 	long long tp = 1;
 	double dv;
-	sbuf t = SBUF_INIT;
+	sbuf model = SBUF_INIT, fam = SBUF_INIT, ev = SBUF_INIT;
+	const char *src = NULL, *fsrc = NULL;
+	size_t k;
 
-	if (!json || json_parse(&d, json, strlen(json)) < 0 || !json_truthy(&d, 0)) {
+	have_args = json && json_parse(&d, json, strlen(json)) >= 0 && json_truthy(&d, 0);
+	if (!have_args) {
 		rec_null(RM_input_server_args);
-		rec_int(RM_input_tp_size, 1);
-		json_doc_free(&d);
-		return;
-	}
-	rec_json(RM_input_server_args, json, strlen(json));
-	if (d.tok[0].type == JSMN_OBJECT) {
-		i = json_get(&d, 0, "model_path");
-		if (!json_truthy(&d, i))
-			i = json_get(&d, 0, "model");
-		if (json_truthy(&d, i)) {
-			json_pystr(&d, i, &t, NULL);
-			rec_str(RM_input_model, t.s, t.len);
-		}
-		i = json_get(&d, 0, "tp_size");
-		if (json_truthy(&d, i)) {
-			if (json_kind(&d, i) == JK_FLOAT && json_todouble(&d, i, &dv) && isfinite(dv))
-				tp = (long long)dv;	/* int() truncates a float */
-			else if (!json_coerce_int(&d, i, &tp)) {
-				warn_msg("server args: tp_size is not an integer; using 1");
-				tp = 1;
+	} else {
+		rec_json(RM_input_server_args, json, strlen(json));
+		if (d.tok[0].type == JSMN_OBJECT) {
+			i = json_get(&d, 0, "model_path");
+			if (!json_truthy(&d, i))
+				i = json_get(&d, 0, "model");
+			if (json_truthy(&d, i)) {
+				json_pystr(&d, i, &model, NULL);
+				src = "server_args";
 			}
-		}
-	} else
-		warn_msg("server args are not a JSON object; no model or TP size taken from them");
+			i = json_get(&d, 0, "tp_size");
+			if (json_truthy(&d, i)) {
+				if (json_kind(&d, i) == JK_FLOAT && json_todouble(&d, i, &dv) && isfinite(dv))
+					tp = (long long)dv;	/* int() truncates a float */
+				else if (!json_coerce_int(&d, i, &tp)) {
+					warn_msg("server args: tp_size is not an integer; using 1");
+					tp = 1;
+				}
+			}
+		} else
+			warn_msg("server args are not a JSON object; no model or TP size taken from them");
+	}
+	if (model_opt) {
+		sb_reset(&model);
+		sb_adds(&model, model_opt);
+		src = "option";
+	}
+	for (k = 0; !compat_reference && k < npaths && k < 3; k++)
+		if (trace_model_hint(paths[k], &fam, &ev, &fsrc))
+			break;
+	if (src)
+		rec_str(RM_input_model, model.s, model.len);
+	if (fam.len)
+		rec_str(RM_input_model_family, fam.s, fam.len);
+	if (src || fam.len)
+		rec_cstr(RM_input_model_source, src ? src : fsrc);
+	if (fam.len)
+		rec_str(RM_input_model_evidence, ev.s, ev.len);
 	rec_int(RM_input_tp_size, tp);
-	sb_free(&t);
+	sb_free(&model);
+	sb_free(&fam);
+	sb_free(&ev);
 	json_doc_free(&d);
 }
 
@@ -1286,8 +1321,7 @@ extract_operand(const char *arg, int *tindex)
 			fw = default_framework(fallback, &src);
 		rec_cstr(RM_input_framework, fw);
 		rec_cstr(RM_input_framework_source, src);
-		rec_null(RM_input_server_args);
-		rec_int(RM_input_tp_size, 1);
+		put_model(NULL, NULL, 0);	/* a stream is read once: no frames to look at first */
 		json_quote(&q, arg, strlen(arg));
 		snprintf(one, sizeof one, "[%s]", q.s);
 		sb_free(&q);
@@ -1325,7 +1359,13 @@ extract_operand(const char *arg, int *tindex)
 	rec_cstr(RM_input_framework_source, src);
 	if (evidence.len)
 		rec_str(RM_input_framework_evidence, evidence.s, evidence.len);
-	put_server_args(have_sa > 0 ? sa.s : NULL);
+	{
+		const char **paths = xcalloc(traces.n + 1, sizeof *paths);
+		for (i = 0; i < traces.n; i++)
+			paths[i] = traces.v[i].path;
+		put_model(have_sa > 0 ? sa.s : NULL, paths, traces.n);
+		free(paths);
+	}
 	{
 		sbuf l = SBUF_INIT;
 		sb_addc(&l, '[');

@@ -12,6 +12,7 @@
 #include "num.h"
 #include "render.h"
 #include "rules.h"
+#include "text.h"
 #include "xalloc.h"
 
 void
@@ -76,6 +77,49 @@ find_input(const struct run *run, const char *role)
 	return find_item(run, RT_input, "role", role, "single");
 }
 
+/*
+ * The Model fact of an input record: "Qwen/Qwen3-8B (from server_args.json;
+ * model family qwen3, from the trace's Python frames)", or without a named
+ * model "qwen3_moe, from the trace's Python frames (24 Python frames of
+ * sglang/srt/models/qwen3_moe.py)".
+ */
+static void
+model_fact(const struct item *in, struct doc *d)
+{
+	sbuf m = SBUF_INIT, fam = SBUF_INIT, src = SBUF_INIT, ev = SBUF_INIT, out = SBUF_INIT;
+	const char *model = item_str(in, "model", &m, NULL), *family = item_str(in, "model_family",
+	    &fam, NULL), *source = item_str(in, "model_source", &src, ""), *evidence =
+	    item_str(in, "model_evidence", &ev, NULL);
+	const char *from_frames = strcmp(source, "ops") == 0 ? "the trace's CPU op names" :
+	    "the trace's Python frames";
+
+	if (model) {
+		sb_adds(&out, model);
+		if (strcmp(source, "option") == 0)
+			sb_adds(&out, " (from --model");
+		else if (strcmp(source, "server_args") == 0)
+			sb_adds(&out, " (from server_args.json");
+		else
+			sb_adds(&out, " (");
+		if (family)
+			sb_printf(&out, "%smodel family %s, from the trace's frames",
+			    out.s[out.len - 1] == '(' ? "" : "; ", family);
+		sb_adds(&out, ")");
+		if (out.len >= 3 && strcmp(out.s + out.len - 3, " ()") == 0)
+			out.len -= 3, out.s[out.len] = '\0';
+	} else if (family) {
+		sb_printf(&out, "%s, from %s", family, from_frames);
+		if (evidence)
+			sb_printf(&out, " (%s)", evidence);
+	}
+	add_fact(d, "Model", sb_str(&out));
+	sb_free(&m);
+	sb_free(&fam);
+	sb_free(&src);
+	sb_free(&ev);
+	sb_free(&out);
+}
+
 static void
 header(const struct run *run, struct doc *d)
 {
@@ -111,13 +155,22 @@ header(const struct run *run, struct doc *d)
 			sb_free(&mf);
 		}
 	}
-	/* the model: the formal input's server args first, then the mapping's (§1 step 4) */
+	/*
+	 * The model: the formal input's first, then the mapping's (§1 step 4);
+	 * where it came from; without a named model, the model family the
+	 * trace's frames show (issue 26).
+	 */
 	title = NULL;
 	for (i = 0; i < 3 && !title; i++) {
 		const struct item *in = i == 0 ? f : i == 1 ? m : s;
-		if (in && (title = item_str(in, "model", &b, NULL)) != NULL) {
-			add_fact(d, "Model", title);
-			d->model = xstrdup(title);
+		if (in && ((title = item_str(in, "model", &b, NULL)) != NULL ||
+		    item_str(in, "model_family", &b, NULL) != NULL)) {
+			model_fact(in, d);
+			/* a named model titles the report and groups bundles; a family does not */
+			if (title)
+				d->model = xstrdup(title);
+			else
+				title = "";
 		}
 	}
 	if (s) {
@@ -287,6 +340,30 @@ cell_list(struct cell *c, const char *joined)
 	c->text = b.s ? sb_detach(&b) : xstrdup("");
 }
 
+/*
+ * A cell of Python sites (kernel, overlap, fuse and graph-escape tables):
+ * one site a line, each in the one spelling of text_site_display, so the
+ * same site reads the same in every table and format.
+ */
+static void
+cell_sites(struct cell *c, const char *joined)
+{
+	sbuf b = SBUF_INIT, one = SBUF_INIT;
+	const char *p = joined, *q;
+
+	for (;;) {
+		q = strstr(p, "<br>");
+		text_site_display(p, q ? (size_t)(q - p) : strlen(p), &one);
+		sb_add(&b, sb_str(&one), one.len);
+		if (!q)
+			break;
+		sb_addc(&b, '\n');
+		p = q + 4;
+	}
+	c->text = b.s ? sb_detach(&b) : xstrdup("");
+	sb_free(&one);
+}
+
 static void
 kernel_section(const struct run *run, struct doc *d)
 {
@@ -338,7 +415,7 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_ms(&c[2], item_num(it, "total_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
-			cell_list(&c[5], item_str(it, "location", &b, "unresolved"));
+			cell_sites(&c[5], item_str(it, "location", &b, "unresolved"));
 			cell_list(&c[6], item_str(it, "cpu_op", &b, "-"));
 		}
 		for (i = 0; i < nn; i++)
@@ -419,7 +496,7 @@ overlap_section(const struct run *run, struct doc *d)
 			if (strcmp(shorts[r], names[r]) != 0)
 				c[2].full = xstrdup(names[r]);
 			r++;
-			cell_text(&c[3], item_str(it, "python_scope", &b, "unmapped"));
+			cell_sites(&c[3], item_str(it, "python_scope", &b, "unmapped"));
 			cell_ms(&c[4], item_num(it, "total_us", 0));
 			cell_pct(&c[5], item_num(it, "share_pct", 0));
 			cell_pct(&c[6], 100 * item_num(it, "exclusive_ratio", 0));
@@ -445,28 +522,97 @@ overlap_section(const struct run *run, struct doc *d)
 }
 
 /*
- * An evidence cell ("name (9.0%)<br>name (6.0%)"): one kernel a line, each
- * name shortened; the whole text kept for hover and machines.
+ * The kernel names of a fuse table's evidence cells, each once, with the
+ * short names they get: unique across the table (kname_short_all), so two
+ * different kernels of one cell or row never read alike.
  */
-static void
-cell_evidence(struct cell *c, const char *joined)
+struct evnames {
+	char **name, **shorts;
+	size_t n, cap;
+};
+
+/* The name of an evidence item "NAME (9.0%)", or 0 when it is none ("and 3 more (1.2%)", "-"). */
+static int
+evidence_item(const char *p, size_t n, size_t *len)
 {
-	sbuf b = SBUF_INIT, one = SBUF_INIT;
-	const char *p = joined, *q, *par;
-	struct cell whole = { 0 };
+	const char *par;
+	size_t k;
+
+	if (n >= 4 && memcmp(p, "and ", 4) == 0)
+		return 0;
+	for (k = n; k > 0 && p[k - 1] != '('; k--)
+		;
+	if (k < 3 || p[n - 1] != ')' || p[k - 2] != ' ')
+		return 0;
+	par = p + k - 1;
+	*len = (size_t)(par - 1 - p);
+	return *len > 0;
+}
+
+static void
+evnames_add(struct evnames *e, const char *joined)
+{
+	const char *p = joined, *q;
+	size_t len, i;
 
 	for (;;) {
 		q = strstr(p, "<br>");
-		sb_reset(&one);
-		sb_add(&one, p, q ? (size_t)(q - p) : strlen(p));
-		par = strrchr(sb_str(&one), '(');
-		if (par && par > one.s && par[-1] == ' ') {
-			char *name = xstrndup(one.s, (size_t)(par - 1 - one.s)), *s = short_name(name);
-			sb_printf(&b, "%s %s", s, par);
-			free(name);
-			free(s);
+		if (evidence_item(p, q ? (size_t)(q - p) : strlen(p), &len)) {
+			for (i = 0; i < e->n && !(strlen(e->name[i]) == len &&
+			    memcmp(e->name[i], p, len) == 0); i++)
+				;
+			if (i == e->n) {
+				xgrow(&e->name, &e->cap, e->n + 1, sizeof *e->name);
+				e->name[e->n++] = xstrndup(p, len);
+			}
+		}
+		if (!q)
+			break;
+		p = q + 4;
+	}
+}
+
+static void
+evnames_free(struct evnames *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		free(e->name[i]);
+		if (e->shorts)
+			free(e->shorts[i]);
+	}
+	free(e->name);
+	free(e->shorts);
+	memset(e, 0, sizeof *e);
+}
+
+/*
+ * An evidence cell ("name (9.0%)<br>name (6.0%)"): one kernel a line, each
+ * name by its short name of the table; the whole text kept for hover and
+ * machines.
+ */
+static void
+cell_evidence(struct cell *c, const char *joined, const struct evnames *e)
+{
+	sbuf b = SBUF_INIT;
+	const char *p = joined, *q;
+	struct cell whole = { 0 };
+	size_t n, len, i;
+
+	for (;;) {
+		q = strstr(p, "<br>");
+		n = q ? (size_t)(q - p) : strlen(p);
+		i = e->n;
+		if (evidence_item(p, n, &len))
+			for (i = 0; i < e->n && !(strlen(e->name[i]) == len &&
+			    memcmp(e->name[i], p, len) == 0); i++)
+				;
+		if (i < e->n) {
+			sb_adds(&b, e->shorts[i]);
+			sb_add(&b, p + len, n - len);
 		} else
-			sb_adds(&b, sb_str(&one));
+			sb_add(&b, p, n);
 		if (!q)
 			break;
 		sb_addc(&b, '\n');
@@ -478,7 +624,6 @@ cell_evidence(struct cell *c, const char *joined)
 		c->full = whole.text;
 	else
 		free(whole.text);
-	sb_free(&one);
 }
 
 /* ---- fuse ---- */
@@ -518,6 +663,16 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 	for (si = 0; si < ns; si++) {
 		struct tab *t = add_tab(sec, in_use ? "fuse_in_use" : "fuse", stages[si],
 		    in_use ? inuse_cols : fuse_cols, in_use ? 5 : 8);
+		struct evnames ev = { 0 };
+		for (i = 0; i < run->n; i++) {
+			const struct item *it = &run->it[i];
+			if (it->type != RT_fuse_row || !item_in_stage(it, stages[si], &b) ||
+			    (strcmp(item_str(it, "status", &b, ""), "in use") == 0) != in_use)
+				continue;
+			evnames_add(&ev, item_str(it, "evidence", &b, "-"));
+		}
+		ev.shorts = xcalloc(ev.n + 1, sizeof *ev.shorts);
+		short_names((const char *const *)ev.name, ev.n, ev.shorts);
 		for (i = 0; i < run->n; i++) {
 			const struct item *it = &run->it[i];
 			struct cell *c;
@@ -533,18 +688,19 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 			if (in_use) {
 				cell_ms(&c[1], item_num(it, "related_us", 0));
 				cell_pct(&c[2], item_num(it, "share_pct", 0));
-				cell_evidence(&c[3], item_str(it, "evidence", &b, "-"));
-				cell_list(&c[4], item_str(it, "current_locations", &b, "-"));
+				cell_evidence(&c[3], item_str(it, "evidence", &b, "-"), &ev);
+				cell_sites(&c[4], item_str(it, "current_locations", &b, "-"));
 				continue;
 			}
 			cell_text(&c[1], item_str(it, "confidence", &b, ""));
 			cell_ms(&c[2], item_num(it, "related_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
-			cell_evidence(&c[4], item_str(it, "evidence", &b, "-"));
-			cell_list(&c[5], item_str(it, "current_locations", &b, "-"));
+			cell_evidence(&c[4], item_str(it, "evidence", &b, "-"), &ev);
+			cell_sites(&c[5], item_str(it, "current_locations", &b, "-"));
 			cell_list(&c[6], item_str(it, "candidate_path", &b, ""));
 			cell_text(&c[7], item_str(it, "rationale", &b, ""));
 		}
+		evnames_free(&ev);
 		t->empty = xstrdup(in_use ? "None of the catalog's fused kernels runs in this stage." :
 		    "No missing fusion of the catalog reaches 1.0% of the stage.");
 	}
@@ -644,7 +800,7 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		cell_member(&cl[1], it, "launches");
 		cell_member(&cl[2], it, "total_us");
 		cell_member(&cl[3], it, "share_pct");
-		cell_list(&cl[4], item_str(it, "location", &b, "-"));
+		cell_sites(&cl[4], item_str(it, "location", &b, "-"));
 	}
 	for (i = 0; i < nn; i++)
 		free((char *)names[i]);

@@ -9,13 +9,18 @@
  * headless browser.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "esc.h"
 #include "json.h"
+#include "kname.h"
 #include "num.h"
 #include "render.h"
 #include "rules.h"
+
+/* Characters of a bar label: what fits left of the bars at 11 px. */
+#define CHART_LABEL 52
 
 /*
  * Text as HTML text or an attribute value: & < > " ' as entities, a line
@@ -135,7 +140,7 @@ static const char js[] =
     "width:Math.max(w,1),height:14,fill:color(k.cat,i),'class':'bar'});var t=el('title',{});"
     "t.textContent=k.full+': '+ms(k.us);r.appendChild(t);svg.appendChild(r);"
     "var l=el('text',{x:354,y:i*20+14,'text-anchor':'end','font-size':'11'});"
-    "l.textContent=k.name.length>52?k.name.slice(0,51)+'\\u2026':k.name;svg.appendChild(l);"
+    "l.textContent=k.name;svg.appendChild(l);"
     "var v=el('text',{x:366+w,y:i*20+14,'font-size':'11'});v.textContent=ms(k.us);"
     "svg.appendChild(v);});box.appendChild(svg);}\n"
     "function steps(box,st){var s=st.steps;if(!s.length)return;var max=Math.max.apply(null,s);"
@@ -162,7 +167,8 @@ static void
 chart_data(sbuf *out, const struct doc *d)
 {
 	size_t i, j, r, k;
-	char buf[40];
+	char buf[40], *label[10];
+	const char *top[10];
 
 	sb_addc(out, '{');
 	for (i = 0; i < d->ncharts; i++) {
@@ -185,10 +191,17 @@ chart_data(sbuf *out, const struct doc *d)
 				    d->secs[j].tabs[k].stage &&
 				    strcmp(d->secs[j].tabs[k].stage, c->stage) == 0)
 					kt = &d->secs[j].tabs[k];
+		/* the bars' labels: short names of their own, unique among the bars */
+		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
+			const struct cell *x = &kt->cells[r * kt->ncols];
+			top[r] = x[0].full ? x[0].full : x[0].text;
+		}
+		kname_short_all(top, r, CHART_LABEL, label);
 		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
 			const struct cell *x = &kt->cells[r * kt->ncols];
 			sb_adds(out, r ? ",{\"name\":" : "{\"name\":");
-			chart_str(out, x[0].text);
+			chart_str(out, label[r]);
+			free(label[r]);
 			sb_adds(out, ",\"full\":");
 			chart_str(out, x[0].full ? x[0].full : x[0].text);
 			sb_adds(out, ",\"cat\":");

@@ -10,7 +10,7 @@ out=$1
 bin=$2
 gen=$(dirname "$0")/../gen-trace
 mkdir -p "$out/seeds-scan" "$out/seeds-extract" "$out/seeds-records" "$out/seeds-discover" \
-    "$out/seeds-serverargs" "$out/seeds-sidefiles" "$out/seeds-capture"
+    "$out/seeds-serverargs" "$out/seeds-sidefiles" "$out/seeds-capture" "$out/seeds-kname"
 i=0
 for opts in "" "--array" "-z" "--graph -s both" "--streams 2 -f vllm" \
     "-d ctrl" "-d utf8" "-d surrogate" "-d nan" "-d inf" "-d strnum" "-d bom" \
@@ -34,6 +34,8 @@ split -l 8 "$out/rec.jsonl" "$out/seeds-records/r"
 { printf 0; cat "$(dirname "$0")/../../data/fuse-patterns.jsonl"; } >"$out/seeds-sidefiles/catalog"
 { printf 1; "$bin/kernel-map" -q --sites-only "$out/rec.jsonl"; } >"$out/seeds-sidefiles/sites"
 rm -f "$out/rec.json" "$out/rec.jsonl"
+# kernel names: the real ones of the name fixture, in groups of 16
+cut -f1 "$(dirname "$0")/../fixtures/common/kernel-names.tsv" | split -l 16 - "$out/seeds-kname/k"
 # trees: a first byte for the rank mode, then one entry a line (fuzz-discover.c)
 small=$("$gen" -n 1 -l 1 | tr -d '\n')
 printf '%s\n' 0 "d prof" "f t.trace.json $small" "f server_args.json {\"model_path\": \"m\"}" \

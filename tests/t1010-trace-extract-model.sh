@@ -1,0 +1,121 @@
+#!/bin/sh
+# trace-extract: the model on the input record (issue 26): --model or the
+# server args name it; the model family comes from the trace's Python
+# frames (the framework's or Hugging Face's model file they run most, the
+# model class of nn.Module frames) or its CPU op names; triage shows it in
+# the header with its source.  --compat reference reads the server args only.
+. "$(dirname "$0")/lib.sh"
+
+# mk FILE NAME_OR_CAT=NAME...: a trace of python_function events (or, for
+# "cpu_op:NAME" and "user_annotation:NAME", events of that category) and one kernel.
+mk() {
+	_f=$1
+	shift
+	{
+		printf '{"traceEvents": [\n'
+		_ts=100
+		for _e in "$@"; do
+			case $_e in
+			cpu_op:*|user_annotation:*) _c=${_e%%:*} _n=${_e#*:} ;;
+			*) _c=python_function _n=$_e ;;
+			esac
+			printf '{"ph": "X", "cat": "%s", "name": "%s", "pid": 1, "tid": 1, "ts": %d, "dur": 5, "args": {}},\n' \
+			    "$_c" "$_n" "$_ts"
+			_ts=$((_ts + 10))
+		done
+		printf '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 3, "args": {"stream": 7}}\n]}\n' "$_ts"
+	} >"$_f"
+}
+
+# rep N TEXT: TEXT N times, one argument each
+rep() {
+	_i=0
+	while [ "$_i" -lt "$1" ]; do
+		printf '%s\n' "$2"
+		_i=$((_i + 1))
+	done
+}
+
+input() {	# input FILE [OPTS...]: the input record's model members, tab-separated
+	_f=$1
+	shift
+	"$BIN/trace-extract" -q "$@" "$_f" | head -n 1 |
+	    jq -r '[.model, .model_family, .model_source, .model_evidence] | map(. // "-") | @tsv'
+}
+
+t_frames() {
+	# 40 frames of SGLang's qwen3_moe.py beat 10 of qwen2.py; utils.py is no model
+	# shellcheck disable=SC2046
+	IFS='
+'
+	mk "$T/a.json" $(rep 40 '/sgl-workspace/sglang/python/sglang/srt/models/qwen3_moe.py(120): forward') \
+	    $(rep 10 'python/sglang/srt/models/qwen2.py(80): forward') \
+	    $(rep 50 'python/sglang/srt/models/utils.py(394): _reshape_for_qk_norm')
+	unset IFS
+	eq '-	qwen3_moe	frames	32 Python frames of sglang/srt/models/qwen3_moe.py' "$(input "$T/a.json")"
+	# vLLM's and Hugging Face's model files
+	IFS='
+'
+	mk "$T/b.json" $(rep 3 'vllm/model_executor/models/gpt_oss.py(293): forward')
+	mk "$T/c.json" $(rep 2 'transformers/models/llama/modeling_llama.py(300): forward')
+	unset IFS
+	eq '-	gpt_oss	frames	3 Python frames of vllm/model_executor/models/gpt_oss.py' "$(input "$T/b.json")"
+	eq '-	llama	frames	2 Python frames of transformers/models/llama/modeling_llama.py' "$(input "$T/c.json")"
+}
+check "the model file the Python frames run most names the family" t_frames
+
+t_classes() {
+	# nn.Module frames and CPU ops named after the model class
+	mk "$T/a.json" 'nn.Module: DeepseekV2ForCausalLM_0' 'nn.Module: DeepseekV2DecoderLayer_3' \
+	    'nn.Module: Linear_7' 'nn.Module: RMSNorm_2'
+	eq '-	deepseek_v2	frames	2 nn.Module frames of its model class' "$(input "$T/a.json")"
+	mk "$T/b.json" 'user_annotation:Qwen3MoeForCausalLM' 'cpu_op:aten::mm'
+	eq '-	qwen3_moe	ops	1 CPU op named after its model class' "$(input "$T/b.json")"
+	# a graph-mode decode trace runs no model code: nothing said
+	mk "$T/c.json" 'python/sglang/srt/model_executor/model_runner.py(3373): _forward_raw'
+	eq '-	-	-	-' "$(input "$T/c.json")"
+}
+check "model classes of nn.Module frames and CPU ops; no frames, no family" t_classes
+
+t_named() {
+	mk "$T/a.json" 'vllm/model_executor/models/gpt_oss.py(293): forward'
+	eq 'openai/gpt-oss-120b	gpt_oss	option	1 Python frame of vllm/model_executor/models/gpt_oss.py' \
+	    "$(input "$T/a.json" --model openai/gpt-oss-120b)"
+	mkdir "$T/d" && cp "$T/a.json" "$T/d/x.trace.json" &&
+	printf '{"model_path": "/models/gpt-oss-20b", "tp_size": 1}\n' >"$T/d/server_args.json"
+	eq '/models/gpt-oss-20b	gpt_oss	server_args	1 Python frame of vllm/model_executor/models/gpt_oss.py' \
+	    "$(input "$T/d")"
+	# --model wins over the server args
+	eq 'mine	gpt_oss	option	1 Python frame of vllm/model_executor/models/gpt_oss.py' "$(input "$T/d" --model mine)"
+	# a stream is read once: no family, only what is named
+	eq 'x	-	option	-' "$("$BIN/trace-extract" -q --model x - <"$T/a.json" | head -n 1 |
+	    jq -r '[.model, .model_family, .model_source, .model_evidence] | map(. // "-") | @tsv')"
+}
+check "--model and server args name the model; the family still comes from the frames" t_named
+
+t_compat() {
+	mk "$T/a.json" 'vllm/model_executor/models/gpt_oss.py(293): forward'
+	eq '-	-	-	-' "$(input "$T/a.json" --compat reference)"
+	status 2 "$BIN/trace-extract" -q --compat reference --model x "$T/a.json" >/dev/null 2>"$T/err"
+	has "$T/err" 'not a mode of the reference'
+	status 2 "$TRIAGE" -q --compat reference --model x --input "$T/a.json" >/dev/null 2>"$T/err"
+	has "$T/err" '--model is not a mode of the reference'
+}
+check "--compat reference: no family; --model refused (exit 2)" t_compat
+
+t_header() {
+	# shellcheck disable=SC2046
+	IFS='
+'
+	mk "$T/a.json" $(rep 4 'python/sglang/srt/models/qwen3_moe.py(120): forward') \
+	    'cpu_op:aten::mm'
+	unset IFS
+	"$TRIAGE" -q --framework sglang --input "$T/a.json" >"$T/r.md"
+	has "$T/r.md" '^- \*\*Model\*\*: qwen3_moe, from the trace.s Python frames (4 Python frames of sglang/srt/models/qwen3_moe.py)$'
+	"$TRIAGE" -q --framework sglang --model Qwen/Qwen3-30B-A3B --input "$T/a.json" >"$T/r2.md"
+	has "$T/r2.md" '^- \*\*Model\*\*: Qwen/Qwen3-30B-A3B (from --model; model family qwen3_moe, from the trace.s frames)$'
+	has "$T/r2.md" '^# Triage report: Qwen3-30B-A3B$'
+}
+check "the header names the model and where it came from" t_header
+
+done_testing
