@@ -48,8 +48,27 @@
 	M(T, path, STR, OPT, "") \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, rank, INT, OPT, NULL) \
+	M(T, rank_source, STR, OPT, NULL) \
+	M(T, world_size, INT, OPT, NULL) \
+	M(T, tp_size, INT, OPT, NULL) \
 	M(T, gzip, BOOL, OPT, "false") \
-	M(T, py_context, BOOL, OPT, "false")
+	M(T, py_context, BOOL, OPT, "false") \
+	M(T, time_base_us, INT, OPT, "0")
+
+#define REC_MEMBERS_device(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, id, INT, OPT, NULL) \
+	M(T, name, STR, OPT, NULL) \
+	M(T, total_global_mem, INT, OPT, NULL) \
+	M(T, compute_major, INT, OPT, NULL) \
+	M(T, compute_minor, INT, OPT, NULL) \
+	M(T, num_sms, INT, OPT, NULL) \
+	M(T, warp_size, INT, OPT, NULL) \
+	M(T, max_threads_per_block, INT, OPT, NULL) \
+	M(T, max_threads_per_sm, INT, OPT, NULL) \
+	M(T, regs_per_block, INT, OPT, NULL) \
+	M(T, shared_mem_per_block, INT, OPT, NULL) \
+	M(T, shared_mem_per_sm, INT, OPT, NULL)
 
 #define REC_MEMBERS_frame_name(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -95,6 +114,7 @@
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, correlation, INT, REQ, NULL) \
 	M(T, external_id, INT, OPT, NULL) \
+	M(T, kind, STR, OPT, "kernel") \
 	M(T, py_loc, INT, OPT, NULL) \
 	M(T, py_stack, JSON, OPT, NULL)
 
@@ -410,6 +430,7 @@
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
+	T(device, REC_MEMBERS_device, X) \
 	T(frame_name, REC_MEMBERS_frame_name, X) \
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \

@@ -42,12 +42,55 @@ t_input() {
 check "input record" t_input
 
 t_trace() {
-	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false,\"py_context\":true}" \
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"rank\":0,\"rank_source\":\"trace\",\"world_size\":1,\"gzip\":false,\"py_context\":true,\"time_base_us\":1718000000000000}" \
 	    "$(first trace)"
-	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false}" \
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"rank\":0,\"rank_source\":\"trace\",\"world_size\":1,\"gzip\":false,\"time_base_us\":1718000000000000}" \
 	    "$(first trace "$T/fr.jsonl")"
+	# --compat reference: the trace record as the reference-era tools wrote it
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false,\"py_context\":true}" \
+	    "$("$EX" -q --compat reference "$T/rec.json" | jq -c 'select(.type == "trace")')"
 }
-check "trace record (py_context unless --frames)" t_trace
+check "trace record (py_context unless --frames; rank, world size, time base)" t_trace
+
+# Times relative to the trace's base (issue 25): exact at any clock, the
+# trace's digits kept, and the absolute time is ts + time_base_us.
+t_time_base() {
+	printf '%s\n' '{"traceEvents": [' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1700000000123456.789, "dur": 4.25, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1700000000123460.001, "dur": 0.999, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1699999999999999.5, "dur": 1, "args": {}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "1700000000123470.25", "dur": 1, "args": {}}' \
+	    ']}' >"$T/ns.json"
+	"$EX" -q "$T/ns.json" >"$T/ns.jsonl"
+	eq 1700000000000000 "$(jq -r 'select(.type == "trace") | .time_base_us' "$T/ns.jsonl")"
+	# the digits after the base, as the trace wrote them; before it, exactly negative
+	eq '123456.789 123460.001 -0.5 123470.25' "$(grep -o '"ts":[^,]*' "$T/ns.jsonl" |
+	    sed 's/"ts"://' | tr '\n' ' ' | sed 's/ $//')"
+	# a trace whose first time is under 10^9 us keeps its times as they are
+	"$GEN" -n 1 -l 1 | jq '.traceEvents |= map(if .ts then .ts -= 1718000000000000 else . end)' \
+	    >"$T/small.json"
+	eq null "$("$EX" -q "$T/small.json" | jq -r 'select(.type == "trace") | .time_base_us')"
+}
+check "times relative to an integer base: exact at any clock epoch" t_time_base
+
+t_device() {
+	eq '{"type":"device","t":0,"id":0,"name":"Demo GPU","total_global_mem":85899345920,"compute_major":9,"compute_minor":0,"num_sms":132}' \
+	    "$(first device)"
+	# the 2021 format's computeProperties, with its own member names
+	printf '%s\n' '{"schemaVersion": 1, "computeProperties": [{"id": 0, "name": "Tesla V100-DGXS-32GB", "totalGlobalMem": 34084028416, "major": 7, "minor": 0, "multiProcessorCount": 80, "maxThreadsPerMultiProcessor": 2048}],' \
+	    '"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]}' >"$T/old.json"
+	eq '{"type":"device","t":0,"id":0,"name":"Tesla V100-DGXS-32GB","total_global_mem":34084028416,"compute_major":7,"compute_minor":0,"num_sms":80,"max_threads_per_sm":2048}' \
+	    "$("$EX" -q "$T/old.json" | jq -c 'select(.type == "device")')"
+	# deviceProperties after the events, as some writers put it
+	printf '%s\n' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1}],' \
+	    '"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}, {"id": 1, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}],' \
+	    '"distributedInfo": {"rank": 3, "world_size": 4, "pg_config": [{"pg_desc": "default_pg", "pg_size": 4, "ranks": [0, 1, 2, 3]}, {"pg_desc": "tp", "pg_size": 2, "ranks": [2, 3]}]}}' >"$T/late.json"
+	"$EX" -q "$T/late.json" >"$T/late.jsonl"
+	eq 2 "$(count device "$T/late.jsonl")"
+	eq '3 trace 4 2' "$(jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size) \(.tp_size)"' "$T/late.jsonl")"
+	eq 0 "$("$EX" -q --compat reference "$T/late.json" | grep -c '"type":"device"')"
+}
+check "device records from deviceProperties; distributedInfo anywhere in the document" t_device
 
 t_py_members_only() {
 	# with and without --frames the records are the same but for the py_* members
@@ -60,7 +103,7 @@ t_py_members_only() {
 check "--frames: the same records without py_* members" t_py_members_only
 
 t_kernel() {
-	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
+	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
 	    "$(first kernel "$T/fr.jsonl")"
 	eq 8 "$(count kernel)" "kernels"
 	# the all-reduce runs on the second stream
@@ -69,35 +112,35 @@ t_kernel() {
 check "kernel record: raw name, pid/tid/stream as text, ts verbatim" t_kernel
 
 t_cpu_op() {
-	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":1718000000000110,"dur":16,"external_id":3}' \
+	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":110,"dur":16,"external_id":3}' \
 	    "$(first cpu_op "$T/fr.jsonl")"
 	eq 8 "$(count cpu_op)"
 }
 check "cpu_op record" t_cpu_op
 
 t_launch() {
-	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":1718000000000114,"dur":8,"correlation":1,"external_id":3}' \
+	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":114,"dur":8,"correlation":1,"external_id":3}' \
 	    "$(first launch "$T/fr.jsonl")"
 	eq 8 "$(count launch)"
 }
 check "launch record" t_launch
 
 t_frame() {
-	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110}' \
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":104,"dur":110}' \
 	    "$(first frame "$T/fr.jsonl")"
 	eq 10 "$(count frame "$T/fr.jsonl")"
 	# without --frames only capture markers are frame records; this trace has none
 	eq 0 "$(count frame)"
 	"$EX" --frames --python-ids "$T/rec.json" >"$T/ids.jsonl"
-	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":104,"dur":110,"python_id":1,"parent_id":0}' \
 	    "$(first frame "$T/ids.jsonl")"
 }
 check "frame records with --frames; python_id and parent_id with --python-ids" t_frame
 
 t_annotation() {
-	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000100,"dur":120,"external_id":1}' \
+	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":100,"dur":120,"external_id":1}' \
 	    "$(first annotation)"
-	eq '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000102,"dur":114,"external_id":2,"stage":"extend"}' \
+	eq '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"4242","tid":"4242","ts":102,"dur":114,"external_id":2,"stage":"extend"}' \
 	    "$(jq -c 'select(.type == "annotation" and .stage == "extend")' "$T/rec.jsonl")"
 	eq decode "$(jq -r 'select(.type == "annotation" and (.name | test("decode"))) | .stage' "$T/rec.jsonl")"
 }

@@ -60,7 +60,7 @@ check "a stage in the path wins over annotations" t_path_stage
 
 t_first_kernel() {
 	"$EX" -q "$T/both.json" | "$ST" | jq -c 'select(.type == "kernel")' | head -n 1 >"$T/k1"
-	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true,"py_window":[0,1],"stage":"extend","sel":true}' \
+	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true,"py_window":[0,1],"stage":"extend","sel":true}' \
 	    "$(cat "$T/k1")"
 }
 check "kernel record after trace-stage: stage and sel added, py_window kept" t_first_kernel

@@ -116,7 +116,7 @@ t_usage() {
 	status 1 "$TRIAGE" --all-ranks --input "$T/no-such-dir" 2>"$T/err"
 	has "$T/err" "cannot open"
 	mkdir -p "$T/norank"
-	"$GEN" -n 1 -o "$T/norank/a.trace.json"
+	"$GEN" -n 1 --no-dist-info -o "$T/norank/a.trace.json"
 	status 3 "$TRIAGE" --all-ranks --input "$T/norank" 2>"$T/err"
 	has "$T/err" "no trace under '.*norank' names a rank"
 }
