@@ -53,7 +53,8 @@
 	M(T, tp_size, INT, OPT, NULL) \
 	M(T, gzip, BOOL, OPT, "false") \
 	M(T, py_context, BOOL, OPT, "false") \
-	M(T, time_base_us, INT, OPT, "0")
+	M(T, time_base_us, INT, OPT, "0") \
+	M(T, capture_flags, JSON, OPT, NULL)
 
 #define REC_MEMBERS_device(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -170,7 +171,11 @@
 #define REC_MEMBERS_gpu_pids(M, T) \
 	M(T, t, INT, REQ, NULL) \
 	M(T, selected, STR, REQ, NULL) \
-	M(T, time_us, JSON, REQ, NULL)
+	M(T, time_us, JSON, REQ, NULL) \
+	M(T, launch_latency_p50_us, NUM, OPT, NULL) \
+	M(T, idle_starts, INT, OPT, NULL) \
+	M(T, idle_start_latency_us, NUM, OPT, NULL) \
+	M(T, clock_offset_us, NUM, OPT, NULL)
 
 #define REC_MEMBERS_site(M, T) \
 	M(T, scope, STR, REQ, NULL) \
@@ -259,7 +264,8 @@
 	M(T, steps, INT, OPT, NULL) \
 	M(T, step_p50_us, NUM, OPT, NULL) \
 	M(T, step_p90_us, NUM, OPT, NULL) \
-	M(T, step_max_us, NUM, OPT, NULL)
+	M(T, step_max_us, NUM, OPT, NULL) \
+	M(T, tokens_per_s, NUM, OPT, NULL)
 
 #define REC_MEMBERS_step(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -268,6 +274,7 @@
 	M(T, name, STR, REQ, NULL) \
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, cpu_us, NUM, REQ, NULL) \
+	M(T, period_us, NUM, OPT, NULL) \
 	M(T, batch, INT, OPT, NULL) \
 	M(T, tokens, INT, OPT, NULL) \
 	M(T, kernels, INT, OPT, NULL) \

@@ -52,6 +52,7 @@ struct sc {
 	int member_pending;		/* the value being read is members->keys[i], or -1 */
 	int member_active;		/* an object or array value of one is being collected */
 	int member_which;		/* its key's index */
+	int prim_member;		/* the primitive being read is members->keys[i], or -1 */
 
 	int inprim;
 	char prim[MAXPRIM + 1];
@@ -223,6 +224,18 @@ deliver_member(struct sc *s, size_t i)
 	s->acclen = 0;
 	/* the scanner validated the grammar; a parse failure leaves no tokens */
 	if (json_parse(&s->doc, v, len) < 0)
+		return SCAN_OK;
+	return s->members->fn(s->ctx, which, &s->doc) ? SCAN_STOPPED : SCAN_OK;
+}
+
+/* A top-level member's number or literal, complete in s->prim: hand it over. */
+static int
+deliver_scalar(struct sc *s)
+{
+	int which = s->prim_member;
+
+	s->prim_member = -1;
+	if (which < 0 || json_parse(&s->doc, s->prim, (size_t)s->primlen) < 0)
 		return SCAN_OK;
 	return s->members->fn(s->ctx, which, &s->doc) ? SCAN_STOPPED : SCAN_OK;
 }
@@ -455,6 +468,8 @@ prim_step(struct sc *s, const unsigned char *u, size_t *ip)
 		if (!valid_prim(s))
 			return fail(s, *ip, "invalid literal or number", HINT_SYNTAX);
 		value_done(s);
+		if (s->prim_member >= 0 && deliver_scalar(s) != SCAN_OK)
+			return SCAN_STOPPED;
 		return STEP_NEXT;	/* reprocess the delimiter */
 	}
 	if (s->primlen >= MAXPRIM)
@@ -503,8 +518,12 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 	}
 	if (s->sp == 1 && s->stack[0] == 'o' && s->te_pending)
 		s->te_pending = 0;	/* traceEvents is not an array */
-	if (s->sp == 1)
-		s->member_pending = -1;	/* a scalar: not collected */
+	if (s->sp == 1) {
+		/* a number or literal is handed over when complete; a string is not */
+		s->prim_member = c != '"' ? s->member_pending : -1;
+		s->member_pending = -1;
+	} else
+		s->prim_member = -1;
 	if (s->events_sp >= 0 && s->sp == s->events_sp) {
 		s->st->nonobject++;
 		if (s->st->elements++ < 8)
@@ -535,6 +554,8 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 				return fail(s, i, "invalid literal or number", HINT_SYNTAX);
 			value_done(s);
 			*ip = j;
+			if (s->prim_member >= 0 && deliver_scalar(s) != SCAN_OK)
+				return SCAN_STOPPED;
 		}
 		return STEP_NEXT;	/* else prim_step collects the rest */
 	}
@@ -710,6 +731,7 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	s->errlen = errlen;
 	s->events_sp = -1;
 	s->member_pending = -1;
+	s->prim_member = -1;
 	s->mode = M_VALUE;
 	errbuf[0] = '\0';
 	for (;;) {

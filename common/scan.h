@@ -77,10 +77,10 @@ int scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan
  * Members of the top-level object besides the events (Kineto writes
  * deviceProperties and distributedInfo there, before or after traceEvents;
  * issue 25).  keys is a NULL-terminated list of member names (at most 31
- * bytes each), compared decoded.  When such a member's value is an object
- * or an array, fn gets it tokenized (the whole value, under the same size
- * and depth limits as an event; token 0 is the value) with the index of
- * its key in keys; other values are skipped.  The doc is valid only during
+ * bytes each), compared decoded.  When such a member's value is an object,
+ * an array, a number or a literal, fn gets it tokenized (the whole value,
+ * under the same size and depth limits as an event; token 0 is the value)
+ * with the index of its key in keys; a string value is skipped.  The doc is valid only during
  * the call; return non-zero to stop the scan (SCAN_STOPPED).  A bare
  * top-level array has no such members.
  */

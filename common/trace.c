@@ -150,6 +150,8 @@ open_trace(struct trace_reader *r)
 	r->tr.world_size = x.world_size;
 	r->tr.has_world = REC_HAS(&x, trace, world_size);
 	r->tr.time_base = x.time_base_us;
+	r->tr.capture_flags = REC_HAS(&x, trace, capture_flags) ? trace_intern(r, x.capture_flags) :
+	    NOSTR;
 	r->tr.py_context = x.py_context;
 	r->open = 1;
 }

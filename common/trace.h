@@ -86,6 +86,7 @@ struct trace {
 	 * (time_base_us, issue 25): an absolute time is ts + time_base.
 	 */
 	long long time_base;
+	uint32_t capture_flags;		/* the trace record's capture_flags JSON text, or NOSTR */
 	int py_context;			/* records carry py_* contexts, not frames */
 	imap pyname;			/* frame_name id -> name */
 	struct tkernel *k;

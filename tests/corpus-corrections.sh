@@ -9,7 +9,8 @@
 #  - no fuse row about MoE routing or experts in a stage without an MoE kernel;
 #  - the fusions that already run marked "in use", the wrong evidence gone;
 #  - no 0xADDR inside a word of a kernel name (Tensile tile shapes kept);
-#  - legacy Runtime launches read; a matched CPU op names the CPU-op cell.
+#  - legacy Runtime launches read; a matched CPU op names the CPU-op cell;
+#  - a copy's row names its runtime call when no CPU op matched.
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -53,9 +54,13 @@ for f in "$shared"/corpus/traces/*; do
 	    "$tmp/$n.jsonl")"
 done
 
+# (the kernel launches; the 360 calls of its copies and sets are launch records of their own kind)
 ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \
     "$("$top/build/bin/trace-extract" -q "$shared/corpus/traces/kineto_plugin_resnet50_w0.json.gz" |
-    grep -c '"type":"launch"')"
+    grep '"type":"launch"' | grep -vc '"kind":')"
+ok "hta_df_index_resolver: copy rows name their call when no CPU op matched (C15)" cudaMemcpyAsync \
+    "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("Memcpy DtoD"))) | .cpu_op' \
+    "$tmp/hta_df_index_resolver.jsonl" | head -n 1)"
 ok "hta_nccl_data: the all-reduce's CPU op is the matched op, not the launch call" record_param_comms \
     "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("ncclKernel_AllReduce"))) |
     .cpu_op' "$tmp/hta_nccl_data.jsonl" | head -n 1)"

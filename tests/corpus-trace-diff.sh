@@ -38,16 +38,19 @@ verify() {
 }
 
 # slow STAGE TRACE OUT: a copy of TRACE whose analyzed GPU work items of
-# STAGE (kernel records with sel, by ts and name) last 30 % longer
+# STAGE (kernel records with sel) last 30 % longer.  The items are found by
+# name, pid, tid, dur, correlation and External id: a record's ts is
+# relative to its trace's time_base_us, the trace's absolute.
 slow() {
 	"$bin/trace-extract" -q "$2" | "$bin/trace-stage" -q |
 	    jq -c --arg s "$1" 'select(.type == "kernel" and .sel == true and .stage == $s
 	        and (.cat | IN("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")))
-	        | "\(.ts)|\(.name)"' >"$tmp/keys"
+	        | "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.correlation)|\(.external_id)"' >"$tmp/keys"
 	gzip -dcf "$2" | jq -c --slurpfile k "$tmp/keys" '
 	    (reduce $k[] as $x ({}; .[$x] = true)) as $set
-	    | def f: if .ph == "X" and (.ts | type) == "number" and (.dur | type) == "number"
-	        and $set["\(.ts)|\(.name)"] then .dur = .dur * 1.3 else . end;
+	    | def key: "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.args.correlation)|\(.args["External id"])";
+	      def f: if .ph == "X" and (.ts | type) == "number" and (.dur | type) == "number"
+	        and $set[key] then .dur = .dur * 1.3 else . end;
 	    if type == "array" then map(f) else .traceEvents |= map(f) end' >"$3"
 }
 

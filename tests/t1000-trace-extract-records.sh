@@ -154,7 +154,7 @@ t_thread_name() {
 check "thread_name records from ph M metadata" t_thread_name
 
 t_stats() {
-	eq '{"type":"stats","t":0,"events":59,"ph_x":38,"ph_m":5,"ph_other":16,"kernels":8,"cpu_ops":8,"launches":8,"frames":10,"annotations":4,"not_gpu_work":0,"by_cat":{"":5,"user_annotation":4,"python_function":10,"cpu_op":8,"cuda_runtime":8,"kernel":8,"ac2g":16},"skipped":{"ts_null_or_not_a_number":0,"dur_null_or_not_a_number":0,"ts_not_finite":0,"dur_not_finite":0,"args_not_an_object":0,"dur_over_a_year":0},"warnings":{"bom":0,"control_chars":0,"trailing_commas":0,"missing_close_bracket":0,"non_object_events":0,"nan_inf_literals":0,"replacement_chars":0,"kernels_without_positive_dur":0,"negative_dur":0,"duplicate_trace_events":0},"shape":"object"}' \
+	eq '{"type":"stats","t":0,"events":59,"ph_x":38,"ph_m":5,"ph_other":16,"kernels":8,"cpu_ops":8,"launches":8,"frames":10,"annotations":4,"not_gpu_work":0,"by_cat":{"":5,"user_annotation":4,"python_function":10,"cpu_op":8,"cuda_runtime":8,"kernel":8,"ac2g":16},"skipped":{"ts_null_or_not_a_number":0,"dur_null_or_not_a_number":0,"ts_not_finite":0,"dur_not_finite":0,"args_not_an_object":0,"dur_over_a_year":0},"warnings":{"bom":0,"control_chars":0,"trailing_commas":0,"missing_close_bracket":0,"non_object_events":0,"nan_inf_literals":0,"replacement_chars":0,"kernels_without_positive_dur":0,"negative_dur":0,"duplicate_trace_events":0,"kernels_zero_dur":0,"launches_zero_dur":0},"shape":"object"}' \
 	    "$(first stats)"
 }
 check "stats record: counts by ph and category, zero warnings" t_stats

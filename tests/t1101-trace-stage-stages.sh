@@ -80,6 +80,31 @@ t_order_free() {
 }
 check "out-of-order events: same stages" t_order_free
 
+# The GPU clock 55 ms ahead of the host's (issue 25): every kernel starts
+# 55 ms after its launch, even on an idle GPU, so by its own time it lies
+# in no CPU annotation window.  Its launch call does: step 1 is prefill,
+# steps 2 and 3 decode (2 layers of 3 kernels a step).  On an idle GPU the
+# first kernel of a launch starts 4.5 us after the call returns (in the
+# clean trace too), here 55004.5.
+t_clock_offset() {
+	"$GEN" -s both -n 3 -d gpu-ahead -o "$T/ahead.json"
+	"$EX" -q "$T/ahead.json" | "$ST" >"$T/ahead.out"
+	eq '17 55004.5 55004.5' "$(jq -r 'select(.type == "gpu_pids") |
+	    "\(.idle_starts) \(.idle_start_latency_us) \(.clock_offset_us)"' "$T/ahead.out")"
+	eq "decode 12 extend 6" "$(stages "$T/ahead.json")"
+	# --compat reference: the reference's rule, by the kernels' own times
+	eq "all 18" "$("$EX" -q --compat reference "$T/ahead.json" | "$ST" --compat reference |
+	    jq -r 'select(.type == "kernel") | .stage' | sort | uniq -c | awk '{ print $2, $1 }' |
+	    tr '\n' ' ' | sed 's/ $//')"
+	"$EX" -q --compat reference "$T/ahead.json" | "$ST" --compat reference | grep gpu_pids >"$T/g"
+	hasnt "$T/g" clock_offset
+	# 30 us of skew is no offset: no clock_offset_us
+	"$GEN" -s both -n 3 -d skew -o "$T/skew.json"
+	"$EX" -q "$T/skew.json" | "$ST" | grep gpu_pids >"$T/g"
+	hasnt "$T/g" clock_offset
+}
+check "host and device clocks that disagree: kernels staged at their launch calls" t_clock_offset
+
 t_two_traces() {
 	"$EX" -q "$T/both.json" "$T/none.json" | "$ST" >"$T/two.out"
 	eq '0 1' "$(jq -r 'select(.type == "gpu_pids") | .t' "$T/two.out" | tr '\n' ' ' | sed 's/ $//')"

@@ -71,6 +71,39 @@ t_no_launches() {
 }
 check 'no launch records: launch-dependent members absent, the rest unchanged' t_no_launches
 
+# Copies and sets have a submitting call (issue 25), a launch record of
+# kind memcpy or memset, so a gap before one is host-bound as before a
+# kernel.  A real H100 trace: a 126 ms gap in DataLoader.__next__, its H2D
+# copy issued 48 us before it ran.
+#   K1 gemm  [0,100]          launch ends -5
+#   M  H2D   [126100,126110]  cudaMemcpyAsync [126040,126052]
+#   K2 norm  [126200,126300]  launch ends 126150
+#   S  set   [126400,126405]  cudaMemsetAsync ends 126250, before its gap
+# busy 100+10+100+5 = 215 of span 126405, idle 126190; host-bound: the gap
+# 100-126100 until the copy's call ended, 126052-100 = 125952; 126110-126200
+# until 126150, 40; 126300-126400 none (the set was queued when the gap
+# began): 125992.  Without the copies' calls (a stream of before), only 40.
+t_copies_host_bound() {
+	{
+		trc /p/decode/x.json
+		launch cudaLaunchKernel -10 5 1
+		copy cudaMemcpyAsync 126040 12 2 memcpy
+		launch cudaLaunchKernel 126140 10 3
+		copy cudaMemsetAsync 126240 10 4 memset
+		kern gemm kernel 0 100 1 7
+		kern 'Memcpy HtoD (Pageable -> Device)' gpu_memcpy 126100 10 2 7
+		kern 'void rmsnorm_kernel(float*)' kernel 126200 100 3 7
+		kern 'Memset (Device)' gpu_memset 126400 5 4 7
+		end
+	} >"$T/in"
+	ss <"$T/in" >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"graph_us":0,"graph_pct":0}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
+	eq 40 "$(cat "$T/old")"
+}
+check 'host-bound gaps before copies and sets: their runtime calls count as launches' t_copies_host_bound
+
 # Legacy categories count, sync and runtime events do not; a copy kernel is
 # memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
 # [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.

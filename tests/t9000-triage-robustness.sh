@@ -72,7 +72,7 @@ t_quick_start_sample() {
 		    "rows under $s"
 	done
 	has "$T/q.md" '^| FlashInfer unified allreduce_fusion | Confirmed |'
-	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 26 checks passed on every trace.$'
+	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 30 checks passed on every trace.$'
 }
 check "the quick-start sample fills the kernel, overlap and fuse tables" t_quick_start_sample
 

@@ -340,6 +340,19 @@ struct dist {
 /* The kind of a launch record (triage-records(5) launch kind). */
 enum { LK_KERNEL, LK_MEMCPY, LK_MEMSET };
 
+/*
+ * The document's top-level members that say what ran where (Kineto writes
+ * them before or after traceEvents): the GPUs (deviceProperties; the 2021
+ * format's computeProperties, with other member names) and the ranks
+ * (distributedInfo).
+ */
+static const char *const doc_keys[] = { "deviceProperties", "computeProperties",
+	"distributedInfo", "record_shapes", "with_stack", "profile_memory", "with_flops",
+	"with_modules", NULL };
+/* the profiler's options among them (Kineto writes each only when it is on) */
+#define FLAG_FIRST 3
+#define FLAG_COUNT 5
+
 struct trace_state {
 	int t;
 	const char *path;
@@ -352,6 +365,8 @@ struct trace_state {
 	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names;
 	unsigned long long skipped[SK_NREASON];
 	unsigned long long kernel_no_dur;	/* kernel-like events with dur missing/<= 0 */
+	unsigned long long kernel_zero_dur;	/* of them, GPU work with a dur of 0 */
+	unsigned long long launch_zero_dur;	/* launches whose GPU items all have dur 0 */
 	unsigned long long not_gpu_work;	/* kernel-like events of other categories */
 	unsigned long long neg_dur;
 	unsigned repl;				/* U+FFFD replacements */
@@ -384,13 +399,14 @@ struct trace_state {
 	int gzip;			/* the input was gzip (zio_is_gzip, before the close) */
 	struct device *dev;
 	size_t ndev, capdev;
-	int dev_from;			/* which member the devices came from (dev_keys), -1: none */
+	unsigned flags_seen, flags_on;	/* the profiler's options the document states (doc_keys) */
 	struct dist dist;
 	unsigned char *lkind;		/* per launch record, in order: LK_* */
 	size_t nlk, caplk;
-	long long *ccorr;		/* the correlation of each copy/set call, in order */
+	long long *ccorr;		/* the correlation of each launch record, in order */
 	size_t nccorr, capccorr;
 	imap gpu_corr;			/* correlations the kernel records carry */
+	imap zero_corr;			/* correlations of GPU items skipped for a dur of 0 */
 };
 
 /* The thread of the event being read, in the Python-context tables. */
@@ -786,10 +802,8 @@ put_launch(struct trace_state *s, const struct event *e, int kind)
 	s->lkind[s->nlk++] = (unsigned char)kind;
 	if (kind == LK_KERNEL)
 		s->launches++;
-	else {
-		xgrow(&s->ccorr, &s->capccorr, s->nccorr + 1, sizeof *s->ccorr);
-		s->ccorr[s->nccorr++] = e->corr;
-	}
+	xgrow(&s->ccorr, &s->capccorr, s->nccorr + 1, sizeof *s->ccorr);
+	s->ccorr[s->nccorr++] = e->corr;
 	begin_event(s, RT_launch, NULL, e);
 	rec_int(RM_launch_correlation, e->corr);
 	if (e->has_ext)
@@ -863,14 +877,27 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 			*overlap = (e->nf & NF_HINT) != 0;
 		}
 	}
+	/*
+	 * Sync events and runtime calls are not GPU work, whatever their stream
+	 * (deviations.md C3), with or without a duration: a zero-length
+	 * "Stream Wait Event" is no GPU item skipped (issue 25).
+	 */
+	if (kernel_like && !compat_reference && !(e->cf & CF_GPUWORK)) {
+		s->not_gpu_work++;
+		return 0;
+	}
 	/* the complete-duration predicate (§1.4.1) */
 	if (kernel_like && !(e->ts_ok == 1 && e->dur_ok == 1 && e->dur > 0)) {
 		s->kernel_no_dur++;
-		return 0;
-	}
-	/* sync events and runtime calls are not GPU work, whatever their stream (deviations.md) */
-	if (kernel_like && !compat_reference && !(e->cf & CF_GPUWORK)) {
-		s->not_gpu_work++;
+		/*
+		 * A dur of exactly 0 is work shorter than the timer's resolution
+		 * (whole microseconds in older traces); its launch did run it.
+		 */
+		if (!compat_reference && e->ts_ok == 1 && e->dur_ok == 1 && e->dur == 0) {
+			s->kernel_zero_dur++;
+			if (e->has_corr)
+				imap_put(&s->zero_corr, (uint64_t)e->corr, NULL);
+		}
 		return 0;
 	}
 	return kernel_like;
@@ -1016,6 +1043,18 @@ put_trace(const struct trace_state *s)
 		rec_bool(RM_trace_py_context, 1);
 	if (s->base)
 		rec_int(RM_trace_time_base_us, s->base);
+	if (s->flags_seen && !compat_reference) {
+		sbuf f = SBUF_INIT;
+		int k;
+		sb_addc(&f, '{');
+		for (k = 0; k < FLAG_COUNT; k++)
+			if (s->flags_seen & 1u << k)
+				sb_printf(&f, "%s\"%s\":%s", f.len > 1 ? "," : "", doc_keys[FLAG_FIRST + k],
+				    (s->flags_on & 1u << k) ? "true" : "false");
+		sb_addc(&f, '}');
+		rec_json(RM_trace_capture_flags, f.s, f.len);
+		sb_free(&f);
+	}
 	rec_end();
 }
 
@@ -1050,14 +1089,6 @@ put_devices(const struct trace_state *s)
 	}
 }
 
-/*
- * The document's top-level members that say what ran where (Kineto writes
- * them before or after traceEvents): the GPUs (deviceProperties; the 2021
- * format's computeProperties, with other member names) and the ranks
- * (distributedInfo).
- */
-static const char *const doc_keys[] = { "deviceProperties", "computeProperties",
-	"distributedInfo", NULL };
 
 /* Member names per device field: Kineto's, then the 2021 format's. */
 static const char *const dev_names[DF_COUNT][2] = {
@@ -1178,6 +1209,12 @@ on_member(void *ctx, int which, const json_doc *d)
 		read_devices(s, d);
 	else if (which == 2)
 		read_dist(s, d);
+	else if (which >= FLAG_FIRST && which < FLAG_FIRST + FLAG_COUNT &&
+	    json_kind(d, 0) != JK_OBJ && json_kind(d, 0) != JK_ARR) {
+		s->flags_seen |= 1u << (which - FLAG_FIRST);
+		if (json_truthy(d, 0))
+			s->flags_on |= 1u << (which - FLAG_FIRST);
+	}
 	return 0;
 }
 
@@ -1244,9 +1281,13 @@ put_stats(const struct trace_state *s, const struct scan_stats *st)
 	    "\"missing_close_bracket\":%llu,\"non_object_events\":%llu,"
 	    "\"nan_inf_literals\":%llu,\"replacement_chars\":%u,"
 	    "\"kernels_without_positive_dur\":%llu,\"negative_dur\":%llu,"
-	    "\"duplicate_trace_events\":%llu}",
+	    "\"duplicate_trace_events\":%llu",
 	    st->bom, st->ctrl, st->trailing_commas, st->missing_close, st->nonobject,
 	    st->literals, s->repl, s->kernel_no_dur, s->neg_dur, st->dup_trace_events);
+	if (!compat_reference)
+		sb_printf(&o, ",\"kernels_zero_dur\":%llu,\"launches_zero_dur\":%llu",
+		    s->kernel_zero_dur, s->launch_zero_dur);
+	sb_addc(&o, '}');
 	rec_json(RM_stats_warnings, o.s, o.len);
 	sb_free(&o);
 	rec_cstr(RM_stats_shape, st->shape == 'a' ? "array" : st->shape == 'o' ? "object" :
@@ -1343,6 +1384,7 @@ trace_state_free(struct trace_state *s)
 	free(s->lkind);
 	free(s->ccorr);
 	imap_free(&s->gpu_corr);
+	imap_free(&s->zero_corr);
 }
 
 /* ---- the records kept until the Python contexts are known ---- */
@@ -1372,7 +1414,7 @@ put_ids(enum rec_member m, struct pylist l, sbuf *b)
 
 /* Where the replay of the kept records is. */
 struct replay {
-	size_t nop, nln, nk, ncc;
+	size_t nop, nln, nk;
 	sbuf b;
 };
 
@@ -1407,10 +1449,12 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 	} else if (IS("launch")) {
 		li = rp->nln++;
 		if (li < s->nlk && s->lkind[li] != LK_KERNEL) {
-			if (!imap_get(&s->gpu_corr, (uint64_t)s->ccorr[rp->ncc++]))
+			if (!imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
 				return;		/* no GPU work of its own */
 			s->launches++;
-		}
+		} else if (li < s->nlk && imap_get(&s->zero_corr, (uint64_t)s->ccorr[li]) &&
+		    !imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
+			s->launch_zero_dur++;
 		if (s->pc) {
 			pyctx_launch_result(s->pc, li, &loc, &stack);
 			if (loc != PY_NONE) {
@@ -1452,7 +1496,7 @@ put_kept(struct trace_state *s)
 	size_t cap = 1 << 20, have = 0;
 	unsigned long long off = 0, size;
 	uint32_t id, nnames;
-	struct replay rp = { 0, 0, 0, 0, SBUF_INIT };
+	struct replay rp = { 0, 0, 0, SBUF_INIT };
 
 	rec_output(NULL);
 	if (fclose(s->rfp) != 0)
