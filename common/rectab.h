@@ -362,6 +362,9 @@
 	M(T, mode, STR, OPT, "single") \
 	M(T, framework, STR, OPT, "none") \
 	M(T, model, STR, OPT, NULL) \
+	M(T, model_family, STR, OPT, NULL) \
+	M(T, gpu, STR, OPT, NULL) \
+	M(T, world_size, INT, OPT, NULL) \
 	M(T, health, STR, OPT, NULL) \
 	M(T, stages, JSON, REQ, NULL) \
 	M(T, steps, JSON, OPT, NULL)
@@ -432,7 +435,11 @@
 	M(T, cand_steps, INT, OPT, NULL) \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, kernels, JSON, OPT, NULL) \
-	M(T, reason, STR, OPT, NULL)
+	M(T, reason, STR, OPT, NULL) \
+	M(T, shared_pct, NUM, OPT, NULL) \
+	M(T, comm_delta_us, NUM, OPT, NULL) \
+	M(T, base_wait_us, NUM, OPT, NULL) \
+	M(T, cand_wait_us, NUM, OPT, NULL)
 
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \

@@ -104,6 +104,26 @@ t_copies_host_bound() {
 }
 check 'host-bound gaps before copies and sets: their runtime calls count as launches' t_copies_host_bound
 
+# An epoch clock with nanosecond digits (issue 25): 2000 kernels of 1.237
+# us, 0.003 us apart, at 1700000000123456.000 us and on.  Near 1.7e15 a
+# double resolves 0.25 us: the absolute times made busy 2480 us, more than
+# the 2474 us the kernels last, and idle 0.  On the trace's own digits less
+# its time base: busy 2474, idle 1999 x 0.003 = 5.997, span 2479.997.
+t_epoch_ns() {
+	awk 'BEGIN {
+		printf "{\"traceEvents\": [\n"
+		for (k = 0; k < 2000; k++) {
+			t = 1240 * k; us = 123456 + int(t / 1000); ns = t % 1000
+			printf "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, \"tid\": 9, \"ts\": 1700000000%06d.%03d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n", us - 10, ns, k + 1
+			printf "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1700000000%06d.%03d, \"dur\": 1.237, \"args\": {\"correlation\": %d, \"stream\": 7}}%s\n", us, ns, k + 1, k < 1999 ? "," : ""
+		}
+		print "]}"
+	}' >"$T/ns.json"
+	"$BIN/trace-extract" -q "$T/ns.json" | "$BIN/trace-stage" -q | ss >"$T/out"
+	eq 'true true true true' "$(rec gpu_time '"\(.busy_us <= .kernel_us) \((.kernel_us - 2474 | fabs) < 1e-6) \((.idle_us - 5.997 | fabs) < 1e-6) \((.span_us - 2479.997 | fabs) < 1e-6)"' "$T/out")"
+}
+check 'an epoch clock with nanosecond digits: busy within the sum of durations, gaps kept' t_epoch_ns
+
 # Legacy categories count, sync and runtime events do not; a copy kernel is
 # memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
 # [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.
