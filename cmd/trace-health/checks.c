@@ -374,9 +374,11 @@ stream_overlap(struct check *c, const struct facts *f)
 		sb_adds(&c->detail, "; expected, and counted once in the busy time");
 		judge(c, ST_INFO, 0);
 		break;
-	case OV_JITTER:
-		sb_printf(&c->detail, ", by at most %.3f us: below a microsecond, the timestamps' "
-		    "granularity, not work running twice", f->overlap_max);
+	case OV_NEGLIGIBLE:
+		/* at most 1% of the kernels and 0.1% of their time: no figure moves */
+		sb_printf(&c->detail, ", by up to %.3f us, %.3f us in all (%.4f%% of the kernel time): "
+		    "too little to change a figure; timestamp error, as far as the pattern tells",
+		    f->overlap_max, f->overlap_us, pct(f->overlap_us, f->sel_us));
 		judge(c, ST_INFO, 0);
 		break;
 	default:

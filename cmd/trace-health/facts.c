@@ -485,6 +485,7 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 		v[n].name = k->name;
 		v[n].ts = k->ts;
 		v[n].end = k->ts + k->dur;
+		f->sel_us += k->dur;
 		n++;
 	}
 	xqsort(v, n, sizeof *v, sk_cmp);
@@ -495,6 +496,7 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 			continue;
 		f->overlaps++;
 		f->overlaps_same += v[i].name == v[i - 1].name;
+		f->overlap_us += (v[i].end < v[i - 1].end ? v[i].end : v[i - 1].end) - v[i].ts;
 		if (v[i - 1].end - v[i].ts > f->overlap_max)
 			f->overlap_max = v[i - 1].end - v[i].ts;
 		if (v[i].end <= v[i - 1].end)
@@ -525,8 +527,9 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 	else if (f->overlaps_same == 0 && f->overlap_partial && f->overlap_max < 10.0 &&
 	    !f->amd && !f->gpu.amd && (arch == 0 || arch >= 90))
 		f->cause = OV_PDL;
-	else if (f->overlaps_same == 0 && f->overlap_max < 1.0 && f->overlaps * 100 <= (long long)n)
-		f->cause = OV_JITTER;
+	else if (f->overlaps_same * 2 < f->overlaps && f->overlaps * 100 <= (long long)n &&
+	    f->overlap_us <= 0.001 * f->sel_us)
+		f->cause = OV_NEGLIGIBLE;
 	else
 		f->cause = OV_UNKNOWN;
 }

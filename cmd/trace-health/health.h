@@ -33,7 +33,7 @@ enum overlap_cause {
 	OV_NONE,		/* no overlap */
 	OV_MERGED,		/* most overlapping kernels repeat the kernel before them */
 	OV_PDL,			/* short tail overlaps of distinct kernels (NVIDIA sm90+) */
-	OV_JITTER,		/* a few overlaps under a microsecond: timestamp granularity */
+	OV_NEGLIGIBLE,		/* a few overlaps too small to change a figure (timestamp error) */
 	OV_UNKNOWN
 };
 
@@ -102,6 +102,8 @@ struct facts {
 	long long overlaps;		/* kernels starting before the previous one ends */
 	long long overlaps_same;	/* of them: the same kernel name as the previous */
 	double overlap_max;		/* the largest overlap */
+	double overlap_us;		/* all overlaps together */
+	double sel_us;			/* the kernel time of the kernels looked at */
 	long long stream_kernels;	/* kernels on the streams looked at */
 	int overlap_partial;		/* every overlapping kernel ends after the previous */
 	enum overlap_cause cause;
