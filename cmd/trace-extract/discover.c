@@ -638,9 +638,11 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 			    all.v[j].rank == all.v[i].rank && !strcmp(parse_stage(all.v[j].path), s))
 				newer = 1;
 		if (!newer) {
+			char *own;
 			tlist_add(&keep, all.v[i].path, all.v[i].mtime_ns, all.v[i].order);
-			keep.v[keep.n - 1] = all.v[i];
-			keep.v[keep.n - 1].path = xstrdup(all.v[i].path);
+			own = keep.v[keep.n - 1].path;
+			keep.v[keep.n - 1] = all.v[i];	/* its rank and distributedInfo too */
+			keep.v[keep.n - 1].path = own;
 		} else
 			drop(dropped, all.v[i].path, "older");
 	}

@@ -173,13 +173,16 @@ on_event(void *ctx, const json_doc *ev, unsigned long long off)
 	return 0;
 }
 
-/* A top-level member (scan_run_members): a whole object or array, tokenized as jsmn does. */
+/*
+ * A top-level member (scan_run_members): a whole object, array, number or
+ * literal (never a string), tokenized as jsmn does.
+ */
 static int
 on_member(void *ctx, int which, const json_doc *v)
 {
 	(void)ctx;
-	if (which < 0 || which > 2 || (v->ntok > 0 && (v->tok[0].type != JSMN_OBJECT &&
-	    v->tok[0].type != JSMN_ARRAY)) || (v->ntok > 0 && json_skip(v, 0) != v->ntok))
+	if (which < 0 || which > 2 || (v->ntok > 0 && v->tok[0].type == JSMN_STRING) ||
+	    (v->ntok > 0 && json_skip(v, 0) != v->ntok))
 		abort();
 	return 0;
 }
