@@ -538,21 +538,23 @@ static void
 drop_others(const char *dir, const struct tlist *keep, struct dropped *d)
 {
 	struct tlist rec = { 0 };
-	size_t i, j;
-	int known;
+	strtab *known;
+	size_t i, had;
 
 	if (!d)
 		return;
+	known = strtab_new();	/* the paths kept or dropped already: linear in the files */
+	for (i = 0; i < keep->n; i++)
+		strtab_intern(known, keep->v[i].path, strlen(keep->v[i].path));
+	for (i = 0; i < d->n; i++)
+		strtab_intern(known, d->path[i], strlen(d->path[i]));
 	discover_files(dir, 1, &rec);
 	for (i = 0; i < rec.n; i++) {
-		known = 0;
-		for (j = 0; j < keep->n && !known; j++)
-			known = strcmp(keep->v[j].path, rec.v[i].path) == 0;
-		for (j = 0; j < d->n && !known; j++)
-			known = strcmp(d->path[j], rec.v[i].path) == 0;
-		if (!known)
+		had = strtab_count(known);
+		if (strtab_intern(known, rec.v[i].path, strlen(rec.v[i].path)) == had)
 			drop(d, rec.v[i].path, "another directory");
 	}
+	strtab_free(known);
 	tlist_free(&rec);
 }
 
