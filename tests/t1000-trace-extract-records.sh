@@ -73,6 +73,34 @@ t_time_base() {
 }
 check "times relative to an integer base: exact at any clock epoch" t_time_base
 
+# The runtime calls of copies and sets submit GPU work as launches do
+# (issue 25): launch records of their kind, when a GPU item carries their
+# correlation; a call whose copy was not recorded, and calls of other
+# kinds, are not kept.  Under --compat reference, none of them.
+t_copy_launches() {
+	printf '%s\n' '{"traceEvents": [' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 9, "ts": 10, "dur": 5, "args": {"correlation": 1}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "hipMemsetAsync", "pid": 9, "tid": 9, "ts": 20, "dur": 5, "args": {"correlation": 2}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 9, "ts": 30, "dur": 5, "args": {"correlation": 3}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 9, "tid": 9, "ts": 40, "dur": 5, "args": {"correlation": 4}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 50, "dur": 5, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 12, "dur": 3, "args": {"correlation": 1, "stream": 7}},' \
+	    '{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 22, "dur": 1, "args": {"correlation": 2, "stream": 7}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 52, "dur": 4, "args": {"correlation": 5, "stream": 7}}' \
+	    ']}' >"$T/cp.json"
+	"$EX" -q "$T/cp.json" >"$T/cp.jsonl"
+	eq 'cudaMemcpyAsync 1 memcpy|hipMemsetAsync 2 memset|cudaLaunchKernel 5 kernel' \
+	    "$(jq -r 'select(.type == "launch") | "\(.name) \(.correlation) \(.kind // "kernel")"' "$T/cp.jsonl" | paste -sd '|')"
+	eq 3 "$(jq -r 'select(.type == "stats") | .launches' "$T/cp.jsonl")"
+	# the copy's gap is waiting for the host: [15,22) until the set's call
+	# ended at 25 (7), [23,52) until the launch's at 55 (29)
+	eq 36 "$("$BIN/trace-stage" -q <"$T/cp.jsonl" | "$BIN/step-stats" -q |
+	    jq -r 'select(.type == "gpu_time") | .idle_launch_us')"
+	eq 'cudaLaunchKernel' "$("$EX" -q --compat reference "$T/cp.json" |
+	    jq -r 'select(.type == "launch") | .name' | paste -sd '|')"
+}
+check "copies' and sets' runtime calls are launch records of their kind" t_copy_launches
+
 t_device() {
 	eq '{"type":"device","t":0,"id":0,"name":"Demo GPU","total_global_mem":85899345920,"compute_major":9,"compute_minor":0,"num_sms":132}' \
 	    "$(first device)"
