@@ -274,6 +274,111 @@ num_json(double d, char *buf)
 	return buf;
 }
 
+/* A non-negative integer's decimal digits at out; returns their count (no NUL). */
+static size_t
+put_uint(unsigned long long v, char *out)
+{
+	char d[24];
+	size_t k = 0, i;
+
+	do {
+		d[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < k; i++)
+		out[i] = d[k - 1 - i];
+	return k;
+}
+
+size_t
+num_text_minus(const char *p, size_t n, long long base, char *out)
+{
+	size_t i = 0, ip, fs, fn, k, o = 0;
+	long long v = 0, r;
+	int neg = 0, frac_zero = 1;
+	char tmp[24];
+
+	if (base < 0 || base > 100000000000000000LL || n == 0)
+		return 0;
+	if (p[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	ip = i;
+	while (i < n && p[i] >= '0' && p[i] <= '9')
+		i++;
+	if (i == ip || i - ip > 18 || (p[ip] == '0' && i - ip > 1))
+		return 0;
+	for (k = ip; k < i; k++)
+		v = v * 10 + (p[k] - '0');
+	fs = fn = 0;
+	if (i < n && p[i] == '.') {
+		fs = ++i;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+		fn = i - fs;
+		if (fn == 0 || fn > 22)
+			return 0;
+	}
+	if (i != n)
+		return 0;
+	for (k = 0; k < fn; k++)
+		if (p[fs + k] != '0')
+			frac_zero = 0;
+	if (neg) {
+		/* -(v.f) - base = -((v + base).f) */
+		r = v + base;
+		if (r > 999999999999999999LL)
+			return 0;
+		o = 0;
+		if (r != 0 || !frac_zero)
+			out[o++] = '-';
+		o += put_uint((unsigned long long)r, out + o);
+		if (fn) {
+			out[o++] = '.';
+			memcpy(out + o, p + fs, fn);
+			o += fn;
+		}
+		out[o] = '\0';
+		return o;
+	}
+	r = v - base;
+	if (r >= 0 || frac_zero) {
+		o = 0;
+		if (r < 0)
+			out[o++] = '-';
+		o += put_uint((unsigned long long)(r < 0 ? -r : r), out + o);
+		if (fn) {
+			out[o++] = '.';
+			memcpy(out + o, p + fs, fn);
+			o += fn;
+		}
+		out[o] = '\0';
+		return o;
+	}
+	/* r < 0 < f: r + 0.f = -((|r| - 1) + (1 - 0.f)), the fraction's ten's complement */
+	out[0] = '-';
+	o = 1 + put_uint((unsigned long long)(-r - 1), out + 1);
+	out[o++] = '.';
+	memcpy(tmp, p + fs, fn);
+	for (k = fn; k-- > 0;) {
+		/* 10^fn - f, digit by digit from the right: the first non-zero digit is 10 - d, the rest 9 - d */
+		if (tmp[k] != '0')
+			break;
+	}
+	for (i = 0; i < fn; i++) {
+		if (i < k)
+			out[o + i] = (char)('9' - (tmp[i] - '0'));
+		else if (i == k)
+			out[o + i] = (char)('0' + 10 - (tmp[i] - '0'));
+		else
+			out[o + i] = '0';
+	}
+	o += fn;
+	out[o] = '\0';
+	return o;
+}
+
 void
 nsum_add(nsum *a, double x)
 {

@@ -52,6 +52,18 @@ char *num_repr(double d, char *buf);
 char *num_json(double d, char *buf);
 
 /*
+ * Exact time arithmetic on a trace's own number text (issue 25): write
+ * p[0..n) minus the integer `base` to out, digit for digit, with the
+ * fraction's digits unchanged (1700000000123456.789 - 1700000000000000 is
+ * 123456.789; 999.25 - 1000 is -0.75).  p must be a plain JSON decimal,
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?, whose integer part and whose difference fit
+ * 18 digits, and base must be in [0, 10^17]; out must hold 48 bytes.
+ * Returns the length written, or 0 when p is not such a number (the caller
+ * then subtracts in doubles).
+ */
+size_t num_text_minus(const char *p, size_t n, long long base, char *out);
+
+/*
  * The interpreter's built-in sum() over doubles (§0.1): Neumaier
  * compensated summation starting from the first element.  Feed values in
  * order with nsum_add, read with nsum_value.  An empty sum is 0.

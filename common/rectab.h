@@ -51,8 +51,28 @@
 	M(T, path, STR, OPT, "") \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, rank, INT, OPT, NULL) \
+	M(T, rank_source, STR, OPT, NULL) \
+	M(T, world_size, INT, OPT, NULL) \
+	M(T, tp_size, INT, OPT, NULL) \
 	M(T, gzip, BOOL, OPT, "false") \
-	M(T, py_context, BOOL, OPT, "false")
+	M(T, py_context, BOOL, OPT, "false") \
+	M(T, time_base_us, INT, OPT, "0") \
+	M(T, capture_flags, JSON, OPT, NULL)
+
+#define REC_MEMBERS_device(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, id, INT, OPT, NULL) \
+	M(T, name, STR, OPT, NULL) \
+	M(T, total_global_mem, INT, OPT, NULL) \
+	M(T, compute_major, INT, OPT, NULL) \
+	M(T, compute_minor, INT, OPT, NULL) \
+	M(T, num_sms, INT, OPT, NULL) \
+	M(T, warp_size, INT, OPT, NULL) \
+	M(T, max_threads_per_block, INT, OPT, NULL) \
+	M(T, max_threads_per_sm, INT, OPT, NULL) \
+	M(T, regs_per_block, INT, OPT, NULL) \
+	M(T, shared_mem_per_block, INT, OPT, NULL) \
+	M(T, shared_mem_per_sm, INT, OPT, NULL)
 
 #define REC_MEMBERS_frame_name(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -98,6 +118,7 @@
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, correlation, INT, REQ, NULL) \
 	M(T, external_id, INT, OPT, NULL) \
+	M(T, kind, STR, OPT, "kernel") \
 	M(T, py_loc, INT, OPT, NULL) \
 	M(T, py_stack, JSON, OPT, NULL)
 
@@ -153,7 +174,11 @@
 #define REC_MEMBERS_gpu_pids(M, T) \
 	M(T, t, INT, REQ, NULL) \
 	M(T, selected, STR, REQ, NULL) \
-	M(T, time_us, JSON, REQ, NULL)
+	M(T, time_us, JSON, REQ, NULL) \
+	M(T, launch_latency_p50_us, NUM, OPT, NULL) \
+	M(T, idle_starts, INT, OPT, NULL) \
+	M(T, idle_start_latency_us, NUM, OPT, NULL) \
+	M(T, clock_offset_us, NUM, OPT, NULL)
 
 #define REC_MEMBERS_site(M, T) \
 	M(T, scope, STR, REQ, NULL) \
@@ -242,7 +267,8 @@
 	M(T, steps, INT, OPT, NULL) \
 	M(T, step_p50_us, NUM, OPT, NULL) \
 	M(T, step_p90_us, NUM, OPT, NULL) \
-	M(T, step_max_us, NUM, OPT, NULL)
+	M(T, step_max_us, NUM, OPT, NULL) \
+	M(T, tokens_per_s, NUM, OPT, NULL)
 
 #define REC_MEMBERS_step(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -251,6 +277,7 @@
 	M(T, name, STR, REQ, NULL) \
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, cpu_us, NUM, REQ, NULL) \
+	M(T, period_us, NUM, OPT, NULL) \
 	M(T, batch, INT, OPT, NULL) \
 	M(T, tokens, INT, OPT, NULL) \
 	M(T, kernels, INT, OPT, NULL) \
@@ -338,6 +365,9 @@
 	M(T, mode, STR, OPT, "single") \
 	M(T, framework, STR, OPT, "none") \
 	M(T, model, STR, OPT, NULL) \
+	M(T, model_family, STR, OPT, NULL) \
+	M(T, gpu, STR, OPT, NULL) \
+	M(T, world_size, INT, OPT, NULL) \
 	M(T, health, STR, OPT, NULL) \
 	M(T, stages, JSON, REQ, NULL) \
 	M(T, steps, JSON, OPT, NULL)
@@ -408,11 +438,16 @@
 	M(T, cand_steps, INT, OPT, NULL) \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, kernels, JSON, OPT, NULL) \
-	M(T, reason, STR, OPT, NULL)
+	M(T, reason, STR, OPT, NULL) \
+	M(T, shared_pct, NUM, OPT, NULL) \
+	M(T, comm_delta_us, NUM, OPT, NULL) \
+	M(T, base_wait_us, NUM, OPT, NULL) \
+	M(T, cand_wait_us, NUM, OPT, NULL)
 
 #define REC_TYPES(T, X) \
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
+	T(device, REC_MEMBERS_device, X) \
 	T(frame_name, REC_MEMBERS_frame_name, X) \
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \

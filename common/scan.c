@@ -44,10 +44,15 @@ struct sc {
 	int instr, strkey, esc;		/* esc: 0, 1 after '\', 2..5 hex digits left */
 	unsigned long long str_off;
 	int capkey;			/* capturing a top-level key */
-	char key[16];
+	char key[32];
 	int keylen, keybad;
 	unsigned uval;			/* the \u escape being read in a captured key */
 	int te_pending;			/* the value being read is "traceEvents" */
+	const struct scan_members *members;	/* top-level members asked for, or NULL */
+	int member_pending;		/* the value being read is members->keys[i], or -1 */
+	int member_active;		/* an object or array value of one is being collected */
+	int member_which;		/* its key's index */
+	int prim_member;		/* the primitive being read is members->keys[i], or -1 */
 
 	int inprim;
 	char prim[MAXPRIM + 1];
@@ -201,6 +206,41 @@ value_done(struct sc *s)
 	s->mode = s->sp == 0 ? M_END : M_COMMA;
 }
 
+/* A collected top-level member closed at buf[i]: parse it and hand it over. */
+static int
+deliver_member(struct sc *s, size_t i)
+{
+	const char *v = s->buf + s->ev_start;
+	size_t len = i + 1 - s->ev_start;
+	int which = s->member_which, r;
+
+	s->member_active = 0;
+	s->ev_active = 0;
+	if (s->acclen) {
+		if ((r = acc_add(s, v, len)) != SCAN_OK)
+			return r;
+		v = s->acc;
+		len = s->acclen;
+	}
+	s->acclen = 0;
+	/* the scanner validated the grammar; a parse failure leaves no tokens */
+	if (json_parse(&s->doc, v, len) < 0)
+		return SCAN_OK;
+	return s->members->fn(s->ctx, which, &s->doc) ? SCAN_STOPPED : SCAN_OK;
+}
+
+/* A top-level member's number or literal, complete in s->prim: hand it over. */
+static int
+deliver_scalar(struct sc *s)
+{
+	int which = s->prim_member;
+
+	s->prim_member = -1;
+	if (which < 0 || json_parse(&s->doc, s->prim, (size_t)s->primlen) < 0)
+		return SCAN_OK;
+	return s->members->fn(s->ctx, which, &s->doc) ? SCAN_STOPPED : SCAN_OK;
+}
+
 /* Close the container at the top; i is the index of the closer. */
 static int
 close_container(struct sc *s, size_t i)
@@ -208,7 +248,10 @@ close_container(struct sc *s, size_t i)
 	int r;
 
 	s->sp--;
-	if (s->events_sp >= 0 && s->sp == s->events_sp && s->ev_active) {
+	if (s->member_active && s->sp == 1) {
+		if ((r = deliver_member(s, i)) != SCAN_OK)
+			return r;
+	} else if (s->events_sp >= 0 && s->sp == s->events_sp && s->ev_active) {
 		s->st->events++;
 		s->ev_active = 0;
 		if (s->fn || s->sfn) {
@@ -257,6 +300,15 @@ open_container(struct sc *s, size_t i, char kind)
 		s->st->has_events = 1;
 		s->events_sp = s->sp + 1;
 	}
+	if (s->sp == 1 && s->stack[0] == 'o' && s->member_pending >= 0 && !s->ev_active) {
+		/* a top-level member asked for: collected like an event */
+		s->member_active = 1;
+		s->member_which = s->member_pending;
+		s->ev_active = 1;
+		s->ev_start = i;
+		s->ev_off = s->base + i;
+		s->acclen = 0;
+	}
 	if (parent_events) {
 		if (s->st->elements++ < 8 && kind != 'o')
 			s->st->early_nonobject = 1;
@@ -271,6 +323,7 @@ open_container(struct sc *s, size_t i, char kind)
 	s->open_off[s->sp] = s->base + i;
 	s->stack[s->sp++] = (unsigned char)kind;
 	s->te_pending = 0;
+	s->member_pending = -1;
 	s->mode = kind == 'o' ? M_KEY_OR_CLOSE : M_VALUE_OR_CLOSE;
 	return SCAN_OK;
 }
@@ -318,6 +371,21 @@ key_char(struct sc *s, unsigned char c)
 		s->key[s->keylen++] = (char)c;
 	else
 		s->keybad = 1;
+}
+
+/* The index in members->keys of the top-level key just captured, or -1. */
+static int
+member_index(const struct sc *s)
+{
+	int i;
+
+	if (!s->members || s->keybad)
+		return -1;
+	for (i = 0; s->members->keys[i]; i++)
+		if (strlen(s->members->keys[i]) == (size_t)s->keylen &&
+		    memcmp(s->members->keys[i], s->key, (size_t)s->keylen) == 0)
+			return i;
+	return -1;
 }
 
 /* Inside a string at u[*ip]: escapes, the closing quote, key capture. */
@@ -374,6 +442,7 @@ string_step(struct sc *s, const unsigned char *u, size_t n, size_t *ip)
 			if (s->capkey) {
 				s->te_pending = !s->keybad && s->keylen == 11 &&
 				    memcmp(s->key, "traceEvents", 11) == 0;
+				s->member_pending = member_index(s);
 				s->capkey = 0;
 			}
 		} else
@@ -400,6 +469,8 @@ prim_step(struct sc *s, const unsigned char *u, size_t *ip)
 		if (!valid_prim(s))
 			return fail(s, *ip, "invalid literal or number", HINT_SYNTAX);
 		value_done(s);
+		if (s->prim_member >= 0 && deliver_scalar(s) != SCAN_OK)
+			return SCAN_STOPPED;
 		return STEP_NEXT;	/* reprocess the delimiter */
 	}
 	if (s->primlen >= MAXPRIM)
@@ -448,6 +519,12 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 	}
 	if (s->sp == 1 && s->stack[0] == 'o' && s->te_pending)
 		s->te_pending = 0;	/* traceEvents is not an array */
+	if (s->sp == 1) {
+		/* a number or literal is handed over when complete; a string is not */
+		s->prim_member = c != '"' ? s->member_pending : -1;
+		s->member_pending = -1;
+	} else
+		s->prim_member = -1;
 	if (s->events_sp >= 0 && s->sp == s->events_sp) {
 		s->st->nonobject++;
 		if (s->st->elements++ < 8)
@@ -478,6 +555,8 @@ value_step(struct sc *s, const char *buf, size_t n, size_t *ip)
 				return fail(s, i, "invalid literal or number", HINT_SYNTAX);
 			value_done(s);
 			*ip = j;
+			if (s->prim_member >= 0 && deliver_scalar(s) != SCAN_OK)
+				return SCAN_STOPPED;
 		}
 		return STEP_NEXT;	/* else prim_step collects the rest */
 	}
@@ -611,6 +690,30 @@ scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_sel
 	return run(z, name, s, st, errbuf, errlen, NULL);
 }
 
+int
+scan_run_members(zio *z, const char *name, const struct json_keys *keys, scan_select_fn sfn,
+    scan_event_fn fn, const struct scan_members *members, void *ctx, struct scan_stats *st,
+    char *errbuf, size_t errlen)
+{
+	struct sc *s = xcalloc(1, sizeof *s);
+	size_t i;
+
+	if (keys) {
+		if (keys->ntop + keys->ninner > sizeof s->idx / sizeof s->idx[0])
+			abort();	/* a caller's key set too large: a bug */
+		s->sfn = sfn;
+		s->keys = keys;
+		json_shapes_init(&s->shapes, keys);
+	} else
+		s->fn = fn;
+	for (i = 0; members && members->keys[i]; i++)
+		if (strlen(members->keys[i]) >= sizeof s->key)
+			abort();	/* a key the capture cannot hold: a bug */
+	s->members = members;
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, NULL);
+}
+
 static int
 run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf, size_t errlen,
     void (*progress)(void *, const struct scan_stats *))
@@ -628,6 +731,8 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	s->err = errbuf;
 	s->errlen = errlen;
 	s->events_sp = -1;
+	s->member_pending = -1;
+	s->prim_member = -1;
 	s->mode = M_VALUE;
 	errbuf[0] = '\0';
 	for (;;) {

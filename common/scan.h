@@ -73,4 +73,29 @@ typedef int (*scan_select_fn)(void *ctx, const json_doc *ev, const int *idx,
 int scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_select_fn fn,
     void *ctx, struct scan_stats *st, char *errbuf, size_t errlen);
 
+/*
+ * Members of the top-level object besides the events (Kineto writes
+ * deviceProperties and distributedInfo there, before or after traceEvents;
+ * issue 25).  keys is a NULL-terminated list of member names (at most 31
+ * bytes each), compared decoded.  When such a member's value is an object,
+ * an array, a number or a literal, fn gets it tokenized (the whole value,
+ * under the same size and depth limits as an event; token 0 is the value)
+ * with the index of its key in keys; a string value is skipped.  The doc is valid only during
+ * the call; return non-zero to stop the scan (SCAN_STOPPED).  A bare
+ * top-level array has no such members.
+ */
+struct scan_members {
+	const char *const *keys;
+	int (*fn)(void *ctx, int which, const json_doc *value);
+};
+
+/*
+ * scan_run_select (sfn non-NULL, with keys) or scan_run (fn, keys NULL),
+ * also handing the members of `members` (may be NULL) to members->fn with
+ * the same ctx.
+ */
+int scan_run_members(zio *z, const char *name, const struct json_keys *keys, scan_select_fn sfn,
+    scan_event_fn fn, const struct scan_members *members, void *ctx, struct scan_stats *st,
+    char *errbuf, size_t errlen);
+
 #endif

@@ -147,6 +147,11 @@ open_trace(struct trace_reader *r)
 	}
 	r->tr.rank = x.rank;
 	r->tr.has_rank = REC_HAS(&x, trace, rank);
+	r->tr.world_size = x.world_size;
+	r->tr.has_world = REC_HAS(&x, trace, world_size);
+	r->tr.time_base = x.time_base_us;
+	r->tr.capture_flags = REC_HAS(&x, trace, capture_flags) ? trace_intern(r, x.capture_flags) :
+	    NOSTR;
 	r->tr.py_context = x.py_context;
 	r->open = 1;
 }
@@ -391,6 +396,7 @@ add_call(struct trace_reader *r, enum rec_type t)
 		c->corr = o.correlation;
 		c->has_corr = REC_HAS(&o, cpu_op, correlation);
 		c->py_loc = py_loc(r, REC_HAS(&o, cpu_op, py_loc), o.py_loc, "cpu_op");
+		c->kind = LAUNCH_KERNEL;
 		c->py_stack = REC_HAS(&o, cpu_op, py_stack) ?
 		    py_member(r, o.py_stack, 1, "cpu_op", "py_stack") : NOSTR;
 		c->py_scopes = REC_HAS(&o, cpu_op, py_scopes) ?
@@ -415,6 +421,8 @@ add_call(struct trace_reader *r, enum rec_type t)
 		c->py_stack = REC_HAS(&l, launch, py_stack) ?
 		    py_member(r, l.py_stack, 1, "launch", "py_stack") : NOSTR;
 		c->py_scopes = NOSTR;
+		c->kind = rstr_eq(l.kind, "kernel") ? LAUNCH_KERNEL : rstr_eq(l.kind, "memcpy") ?
+		    LAUNCH_MEMCPY : rstr_eq(l.kind, "memset") ? LAUNCH_MEMSET : LAUNCH_OTHER;
 		name = l.name;
 		pid = l.pid;
 		tid = l.tid;
@@ -549,7 +557,7 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 	rec_reader_init(&r->rd, fp, name);
 	while (rec_next(&r->rd)) {
 		enum rec_type t = rec_type_of(&r->rd);
-		unsigned bit = t < RT_COUNT ? 1u << t : 0;
+		unsigned bit = t < 32 ? 1u << t : 0;	/* TR_MASK covers the first 32 types */
 
 		if (t == RT_trace) {
 			open_trace(r);

@@ -39,12 +39,16 @@ struct tkernel {
 	uint32_t py_window, py_window_band;	/* py_* JSON texts (NOSTR: absent) */
 };
 
+/* What a launch submitted (its kind member, issue 25); cpu ops are LAUNCH_KERNEL. */
+enum { LAUNCH_KERNEL, LAUNCH_MEMCPY, LAUNCH_MEMSET, LAUNCH_OTHER };
+
 /* A "cpu_op" or "launch" record. */
 struct tcall {
 	double ts, dur;
 	uint32_t name, thread;
 	long long ext, corr;
 	unsigned char ext_src;		/* EXT_*; launches are never resolved */
+	unsigned char kind;		/* LAUNCH_*: a launch's kind */
 	unsigned has_corr : 1;
 	uint32_t py_loc;		/* frame_name id (NOSTR: absent) */
 	uint32_t py_stack, py_scopes;	/* py_* JSON texts (NOSTR: absent) */
@@ -75,6 +79,14 @@ struct trace {
 	uint32_t role, path, stage;	/* stage: from the path (extend, decode, all) */
 	long long rank;
 	int has_rank;
+	long long world_size;		/* distributedInfo's, when has_world */
+	int has_world;
+	/*
+	 * The integer trace-extract subtracted from every ts of the trace
+	 * (time_base_us, issue 25): an absolute time is ts + time_base.
+	 */
+	long long time_base;
+	uint32_t capture_flags;		/* the trace record's capture_flags JSON text, or NOSTR */
 	int py_context;			/* records carry py_* contexts, not frames */
 	imap pyname;			/* frame_name id -> name */
 	struct tkernel *k;

@@ -12,6 +12,7 @@
 #  - legacy Runtime launches read; a matched CPU op names the CPU-op cell;
 #  - no attention kernel as the evidence of another fusion, and every fuse
 #    row's evidence adding up to its share (C16).
+#  - a copy's row names its runtime call when no CPU op matched (C19).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -66,9 +67,13 @@ for f in "$shared"/corpus/traces/*; do
 	    | select(($sum - $share | fabs) > 0.05 * $n + 0.05) | $p' "$tmp/$n.jsonl")"
 done
 
+# (the kernel launches; the 360 calls of its copies and sets are launch records of their own kind)
 ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \
     "$("$top/build/bin/trace-extract" -q "$shared/corpus/traces/kineto_plugin_resnet50_w0.json.gz" |
-    grep -c '"type":"launch"')"
+    grep '"type":"launch"' | grep -vc '"kind":')"
+ok "hta_df_index_resolver: copy rows name their call when no CPU op matched (C19)" cudaMemcpyAsync \
+    "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("Memcpy DtoD"))) | .cpu_op' \
+    "$tmp/hta_df_index_resolver.jsonl" | head -n 1)"
 ok "hta_nccl_data: the all-reduce's CPU op is the matched op, not the launch call" record_param_comms \
     "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("ncclKernel_AllReduce"))) |
     .cpu_op' "$tmp/hta_nccl_data.jsonl" | head -n 1)"

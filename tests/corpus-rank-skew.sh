@@ -99,8 +99,11 @@ ok "first all-reduce: skew, wait, last rank by hand" "$(grep -v '^#' "$t/hand")"
 "$top/scripts/triage" -q --all-ranks -j 2 --input "$dir" >"$t/all.md"
 ok "triage --all-ranks exit status" 0 "$?"
 # the same report but for the one-rank note and the Ranks section
-sed '/^> Note: Rank/,+1d' "$t/one.md" >"$t/one.rest"
-sed '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' "$t/all.md" >"$t/all.rest"
+# (and the Mode line, which says which: single trace, all ranks (4 of 8))
+sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' "$t/one.md" >"$t/one.rest"
+sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
+    "$t/all.md" >"$t/all.rest"
+ok "triage --all-ranks: Mode says so" "- **Mode**: all ranks (4 of 8)" "$(grep '^- \*\*Mode' "$t/all.md")"
 ok "triage --all-ranks: the lowest rank's tables" "$(cksum <"$t/one.rest")" "$(cksum <"$t/all.rest")"
 ok "one rank's report says it is one of four" 1 "$(grep -c '^> Note: Rank 0 of 4 analyzed' "$t/one.md")"
 ok "the all-ranks report names the straggler" 1 \

@@ -3,7 +3,9 @@
 # SHARED_DIR/corpus/traces, the gpu_time records' kernels, kernel_us,
 # busy_us, span_us, idle_us and graph_us must agree within 0.1 % with a
 # computation in jq straight from the kernel and launch records of
-# `trace-extract T | trace-stage`.  Usage: sh tests/corpus-step-stats.sh SHARED_DIR
+# `trace-extract T | trace-stage`; and every figure has the properties it
+# must have at any clock epoch (busy within the sum of durations and the
+# span, nothing negative).  Usage: sh tests/corpus-step-stats.sh SHARED_DIR
 #
 # The jq side follows step-stats(1) word for word and nothing else: work
 # items are kernel records with sel true and cat kernel, gpu_memcpy,
@@ -102,6 +104,34 @@ for f in "$shared"/corpus/traces/*.json "$shared"/corpus/traces/*.json.gz; do
 		echo "not ok - $name:${res#BAD}"
 		fail=$((fail + 1)) ;;
 	esac
+	# The properties every figure has on any trace, at any clock epoch (issue
+	# 25): the union is no longer than the sum of the durations and no
+	# longer than the span; nothing is negative; the host-bound idle is part
+	# of the idle; the split adds up to the busy time; each step's GPU busy
+	# is within its span.  (The sums are rounded once per item: 1e-9 of
+	# the larger side.)
+	bad=$(jq -r 'def le(a; b): a <= b + 1e-9 * ([a, b, 1] | map(fabs) | max);
+	    if .type == "gpu_time" then
+	      [ (if le(.busy_us; .kernel_us) then empty else "busy \(.busy_us) > kernel \(.kernel_us)" end),
+	        (if le(.busy_us; .span_us) then empty else "busy > span" end),
+	        (if le(.idle_launch_us // 0; .idle_us) then empty else "host-bound > idle" end),
+	        (if le(.compute_us + .comm_us + .memcpy_us; .busy_us) and le(.busy_us; .compute_us + .comm_us + .memcpy_us)
+	         then empty else "split != busy" end),
+	        ([.kernel_us, .busy_us, .span_us, .idle_us, .idle_launch_us // 0, .compute_us, .comm_us,
+	          .memcpy_us, .graph_us // 0, .step_p50_us // 0, .tokens_per_s // 0] | map(select(. < 0)) |
+	          if length > 0 then "negative figure" else empty end) ] | map("\(.stage): " + .) | .[]
+	    elif .type == "step" then
+	      [ (if le(.gpu_busy_us // 0; .gpu_span_us // 0) then empty else "step \(.index) busy > span" end),
+	        ([.cpu_us, .period_us, .gpu_busy_us // 0, .gpu_span_us // 0] | map(select(. < 0)) |
+	          if length > 0 then "step \(.index) negative figure" else empty end) ] | .[]
+	    else empty end' "$tmp/out" | sort -u | head -n 5 | tr '\n' ';')
+	if [ -z "$bad" ]; then
+		echo "ok - $name: busy within the sum of durations and the span, nothing negative"
+		pass=$((pass + 1))
+	else
+		echo "not ok - $name: $bad"
+		fail=$((fail + 1))
+	fi
 done
 echo "corpus step-stats: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -38,16 +38,19 @@ verify() {
 }
 
 # slow STAGE TRACE OUT: a copy of TRACE whose analyzed GPU work items of
-# STAGE (kernel records with sel, by ts and name) last 30 % longer
+# STAGE (kernel records with sel) last 30 % longer.  The items are found by
+# name, pid, tid, dur, correlation and External id: a record's ts is
+# relative to its trace's time_base_us, the trace's absolute.
 slow() {
 	"$bin/trace-extract" -q "$2" | "$bin/trace-stage" -q |
 	    jq -c --arg s "$1" 'select(.type == "kernel" and .sel == true and .stage == $s
 	        and (.cat | IN("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")))
-	        | "\(.ts)|\(.name)"' >"$tmp/keys"
+	        | "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.correlation)|\(.external_id)"' >"$tmp/keys"
 	gzip -dcf "$2" | jq -c --slurpfile k "$tmp/keys" '
 	    (reduce $k[] as $x ({}; .[$x] = true)) as $set
-	    | def f: if .ph == "X" and (.ts | type) == "number" and (.dur | type) == "number"
-	        and $set["\(.ts)|\(.name)"] then .dur = .dur * 1.3 else . end;
+	    | def key: "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.args.correlation)|\(.args["External id"])";
+	      def f: if .ph == "X" and (.ts | type) == "number" and (.dur | type) == "number"
+	        and $set[key] then .dur = .dur * 1.3 else . end;
 	    if type == "array" then map(f) else .traceEvents |= map(f) end' >"$3"
 }
 
@@ -148,11 +151,13 @@ if [ "$rc" -eq 6 ] && grep -q "stages decode vs extend" "$tmp/err"; then
 else
 	not_ok "tl_sglang_qwen3_8b decode vs prefill without --whole-run: exit $rc"
 fi
-# SGLang decode on NVIDIA B300 (Qwen3-30B-A3B) and AMD MI300 (DeepSeek-R1)
+# SGLang decode on NVIDIA B300 (Qwen3-30B-A3B) and AMD MI300 (DeepSeek-R1):
+# other models, and neither names one: 1 % of the GPU time in kernel
+# families both have, exit 6 both ways (issue 25), the rows still written
 pair tl_sglang_qwen3moe_b300_decode tl_sglang_dsr1_mi300_decode
-# HuggingFace eager inference, A100 (Switch MoE) and H100 (Qwen1.5-0.5B)
+# HuggingFace eager inference, A100 (Switch MoE) and H100 (Qwen1.5-0.5B): 4 %, exit 6
 pair hf_switch_moe_a100_stack tl_h100_qwen15_05b
-# ResNet training on MI300, two runs
+# ResNet training on MI300, two runs of other ResNets: 24 %, exit 6
 pair tl_mi300_ddp_resnet18 tl_mi300_resnet_actckpt
 # vLLM piecewise CUDA graphs, capture and execution
 pair tl_vllm_piecewise_capture tl_vllm_piecewise_exec

@@ -75,14 +75,17 @@ for n in B00-baseline-valid B02-huge-file B03-control-char B04-invalid-utf8 B06-
     B43-plain-named-gz B44-unlinked-launches; do
 	verdict $n ok
 done
-expect B06-inf-literal skipped_events warn "ts_not_finite\|kernels_without_positive_dur"
+# its one defective event is a copy of dur 0 whose bandwidth is inf: a zero-length item
+expect B06-inf-literal skipped_events info "1 GPU item of zero duration"
 expect B11-no-gpu-kernels no_kernels fail "no GPU kernels in the trace"
 expect B13-empty-traceEvents no_kernels fail "(0 events"
 expect B15-array-no-closing-bracket truncated warn "no closing"
 expect B16-no-runtime-events kernel_without_launch warn "6 of 6 compute kernels"
 expect B16-no-runtime-events launch_without_kernel ok
 expect B18-zero-dur-overlap stream_overlap warn
-expect B18-zero-dur-overlap skipped_events warn "kernels_without_positive_dur 1"
+# a kernel of dur 0 ran, shorter than the clock's resolution: no data is
+# missing, so no defect (issue 25); the reference's rule still leaves it out
+expect B18-zero-dur-overlap skipped_events info "1 GPU item of zero duration"
 expect B19-clock-skew-small clock_skew warn "6 kernels start before their launch call, by up to 2.000 us"
 expect B20-orphan-launches launch_without_kernel warn "4 of 9 CUDA launches have no recorded kernel"
 expect B21-cuda-graph-kernels graph_launch_without_kernels ok "1 CUDA-graph launch, with its kernels"
@@ -94,27 +97,62 @@ expect B46-missing-null-dur skipped_events warn "dur_null_or_not_a_number 1, ker
 expect B46-missing-null-dur launch_without_kernel warn "perhaps their kernels"
 
 echo "== the corpus"
+# Issue 25: a verdict is a statement about defects only.  What the capture
+# settings leave out (no with_stack, no record_shapes, no CPU ops, no step
+# markers) is "limited", and expected behaviour (programmatic dependent
+# launch on sm90 and later, kernels launched before the profiler recorded
+# the host, GPU items of zero duration) is "info": neither degrades.  Each
+# corpus trace's verdict below was judged by hand from its reason.
 expect tl_vllm_piecewise_capture graph_launch_without_kernels fail "361 of 460 launches were made inside 25 CUDA-graph captures"
 expect tl_vllm_piecewise_capture launch_without_kernel ok
 expect tl_vllm_piecewise_exec graph_launch_without_kernels ok "25 CUDA-graph launches, each with its kernels"
-expect tl_sglang_qwen3moe_b300_decode stream_overlap warn "programmatic dependent launch (Blackwell kernels: sm103)"
-expect tl_vllm_b200_eager_tp8 stream_overlap warn "programmatic dependent launch (Blackwell kernels: sm100)"
-expect tl_nv_moe04_top2_dense stream_overlap warn "programmatic dependent launch (Blackwell"
+# Blackwell (compute capability 10.x from deviceProperties): PDL overlaps are expected
+expect tl_sglang_qwen3moe_b300_decode stream_overlap info "programmatic dependent launch (Blackwell: compute capability 10.3)"
+expect tl_vllm_b200_eager_tp8 stream_overlap info "programmatic dependent launch (Blackwell: compute capability 10.0)"
+expect tl_nv_moe04_top2_dense stream_overlap info "programmatic dependent launch (Blackwell"
 # the reference counts the CPU process's HIP runtime events as kernels, so
 # it sees two "GPU processes" and analyzes the CPU one; corrected, only the
 # GPU's pid 2 holds GPU work (docs/deviations.md C3)
 expect hta_mi250_minitoy_rocm62 merged_devices ok "one GPU process (pid 2)"
-expect tl_h100_qwen15_05b kernel_without_launch warn "436 of 1465"
-for n in tl_sglang_qwen3_8b_decode tl_sglang_qwen3_8b_prefilldecode tl_sglang_dsr1_mi300_decode; do
+# correlation ids below the first launch's: launched before the profiler
+# recorded the host (the same in kineto_plugin_resnet50_w0 and the MI300 one)
+expect tl_h100_qwen15_05b kernel_without_launch info "436 of 1465 compute kernels on the analyzed process were launched before the profiler recorded the host"
+expect kineto_plugin_resnet50_w0 kernel_without_launch info "736 of 9229"
+expect tl_mi300_resnet_actckpt kernel_without_launch info "757 of 2995"
+# 309 legacy kernels of dur 0 (whole-microsecond timestamps): their launches ran them
+expect kineto_plugin_resnet50_w0 launch_without_kernel ok "309 with a kernel of zero duration"
+expect kineto_plugin_resnet50_w0 skipped_events info "309 GPU items of zero duration"
+# a zero-length cuda_sync "Stream Wait Event" is no GPU item skipped
+expect hta_alexnet_critical_path skipped_events ok
+# the GPU clock ahead of the host's: every kernel that starts on an idle GPU
+# does so 23.7 ms / 146.4 ms after its launch returned (elsewhere: under 50
+# us); the vLLM trace's extend kernels, staged at their launches, are found
+expect tl_mi300_resnet_actckpt clock_offset warn "the GPU clock runs about 23.7 ms ahead"
+expect tl_vllm_piecewise_exec clock_offset warn "the GPU clock runs about 146.4 ms ahead"
+expect tl_vllm_piecewise_exec no_kernels ok "kernels in every stage: extend 423"
+# one kernel 0.112 us early on ROCm: too little to change a figure
+expect tl_vllm_piecewise_exec stream_overlap info "too little to change a figure"
+expect tl_mi210_gpu_only no_cpu_ops limited "a GPU-only capture"
+expect hta_df_index_resolver no_shapes limited "without record_shapes"
+for n in tl_sglang_qwen3_8b_decode tl_sglang_qwen3_8b_prefilldecode tl_sglang_dsr1_mi300_decode \
+    tl_sglang_qwen3moe_b300_decode tl_vllm_b200_eager_tp8 tl_h100_qwen15_05b hf_switch_moe_a100_stack \
+    hta_alexnet_critical_path hta_df_index_resolver hta_inference_rank1_tiny hta_mi250_minitoy_rocm62 \
+    hta_nccl_data hta_sampled_rank0 hta_step_gpu_user_annotation hta_trace_diff_control \
+    hta_triton_example kineto_docs_after_fix kineto_plugin_resnet50_w0 kineto_tbp_gpu_metrics_input \
+    param_dlrm_8rank_worker0 param_resnet_kineto tl_mi210_gpu_only tl_mi300_ddp_resnet18 \
+    tl_nv_moe04_top2_dense tl_torch_compile_triton; do
 	verdict $n ok
 done
+verdict tl_mi300_resnet_actckpt degraded
+verdict tl_vllm_piecewise_exec degraded
+verdict tl_vllm_piecewise_capture unusable
 
 echo "== against the stats and gpu_pids records"
 for h in "$out"/*.h; do
 	[ -s "$h" ] || continue
 	n=$(basename "$h" .h)
 	want=$(jq -r 'select(.type == "stats") |
-	    "\(.frames) \(.cpu_ops) \(([.skipped[]] | add) + .warnings.kernels_without_positive_dur + .warnings.non_object_events)"' "$out/$n.jsonl")
+	    "\(.frames) \(.cpu_ops) \(([.skipped[]] | add) + .warnings.kernels_without_positive_dur - (.warnings.kernels_zero_dur // 0) + .warnings.non_object_events)"' "$out/$n.jsonl")
 	npid=$(jq -r 'select(.type == "gpu_pids") | .time_us | length' "$out/$n.jsonl")
 	got=$(jq -r '[.checks[] | {(.id): .value}] | add |
 	    "\(.no_python_stacks) \(.no_cpu_ops) \(.skipped_events)"' "$h")

@@ -85,6 +85,13 @@ has() {	# has FILE PATTERN: grep -q with a message
 		return 1
 	fi
 }
+has_text() {	# has_text TEXT SUBSTRING: the text holds the substring, literally
+	case $1 in
+	*"$2"*) return 0 ;;
+	esac
+	echo "'$2' not in '$1'"
+	return 1
+}
 hasnt() {
 	if grep -q -- "$2" "$1"; then
 		echo "'$2' unexpectedly found in $1"

@@ -42,12 +42,83 @@ t_input() {
 check "input record" t_input
 
 t_trace() {
-	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false,\"py_context\":true}" \
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"rank\":0,\"rank_source\":\"trace\",\"world_size\":1,\"gzip\":false,\"py_context\":true,\"time_base_us\":1718000000000000}" \
 	    "$(first trace)"
-	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false}" \
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"rank\":0,\"rank_source\":\"trace\",\"world_size\":1,\"gzip\":false,\"time_base_us\":1718000000000000}" \
 	    "$(first trace "$T/fr.jsonl")"
+	# --compat reference: the trace record as the reference-era tools wrote it
+	eq "{\"type\":\"trace\",\"v\":1,\"t\":0,\"role\":\"single\",\"path\":\"$T/rec.json\",\"stage\":\"all\",\"gzip\":false,\"py_context\":true}" \
+	    "$("$EX" -q --compat reference "$T/rec.json" | jq -c 'select(.type == "trace")')"
 }
-check "trace record (py_context unless --frames)" t_trace
+check "trace record (py_context unless --frames; rank, world size, time base)" t_trace
+
+# Times relative to the trace's base (issue 25): exact at any clock, the
+# trace's digits kept, and the absolute time is ts + time_base_us.
+t_time_base() {
+	printf '%s\n' '{"traceEvents": [' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1700000000123456.789, "dur": 4.25, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1700000000123460.001, "dur": 0.999, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1699999999999999.5, "dur": 1, "args": {}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "1700000000123470.25", "dur": 1, "args": {}}' \
+	    ']}' >"$T/ns.json"
+	"$EX" -q "$T/ns.json" >"$T/ns.jsonl"
+	eq 1700000000000000 "$(jq -r 'select(.type == "trace") | .time_base_us' "$T/ns.jsonl")"
+	# the digits after the base, as the trace wrote them; before it, exactly negative
+	eq '123456.789 123460.001 -0.5 123470.25' "$(grep -o '"ts":[^,]*' "$T/ns.jsonl" |
+	    sed 's/"ts"://' | tr '\n' ' ' | sed 's/ $//')"
+	# a trace whose first time is under 10^9 us keeps its times as they are
+	"$GEN" -n 1 -l 1 | jq '.traceEvents |= map(if .ts then .ts -= 1718000000000000 else . end)' \
+	    >"$T/small.json"
+	eq null "$("$EX" -q "$T/small.json" | jq -r 'select(.type == "trace") | .time_base_us')"
+}
+check "times relative to an integer base: exact at any clock epoch" t_time_base
+
+# The runtime calls of copies and sets submit GPU work as launches do
+# (issue 25): launch records of their kind, when a GPU item carries their
+# correlation; a call whose copy was not recorded, and calls of other
+# kinds, are not kept.  Under --compat reference, none of them.
+t_copy_launches() {
+	printf '%s\n' '{"traceEvents": [' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 9, "ts": 10, "dur": 5, "args": {"correlation": 1}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "hipMemsetAsync", "pid": 9, "tid": 9, "ts": 20, "dur": 5, "args": {"correlation": 2}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 9, "ts": 30, "dur": 5, "args": {"correlation": 3}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 9, "tid": 9, "ts": 40, "dur": 5, "args": {"correlation": 4}},' \
+	    '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 50, "dur": 5, "args": {"correlation": 5}},' \
+	    '{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 12, "dur": 3, "args": {"correlation": 1, "stream": 7}},' \
+	    '{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 22, "dur": 1, "args": {"correlation": 2, "stream": 7}},' \
+	    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 52, "dur": 4, "args": {"correlation": 5, "stream": 7}}' \
+	    ']}' >"$T/cp.json"
+	"$EX" -q "$T/cp.json" >"$T/cp.jsonl"
+	eq 'cudaMemcpyAsync 1 memcpy|hipMemsetAsync 2 memset|cudaLaunchKernel 5 kernel' \
+	    "$(jq -r 'select(.type == "launch") | "\(.name) \(.correlation) \(.kind // "kernel")"' "$T/cp.jsonl" | paste -sd '|')"
+	eq 3 "$(jq -r 'select(.type == "stats") | .launches' "$T/cp.jsonl")"
+	# the copy's gap is waiting for the host: [15,22) until the set's call
+	# ended at 25 (7), [23,52) until the launch's at 55 (29)
+	eq 36 "$("$BIN/trace-stage" -q <"$T/cp.jsonl" | "$BIN/step-stats" -q |
+	    jq -r 'select(.type == "gpu_time") | .idle_launch_us')"
+	eq 'cudaLaunchKernel' "$("$EX" -q --compat reference "$T/cp.json" |
+	    jq -r 'select(.type == "launch") | .name' | paste -sd '|')"
+}
+check "copies' and sets' runtime calls are launch records of their kind" t_copy_launches
+
+t_device() {
+	eq '{"type":"device","t":0,"id":0,"name":"Demo GPU","total_global_mem":85899345920,"compute_major":9,"compute_minor":0,"num_sms":132}' \
+	    "$(first device)"
+	# the 2021 format's computeProperties, with its own member names
+	printf '%s\n' '{"schemaVersion": 1, "computeProperties": [{"id": 0, "name": "Tesla V100-DGXS-32GB", "totalGlobalMem": 34084028416, "major": 7, "minor": 0, "multiProcessorCount": 80, "maxThreadsPerMultiProcessor": 2048}],' \
+	    '"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]}' >"$T/old.json"
+	eq '{"type":"device","t":0,"id":0,"name":"Tesla V100-DGXS-32GB","total_global_mem":34084028416,"compute_major":7,"compute_minor":0,"num_sms":80,"max_threads_per_sm":2048}' \
+	    "$("$EX" -q "$T/old.json" | jq -c 'select(.type == "device")')"
+	# deviceProperties after the events, as some writers put it
+	printf '%s\n' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1}],' \
+	    '"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}, {"id": 1, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}],' \
+	    '"distributedInfo": {"rank": 3, "world_size": 4, "pg_config": [{"pg_desc": "default_pg", "pg_size": 4, "ranks": [0, 1, 2, 3]}, {"pg_desc": "tp", "pg_size": 2, "ranks": [2, 3]}]}}' >"$T/late.json"
+	"$EX" -q "$T/late.json" >"$T/late.jsonl"
+	eq 2 "$(count device "$T/late.jsonl")"
+	eq '3 trace 4 2' "$(jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size) \(.tp_size)"' "$T/late.jsonl")"
+	eq 0 "$("$EX" -q --compat reference "$T/late.json" | grep -c '"type":"device"')"
+}
+check "device records from deviceProperties; distributedInfo anywhere in the document" t_device
 
 t_py_members_only() {
 	# with and without --frames the records are the same but for the py_* members
@@ -60,7 +131,7 @@ t_py_members_only() {
 check "--frames: the same records without py_* members" t_py_members_only
 
 t_kernel() {
-	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":1718000000000126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
+	eq '{"type":"kernel","t":0,"name":"void sgl_demo::rmsnorm_kernel<__nv_bfloat16, 8>(__nv_bfloat16*, __nv_bfloat16 const*, int, float)","cat":"kernel","pid":"0","tid":"7","ts":126.5,"dur":20,"stream":"7","external_id":3,"correlation":1,"overlap":true}' \
 	    "$(first kernel "$T/fr.jsonl")"
 	eq 8 "$(count kernel)" "kernels"
 	# the all-reduce runs on the second stream
@@ -69,35 +140,35 @@ t_kernel() {
 check "kernel record: raw name, pid/tid/stream as text, ts verbatim" t_kernel
 
 t_cpu_op() {
-	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":1718000000000110,"dur":16,"external_id":3}' \
+	eq '{"type":"cpu_op","t":0,"name":"sgl_kernel::rmsnorm","pid":"4242","tid":"4242","ts":110,"dur":16,"external_id":3}' \
 	    "$(first cpu_op "$T/fr.jsonl")"
 	eq 8 "$(count cpu_op)"
 }
 check "cpu_op record" t_cpu_op
 
 t_launch() {
-	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":1718000000000114,"dur":8,"correlation":1,"external_id":3}' \
+	eq '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"4242","tid":"4242","ts":114,"dur":8,"correlation":1,"external_id":3}' \
 	    "$(first launch "$T/fr.jsonl")"
 	eq 8 "$(count launch)"
 }
 check "launch record" t_launch
 
 t_frame() {
-	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110}' \
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":104,"dur":110}' \
 	    "$(first frame "$T/fr.jsonl")"
 	eq 10 "$(count frame "$T/fr.jsonl")"
 	# without --frames only capture markers are frame records; this trace has none
 	eq 0 "$(count frame)"
 	"$EX" --frames --python-ids "$T/rec.json" >"$T/ids.jsonl"
-	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":1718000000000104,"dur":110,"python_id":1,"parent_id":0}' \
+	eq '{"type":"frame","t":0,"name":"python/sglang/srt/model_executor/model_runner.py(1500): forward_batch","pid":"4242","tid":"4242","ts":104,"dur":110,"python_id":1,"parent_id":0}' \
 	    "$(first frame "$T/ids.jsonl")"
 }
 check "frame records with --frames; python_id and parent_id with --python-ids" t_frame
 
 t_annotation() {
-	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000100,"dur":120,"external_id":1}' \
+	eq '{"type":"annotation","t":0,"name":"ProfilerStep#1","cat":"user_annotation","pid":"4242","tid":"4242","ts":100,"dur":120,"external_id":1}' \
 	    "$(first annotation)"
-	eq '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"4242","tid":"4242","ts":1718000000000102,"dur":114,"external_id":2,"stage":"extend"}' \
+	eq '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"4242","tid":"4242","ts":102,"dur":114,"external_id":2,"stage":"extend"}' \
 	    "$(jq -c 'select(.type == "annotation" and .stage == "extend")' "$T/rec.jsonl")"
 	eq decode "$(jq -r 'select(.type == "annotation" and (.name | test("decode"))) | .stage' "$T/rec.jsonl")"
 }
@@ -111,7 +182,7 @@ t_thread_name() {
 check "thread_name records from ph M metadata" t_thread_name
 
 t_stats() {
-	eq '{"type":"stats","t":0,"events":59,"ph_x":38,"ph_m":5,"ph_other":16,"kernels":8,"cpu_ops":8,"launches":8,"frames":10,"annotations":4,"not_gpu_work":0,"by_cat":{"":5,"user_annotation":4,"python_function":10,"cpu_op":8,"cuda_runtime":8,"kernel":8,"ac2g":16},"skipped":{"ts_null_or_not_a_number":0,"dur_null_or_not_a_number":0,"ts_not_finite":0,"dur_not_finite":0,"args_not_an_object":0,"dur_over_a_year":0},"warnings":{"bom":0,"control_chars":0,"trailing_commas":0,"missing_close_bracket":0,"non_object_events":0,"nan_inf_literals":0,"replacement_chars":0,"kernels_without_positive_dur":0,"negative_dur":0,"duplicate_trace_events":0},"shape":"object"}' \
+	eq '{"type":"stats","t":0,"events":59,"ph_x":38,"ph_m":5,"ph_other":16,"kernels":8,"cpu_ops":8,"launches":8,"frames":10,"annotations":4,"not_gpu_work":0,"by_cat":{"":5,"user_annotation":4,"python_function":10,"cpu_op":8,"cuda_runtime":8,"kernel":8,"ac2g":16},"skipped":{"ts_null_or_not_a_number":0,"dur_null_or_not_a_number":0,"ts_not_finite":0,"dur_not_finite":0,"args_not_an_object":0,"dur_over_a_year":0},"warnings":{"bom":0,"control_chars":0,"trailing_commas":0,"missing_close_bracket":0,"non_object_events":0,"nan_inf_literals":0,"replacement_chars":0,"kernels_without_positive_dur":0,"negative_dur":0,"duplicate_trace_events":0,"kernels_zero_dur":0,"launches_zero_dur":0},"shape":"object"}' \
 	    "$(first stats)"
 }
 check "stats record: counts by ph and category, zero warnings" t_stats

@@ -7,7 +7,8 @@
 GEN=$TESTDIR/gen-trace
 EX=$BIN/trace-extract
 
-"$GEN" -n 1 -l 1 -z -o "$T/proto.json.gz"
+# the rank in the file name only (no distributedInfo), as the older traces have it
+"$GEN" -n 1 -l 1 -z --no-dist-info -o "$T/proto.json.gz"
 
 put() {	# put FILE EPOCH: a copy of the prototype with that mtime
 	mkdir -p "$(dirname "$1")"
@@ -104,6 +105,66 @@ t_no_rank_names() {
 	has "$T/err" "warning: no trace under '.*/norank' names a rank: analyzing it as one rank"
 }
 check "--all-ranks on traces without rank names: one rank, with a warning" t_no_rank_names
+
+# Ranks from the traces' own distributedInfo (issue 25): file names that
+# carry none, and a name whose number is not the rank.
+t_dist_ranks() {
+	di=$T/dist
+	mkdir -p "$di"
+	"$GEN" -n 1 -l 1 --rank 1 --world 2 -o "$di/trace1.json"
+	"$GEN" -n 1 -l 1 --rank 0 --world 2 -o "$di/trace0.json"
+	touch -d @1000 "$di/trace0.json"
+	touch -d @2000 "$di/trace1.json"
+	eq "0 1" "$("$EX" --list-ranks "$di" | tr '\n' ' ' | sed 's/ $//')"
+	eq "0:trace0.json 1:trace1.json" "$(names --all-ranks "$di")"
+	eq '0 trace 2|1 trace 2' "$("$EX" -q --all-ranks "$di" |
+	    jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size)"' | paste -sd '|')"
+	eq "1:trace1.json" "$(names --rank 1 "$di")"
+	# the default: the lowest rank, not the newest file, and a note of how many
+	eq "0:trace0.json" "$(names "$di")"
+	has_text "$("$EX" -q "$di" | jq -r 'select(.type == "note" and .id == "ranks_analyzed") | .text')" \
+	    "Rank 0 of 2 analyzed"
+	# --compat reference reads file names only, as the reference: the newest file
+	eq ":trace1.json" "$("$EX" -q --compat reference "$di" |
+	    jq -r 'select(.type == "trace") | "\(.rank // ""):\(.path | split("/") | last)"')"
+}
+check "ranks from distributedInfo: names without a rank, --list-ranks, --all-ranks, the default" t_dist_ranks
+
+t_dist_beats_name() {
+	# vLLM names a TP8 run's trace "..._tp8_..."; the file is rank 0 of 8
+	"$GEN" -n 1 -l 1 --rank 0 --world 8 -o "$T/llama_tp8_run.pt.trace.json"
+	eq '0 trace 8' "$("$EX" -q "$T/llama_tp8_run.pt.trace.json" |
+	    jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size)"')"
+	"$GEN" -n 1 -l 1 --no-dist-info -o "$T/llama_tp8_old.pt.trace.json"
+	eq '8 name null' "$("$EX" -q "$T/llama_tp8_old.pt.trace.json" |
+	    jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size)"')"
+}
+check "a trace's distributedInfo rank beats the number in its file name" t_dist_beats_name
+
+t_dropped_files() {
+	m=$T/mixed
+	mkdir -p "$m/a/deep" "$m/b"
+	"$GEN" -f sglang -n 1 -l 1 -o "$m/a/deep/s.trace.json"
+	"$GEN" -f vllm -n 1 -l 1 -o "$m/b/v.trace.json"
+	touch -d @1000 "$m/a/deep/s.trace.json"
+	touch -d @2000 "$m/b/v.trace.json"
+	"$EX" "$m" >"$T/out" 2>"$T/err"
+	eq v.trace.json "$(jq -r 'select(.type == "trace") | .path | split("/") | last' "$T/out")"
+	# the framework is the analyzed trace's, not the dropped one's
+	eq vllm "$(jq -r 'select(.type == "input") | .framework' "$T/out")"
+	eq '1 trace file under the input was not analyzed: 1 in another directory than the one analyzed (a/deep/s.trace.json). Name a trace file, or a directory holding only the traces of one run, to analyze another.' \
+	    "$(jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text' "$T/out")"
+	has "$T/err" "warning: '$m': 1 trace file under the input was not analyzed"
+	# an older trace of the same stage beside the newest
+	cp "$m/b/v.trace.json" "$m/b/w.trace.json"
+	touch -d @500 "$m/b/w.trace.json"
+	has_text "$("$EX" -q "$m" | jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text')" \
+	    '2 trace files under the input were not analyzed: 1 in another directory than the one analyzed (a/deep/s.trace.json); 1 older than a trace of the same rank and stage (b/w.trace.json)'
+	# nothing dropped: no note; --compat reference: never
+	eq 0 "$("$EX" -q "$m/a" | grep -c traces_not_analyzed)"
+	eq 0 "$("$EX" -q --compat reference "$m" | grep -c traces_not_analyzed)"
+}
+check "discovery says which trace files it left out, and why" t_dropped_files
 
 t_usage() {
 	status 2 "$EX" --all-ranks --rank 1 "$d" 2>"$T/err"

@@ -8,7 +8,7 @@ EX=$BIN/trace-extract
 ST=$BIN/trace-stage
 TH=$BIN/trace-health
 
-IDS='no_kernels graph_launch_without_kernels launch_without_kernel kernel_without_launch no_python_stacks no_cpu_ops merged_devices clock_skew stream_overlap absurd_timestamps truncated skipped_events short_capture'
+IDS='no_kernels graph_launch_without_kernels launch_without_kernel kernel_without_launch no_python_stacks no_cpu_ops no_shapes merged_devices clock_offset clock_skew stream_overlap absurd_timestamps truncated skipped_events short_capture'
 
 staged() {	# staged NAME [GEN-OPTION...]
 	_n=$1
@@ -45,11 +45,11 @@ t_shape() {
 	cat "$T/clean.out" "$T/dup.jsonl" | "$TH" -q >"$T/shape.out"
 	eq true "$(jq -s '[.[] | select(.type == "health") | .checks[] |
 	    (keys == ["affects","detail","id","status","value"]) and (.id | type) == "string" and
-	    (.status | IN("ok","warn","fail")) and (.value | type) == "number" and
+	    (.status | IN("ok","info","limited","warn","fail")) and (.value | type) == "number" and
 	    (.value == (.value | floor)) and (.detail | type) == "string" and (.detail != "") and
 	    (.affects | type) == "array" and
 	    all(.affects[]; IN("kernel","overlap","fuse","gpu_time","step")) and
-	    ((.status == "ok") == (.affects == []))] | all' "$T/shape.out")"
+	    ((.status | IN("ok","info")) == (.affects == []))] | all' "$T/shape.out")"
 }
 check "the check objects: id, status, value, detail, affects" t_shape
 
@@ -78,6 +78,14 @@ t_strict() {
 	# --expect-steps turns a short capture into an error under --strict
 	status 1 "$TH" -q --strict --expect-steps 3 "$T/clean.jsonl" >/dev/null 2>/dev/null
 	status 0 "$TH" -q --strict --expect-steps 2 "$T/clean.jsonl" >/dev/null
+	# only defects: a capture without stacks or steps (limited) and kernels
+	# that began before the capture (information) pass --strict
+	jq -c 'select(.type != "frame" and .type != "annotation") |
+	    if .type == "stats" then .frames = 0 else . end' "$T/clean.jsonl" >"$T/lim.jsonl"
+	status 0 "$TH" --strict "$T/lim.jsonl" >"$T/lim.out" 2>"$T/lim.err"
+	eq "ok no_python_stacks=limited short_capture=limited" "$(jq -r 'select(.type == "health") |
+	    "\(.verdict) \([.checks[] | select(.status != "ok") | "\(.id)=\(.status)"] | join(" "))"' "$T/lim.out")"
+	eq "" "$(cat "$T/lim.err")"
 }
 check "--strict: exit 1 when a verdict is not ok, after the whole stream" t_strict
 

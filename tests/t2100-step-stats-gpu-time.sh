@@ -71,6 +71,59 @@ t_no_launches() {
 }
 check 'no launch records: launch-dependent members absent, the rest unchanged' t_no_launches
 
+# Copies and sets have a submitting call (issue 25), a launch record of
+# kind memcpy or memset, so a gap before one is host-bound as before a
+# kernel.  A real H100 trace: a 126 ms gap in DataLoader.__next__, its H2D
+# copy issued 48 us before it ran.
+#   K1 gemm  [0,100]          launch ends -5
+#   M  H2D   [126100,126110]  cudaMemcpyAsync [126040,126052]
+#   K2 norm  [126200,126300]  launch ends 126150
+#   S  set   [126400,126405]  cudaMemsetAsync ends 126250, before its gap
+# busy 100+10+100+5 = 215 of span 126405, idle 126190; host-bound: the gap
+# 100-126100 until the copy's call ended, 126052-100 = 125952; 126110-126200
+# until 126150, 40; 126300-126400 none (the set was queued when the gap
+# began): 125992.  Without the copies' calls (a stream of before), only 40.
+t_copies_host_bound() {
+	{
+		trc /p/decode/x.json
+		launch cudaLaunchKernel -10 5 1
+		copy cudaMemcpyAsync 126040 12 2 memcpy
+		launch cudaLaunchKernel 126140 10 3
+		copy cudaMemsetAsync 126240 10 4 memset
+		kern gemm kernel 0 100 1 7
+		kern 'Memcpy HtoD (Pageable -> Device)' gpu_memcpy 126100 10 2 7
+		kern 'void rmsnorm_kernel(float*)' kernel 126200 100 3 7
+		kern 'Memset (Device)' gpu_memset 126400 5 4 7
+		end
+	} >"$T/in"
+	ss <"$T/in" >"$T/out"
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"graph_us":0,"graph_pct":0}' \
+	    "$(grep '"type":"gpu_time"' "$T/out")"
+	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
+	eq 40 "$(cat "$T/old")"
+}
+check 'host-bound gaps before copies and sets: their runtime calls count as launches' t_copies_host_bound
+
+# An epoch clock with nanosecond digits (issue 25): 2000 kernels of 1.237
+# us, 0.003 us apart, at 1700000000123456.000 us and on.  Near 1.7e15 a
+# double resolves 0.25 us: the absolute times made busy 2480 us, more than
+# the 2474 us the kernels last, and idle 0.  On the trace's own digits less
+# its time base: busy 2474, idle 1999 x 0.003 = 5.997, span 2479.997.
+t_epoch_ns() {
+	awk 'BEGIN {
+		printf "{\"traceEvents\": [\n"
+		for (k = 0; k < 2000; k++) {
+			t = 1240 * k; us = 123456 + int(t / 1000); ns = t % 1000
+			printf "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, \"tid\": 9, \"ts\": 1700000000%06d.%03d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n", us - 10, ns, k + 1
+			printf "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1700000000%06d.%03d, \"dur\": 1.237, \"args\": {\"correlation\": %d, \"stream\": 7}}%s\n", us, ns, k + 1, k < 1999 ? "," : ""
+		}
+		print "]}"
+	}' >"$T/ns.json"
+	"$BIN/trace-extract" -q "$T/ns.json" | "$BIN/trace-stage" -q | ss >"$T/out"
+	eq 'true true true true' "$(rec gpu_time '"\(.busy_us <= .kernel_us) \((.kernel_us - 2474 | fabs) < 1e-6) \((.idle_us - 5.997 | fabs) < 1e-6) \((.span_us - 2479.997 | fabs) < 1e-6)"' "$T/out")"
+}
+check 'an epoch clock with nanosecond digits: busy within the sum of durations, gaps kept' t_epoch_ns
+
 # Legacy categories count, sync and runtime events do not; a copy kernel is
 # memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
 # [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.

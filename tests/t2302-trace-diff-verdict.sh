@@ -92,7 +92,7 @@ t_stages_differ() {
 	"$TD" --no-pass --force --baseline "$T/a" "$T/b" >"$T/out"
 	eq "extend=incomparable decode=neutral overall=neutral" "$(verdicts "$T/out")"
 	# no stage in common: nothing decides, even forced
-	{ inp sglang; kr extend 'void p' 100; } >"$T/c"
+	{ inp sglang; kr extend 'void d' 100; } >"$T/c"
 	"$TD" --no-pass --force --baseline "$T/c" "$T/b" >"$T/out"
 	eq "incomparable" "$(jq -r 'select(.scope == "overall") | .verdict' "$T/out")"
 	# --whole-run: every stage is "all", so they compare
@@ -101,6 +101,73 @@ t_stages_differ() {
 	eq '["all"]' "$(jq -c 'select(.type == "diff_input" and .side == "base") | .stages' "$T/out")"
 }
 check "other stages: incomparable stages, exit 6 unless --force; --whole-run" t_stages_differ
+
+# What the runs carry of themselves (issue 25): a trace record's world
+# size, the analyzed GPU's device record, the input's model family.
+tr() {	# tr WORLD: a trace record of rank 0 and world size WORLD
+	printf '{"type":"trace","v":1,"t":0,"path":"/r/x.json","rank":0,"world_size":%s}\n' "$1"
+}
+dev() {	# dev NAME: the analyzed GPU (pid 0)
+	printf '{"type":"device","t":0,"id":0,"name":"%s","compute_major":9,"compute_minor":0}\n' "$1"
+	printf '{"type":"gpu_pids","t":0,"selected":"0","time_us":{}}\n'
+}
+
+t_workloads() {
+	# a dense model's GEMMs on MI300X against a MoE's on B300: no kernel
+	# family in common and no model named: not the same workload
+	{ inp sglang; tr 1; dev 'AMD Instinct MI300X'
+	  kr decode 'Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI32x32x8' 700; kr decode 'void rmsnorm_kernel<float>' 50; } >"$T/dense"
+	{ inp sglang; tr 1; dev 'NVIDIA B300 SXM6 AC'
+	  kr decode 'nvjet_sm103_tst_64x16_64x16_4x1_v_bz_TNT' 300; kr decode 'void moe_align_block_size_kernel<int>' 150
+	  kr decode 'void rmsnorm_kernel<float>' 30; } >"$T/moe"
+	status 6 "$TD" --no-pass --baseline "$T/dense" "$T/moe" >"$T/out" 2>"$T/err"
+	has "$T/err" "only 6% of the GPU time is in kernel families both runs have (under a third), and they do not name one model"
+	eq 6.25 "$(jq -r 'select(.type == "verdict" and .scope == "overall") | .shared_pct' "$T/out")"
+	# --force compares them; the hardware difference is said, never refused
+	status 0 "$TD" --no-pass --force --baseline "$T/dense" "$T/moe" >"$T/out" 2>"$T/err"
+	has "$T/err" "^trace-diff: hardware differs: AMD Instinct MI300X vs NVIDIA B300 SXM6 AC$"
+	eq 'AMD Instinct MI300X|NVIDIA B300 SXM6 AC' "$(jq -r 'select(.type == "diff_input") | .gpu' "$T/out" | paste -sd '|')"
+	# the same model named on both: one workload on two GPUs, comparable
+	{ inp sglang Qwen/Qwen3-8B; tail -n +2 "$T/dense"; } >"$T/dense8"
+	{ inp sglang Qwen/Qwen3-8B; tail -n +2 "$T/moe"; } >"$T/moe8"
+	status 0 "$TD" --no-pass --baseline "$T/dense8" "$T/moe8" >"$T/out" 2>"$T/err"
+	has "$T/err" "hardware differs"
+	# model families (issue 26's model_family) that differ, and world sizes
+	{ printf '{"type":"input","role":"single","path":"/r/x.json","framework":"sglang","model_family":"llama"}\n'; tail -n +2 "$T/dense"; } >"$T/fa"
+	{ printf '{"type":"input","role":"single","path":"/r/x.json","framework":"sglang","model_family":"qwen3_moe"}\n'; tail -n +2 "$T/dense"; } >"$T/fb"
+	status 6 "$TD" --no-pass --baseline "$T/fa" "$T/fb" >/dev/null 2>"$T/err"
+	has "$T/err" "model family llama vs qwen3_moe"
+	{ inp sglang; tr 4; tail -n +3 "$T/dense"; } >"$T/w4"
+	{ inp sglang; tr 8; tail -n +3 "$T/dense"; } >"$T/w8"
+	status 6 "$TD" --no-pass --baseline "$T/w4" "$T/w8" >/dev/null 2>"$T/err"
+	has "$T/err" "world size 4 vs 8"
+}
+check "comparability from what the runs carry: kernel families, model family, world size, GPU" t_workloads
+
+t_collectives() {
+	# decode +300 us, 250 of it in the all-reduce: the verdict says a
+	# collective's time includes waiting for the other ranks
+	ck() {	# ck KERNEL US
+		printf '{"type":"kernel_row","t":0,"stage":"decode","kernel":"%s","category":"communication","total_us":%s,"launches":1,"stage_total_us":0}\n' "$1" "$2"
+	}
+	{ inp sglang; kr decode 'void gemm' 800; ck 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)' 200; } >"$T/ca"
+	{ inp sglang; kr decode 'void gemm' 850; ck 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)' 450; } >"$T/cb"
+	status 5 "$TD" --no-pass --gate 10 --baseline "$T/ca" "$T/cb" >"$T/out" 2>"$T/err"
+	eq "collective kernels account for +0.250 ms of it, and a collective's time includes waiting for the other ranks (triage --all-ranks on both runs splits the wait from the transfer)" \
+	    "$(jq -r 'select(.type == "verdict" and .scope == "decode") | .reason' "$T/out")"
+	has "$T/err" "; collective kernels account for +0.250 ms of it"
+	# both runs with --all-ranks: rank-skew's wait of the lowest rank splits it
+	rr() {	# rr RANK COMM WAIT
+		printf '{"type":"rank_row","stage":"decode","rank":%s,"busy_us":1,"kernel_us":1,"comm_us":%s,"wait_us":%s,"last_arrivals":0}\n' "$1" "$2" "$3"
+	}
+	{ cat "$T/ca"; rr 1 190 5; rr 0 200 20; } >"$T/ra"
+	{ cat "$T/cb"; rr 0 450 220; rr 1 430 40; } >"$T/rb"
+	status 5 "$TD" --no-pass --gate 10 --baseline "$T/ra" "$T/rb" >"$T/out" 2>/dev/null
+	eq "collective kernels account for +0.250 ms of it, and a collective's time includes waiting for the other ranks: rank 0's wait went 0.020 -> 0.220 ms (+0.200 ms), its transfers +0.050 ms" \
+	    "$(jq -r 'select(.type == "verdict" and .scope == "decode") | .reason' "$T/out")"
+	eq '250 20 220' "$(jq -r 'select(.type == "verdict" and .scope == "decode") | "\(.comm_delta_us) \(.base_wait_us) \(.cand_wait_us)"' "$T/out")"
+}
+check "a regression in collectives says their time includes waiting for other ranks" t_collectives
 
 t_no_base_time() {
 	{ inp sglang; kr decode 'void d' 0; } >"$T/a"

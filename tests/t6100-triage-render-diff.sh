@@ -132,4 +132,14 @@ t_overlap_section() {
 }
 check "overlap rows of both runs: their own section" t_overlap_section
 
+t_hardware() {
+	# other GPUs are compared; the header says the hardware differs (issue 25)
+	jq -c 'if .type == "diff_input" then .gpu = (if .side == "base" then "NVIDIA H100 80GB HBM3" else "AMD Instinct MI300X" end) else . end' \
+	    "$T/d" | "$TR" >"$T/hw.md"
+	has "$T/hw.md" '^- \*\*GPU\*\*: hardware differs: NVIDIA H100 80GB HBM3 vs AMD Instinct MI300X$'
+	jq -c 'if .type == "diff_input" then .gpu = "NVIDIA H100 80GB HBM3" else . end' "$T/d" | "$TR" >"$T/hw1.md"
+	has "$T/hw1.md" '^- \*\*GPU\*\*: NVIDIA H100 80GB HBM3$'
+}
+check "the GPUs of the two runs, and when the hardware differs" t_hardware
+
 done_testing

@@ -56,10 +56,10 @@ t_quick_start_sample() {
 	# the pair of examples/sglang-tp2 is gen-trace output, as its README says
 	S=$TOP/examples/sglang-tp2
 	gzip -dc "$S/eager/sglang-eager.trace.json.gz" >"$T/e1.json"
-	"$GEN" -s both -n 6 --streams 2 -o "$T/e2.json"
+	"$GEN" -s both -n 6 --streams 2 --world 2 -o "$T/e2.json"
 	cmp "$T/e1.json" "$T/e2.json"
 	gzip -dc "$S/graph/sglang-graph.trace.json.gz" >"$T/g1.json"
-	"$GEN" -s both -n 6 --streams 2 --graph -o "$T/g2.json"
+	"$GEN" -s both -n 6 --streams 2 --graph --world 2 -o "$T/g2.json"
 	cmp "$T/g1.json" "$T/g2.json"
 	# the README's quick-start command, as written, fills all three tables
 	cmd=$(sed -n 's/^sh scripts\/install-deps && make && \(\.\/scripts\/triage .*\)$/\1/p' "$TOP/README.md")
@@ -72,7 +72,11 @@ t_quick_start_sample() {
 		    "rows under $s"
 	done
 	has "$T/q.md" '^| FlashInfer unified allreduce_fusion | Confirmed |'
-	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 26 checks passed on every trace.$'
+	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 30 checks passed on every trace.$'
+	# a TP2 deployment's rank, and every share with its base (issue 25)
+	has "$T/q.md" '^- \*\*Rank\*\*: 0 of 2 (the trace.s distributedInfo)$'
+	has "$T/q.md" '; of the kernel time: gemm 48%, attention 32%, communication 12%;'
+	has "$T/q.md" '| Busy: communication, no compute |'
 }
 check "the quick-start sample fills the kernel, overlap and fuse tables" t_quick_start_sample
 

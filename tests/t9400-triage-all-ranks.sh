@@ -8,7 +8,7 @@ GEN=$TESTDIR/gen-trace
 d=$T/prof
 mkdir -p "$d"
 # four ranks: rank 2 arrives 12 us late at every all-reduce, the others wait
-common="-s both -n 3 -l 3 --streams 2 -z"
+common="-s both -n 3 -l 3 --streams 2 --world 4 -z"
 "$GEN" $common --rank 0 --comm-wait 12 -o "$d/run-TP-0.trace.json.gz"
 "$GEN" $common --rank 1 --comm-wait 12 --clock 2000 -o "$d/run-TP-1.trace.json.gz"
 "$GEN" $common --rank 2 --comm-late 12 -o "$d/run-TP-2.trace.json.gz"
@@ -31,9 +31,15 @@ t_same_tables() {
 	# one rank's report says it is one of four; the all-ranks report has
 	# a Ranks section instead; the rest is the same
 	has "$T/one.md" '^> Note: Rank 0 of 4 analyzed (the traces name ranks 0, 1, 2, 3)'
-	sed '/^> Note: Rank/,+1d' "$T/one.md" >"$T/one.rest"
-	sed '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' "$T/all.md" >"$T/all.rest"
+	sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' "$T/one.md" >"$T/one.rest"
+	sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
+	    "$T/all.md" >"$T/all.rest"
 	same "$T/one.rest" "$T/all.rest"
+	# the header says which mode and which rank (issue 25)
+	has "$T/one.md" '^- \*\*Mode\*\*: single trace$'
+	has "$T/all.md" '^- \*\*Mode\*\*: all ranks (4)$'
+	has "$T/all.md" '^- \*\*Rank\*\*: 0 of 4 (the trace.s distributedInfo)$'
+	has "$T/all.md" '^- \*\*GPU\*\*: Demo GPU, compute capability 9.0, 132 SMs, 80 GiB$'
 	eq 8 "$(sed -n '/^## Ranks$/,/^## /p' "$T/all.md" | grep -c '^| [0-3] | [0-9.]* ms')"
 	"$TRIAGE" --input "$d" --format json >"$T/one.json"
 	"$TRIAGE" --all-ranks -j 3 --input "$d" --format json >"$T/all.json"
@@ -44,6 +50,19 @@ t_same_tables() {
 	[ ! -s "$T/err" ]
 }
 check "the report's tables are the lowest rank's, as without --all-ranks" t_same_tables
+
+# Ranks by the traces' distributedInfo (issue 25): names without a rank
+t_dist_rank_names() {
+	dd=$T/dist
+	mkdir -p "$dd"
+	"$GEN" -n 2 -l 2 --streams 2 --rank 0 --world 2 -o "$dd/trace0.json"
+	"$GEN" -n 2 -l 2 --streams 2 --rank 1 --world 2 --comm-late 10 -o "$dd/trace1.json"
+	"$TRIAGE" --all-ranks --input "$dd" >"$T/dist.md" 2>"$T/dist.err"
+	has "$T/dist.md" '^- \*\*Mode\*\*: all ranks (2)$'
+	has "$T/dist.md" '^- \*\*Rank\*\*: 0 of 2 (the trace.s distributedInfo)$'
+	eq 2 "$(sed -n '/^## Ranks$/,/^## /p' "$T/dist.md" | grep -c '^| [01] | [0-9.]* ms')"
+}
+check "--all-ranks on traces whose names carry no rank: their distributedInfo" t_dist_rank_names
 
 t_renderer_gets_skew() {
 	TRIAGE_BINDIR=$fake "$TRIAGE" --all-ranks -j 2 --input "$d" >/dev/null
@@ -116,7 +135,7 @@ t_usage() {
 	status 1 "$TRIAGE" --all-ranks --input "$T/no-such-dir" 2>"$T/err"
 	has "$T/err" "cannot open"
 	mkdir -p "$T/norank"
-	"$GEN" -n 1 -o "$T/norank/a.trace.json"
+	"$GEN" -n 1 --no-dist-info -o "$T/norank/a.trace.json"
 	status 3 "$TRIAGE" --all-ranks --input "$T/norank" 2>"$T/err"
 	has "$T/err" "no trace under '.*norank' names a rank"
 }

@@ -147,6 +147,7 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 	/* consecutive kernels mostly share a stage: remember the last lookup */
 	uint32_t last_stage = NOSTR;
 	size_t last_rsi = 0;
+	double shift;
 
 	(void)r;
 	if (!tr->has_rank) {
@@ -162,6 +163,11 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 		    "trace-stage?); all of them are used", tr->t, strtab_str(s->str, tr->path));
 		s->unselected++;
 	}
+	if (!s->has_base) {
+		s->base_ref = tr->time_base;
+		s->has_base = 1;
+	}
+	shift = (double)(tr->time_base - s->base_ref);
 	iv = xmalloc((tr->nk ? tr->nk : 1) * sizeof *iv);
 	for (i = 0; i < tr->nk; i++) {
 		const struct tkernel *k = &tr->k[i];
@@ -184,11 +190,11 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 		rs->kernel_us += k->dur;
 		if (kind != CK_NONE) {
 			xgrow(&rs->c, &rs->capc, rs->nc + 1, sizeof *rs->c);
-			rs->c[rs->nc++] = (struct coll){ k->ts, k->dur, name, (unsigned char)kind };
+			rs->c[rs->nc++] = (struct coll){ k->ts + shift, k->dur, name, (unsigned char)kind };
 			rs->comm_us += k->dur;
 		} else
 			add_ktime(rs, name, k->dur);
-		iv[niv++] = (struct iv){ rsi, k->ts, k->ts + k->dur };
+		iv[niv++] = (struct iv){ rsi, k->ts + shift, k->ts + shift + k->dur };
 	}
 	add_busy(s, iv, niv);
 	free(iv);

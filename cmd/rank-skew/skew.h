@@ -4,9 +4,9 @@
  * name, and sums), and the per-stage analysis that matches, aligns and
  * writes the records (rank-skew(1), triage-records(5)).
  *
- * Times are microseconds as in the trace.  Names are ids in the caller's
- * string table; kernel names are canonical (canonicalize_name, the kernel
- * table's row key).  Everything here belongs to the struct skew and is
+ * Times are microseconds on one time base for all ranks (base_ref below).
+ * Names are ids in the caller's string table; kernel names are canonical
+ * (canonicalize_name, the kernel table's row key).  Everything here belongs to the struct skew and is
  * released by skew_free.  Allocation failures end the run (xalloc.h);
  * nothing else here fails: problems in the data are warnings and records.
  */
@@ -98,6 +98,13 @@ struct skew {
 	int align_end;			/* 1: align clocks on a collective's end; 0: none */
 	long long top;			/* rank_kernel_delta records per stage, 0: all */
 	long long unranked;		/* traces left out: no rank */
+	/*
+	 * The time base every rank's times are put on (issue 25): the first
+	 * trace's time_base_us; another trace's times move by the (exact,
+	 * integer) difference of the bases, so ranks compare on one clock.
+	 */
+	long long base_ref;
+	int has_base;
 	long long unselected;		/* traces with no "sel" kernel: all kernels used */
 };
 

@@ -41,6 +41,7 @@ static struct {
 	long long items;	/* GPU work items over all traces */
 	long long work;		/* work kernels of this trace, selected or not */
 	int staged;		/* this trace has trace-stage's gpu_pids record */
+	int clock_offset;	/* and its clocks disagree (gpu_pids.clock_offset_us) */
 	long long unstaged, bad_times;
 	unsigned char *bucket;	/* raw name id -> bucket + 1, 0 unknown */
 	size_t nbucket;
@@ -90,8 +91,12 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	struct rec_kernel_row k;
 
 	(void)ctx;
-	if (t == RT_gpu_pids)
+	if (t == RT_gpu_pids) {
+		struct rec_gpu_pids g;
+		REC_READ(&r->rd, gpu_pids, &g);
 		run.staged = 1;
+		run.clock_offset = REC_HAS(&g, gpu_pids, clock_offset_us);
+	}
 	if (t != RT_kernel_row)
 		return;
 	REC_READ(&r->rd, kernel_row, &k);
@@ -197,7 +202,7 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 		const char *cat = strtab_str(r->str, k->cat);
 		struct item *x = &it[m];
 		uint64_t *v;
-		if (ss_bad_time(k->ts, k->dur)) {
+		if (ss_bad_time(k->ts + (double)tr->time_base, k->dur)) {
 			run.bad_times++;
 			continue;
 		}
@@ -228,9 +233,13 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 	return it;
 }
 
+/*
+ * host_bound: idle_launch_us is measured (launch records, and clocks that
+ * agree: with an offset every gap looks queued, issue 25).
+ */
 static void
 write_gpu_time(const struct trace *tr, const char *stage, const struct figures *f,
-    const double *dur, size_t nsteps, int launches)
+    const double *dur, size_t nsteps, int launches, int host_bound, double tok, double tok_us)
 {
 	rec_begin(RT_gpu_time);
 	rec_int(RM_gpu_time_t, tr->t);
@@ -240,7 +249,7 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 	rec_num(RM_gpu_time_busy_us, f->busy_us);
 	rec_num(RM_gpu_time_span_us, f->span_us);
 	rec_num(RM_gpu_time_idle_us, f->idle_us);
-	if (launches)
+	if (launches && host_bound)
 		rec_num(RM_gpu_time_idle_launch_us, f->idle_launch_us);
 	rec_num(RM_gpu_time_compute_us, f->bucket_us[B_COMPUTE]);
 	rec_num(RM_gpu_time_comm_us, f->bucket_us[B_COMM]);
@@ -258,6 +267,8 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 		rec_num(RM_gpu_time_step_p90_us, percentile(dur, nsteps, 90));
 		rec_num(RM_gpu_time_step_max_us, dur[nsteps - 1]);
 	}
+	if (tok_us > 0)
+		rec_num(RM_gpu_time_tokens_per_s, tok / (tok_us / 1e6));
 	rec_end();
 }
 
@@ -272,6 +283,7 @@ write_step(const struct trace_reader *r, const struct trace *tr, const struct st
 	rec_cstr(RM_step_name, strtab_str(r->str, s->name));
 	rec_num(RM_step_ts, s->ts);
 	rec_num(RM_step_cpu_us, s->dur);
+	rec_num(RM_step_period_us, s->period_us);
 	if (s->m.has_batch)
 		rec_int(RM_step_batch, s->m.batch);
 	if (s->m.has_tokens)
@@ -329,9 +341,12 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	uint32_t *stages;
 	double *dur;
 	size_t n, nst, ns, i, a, b, k, nd;
-	int launches = tr->nln > 0;
+	double tok, tok_us;
+	int launches = tr->nln > 0, offset;
 
 	(void)ctx;
+	offset = run.clock_offset;
+	run.clock_offset = 0;
 	if (run.work && !run.staged) {	/* no sel anywhere: figures of nothing would mislead */
 		run.unstaged++;
 		run.work = 0;
@@ -344,6 +359,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	nst = steps_find(r, tr, &st);
 	steps_assign(r, tr, st, nst, it, n);
 	steps_finish(r, tr, st, nst, it, n);
+	steps_periods(st, nst);
 	items_sort(it, n, r->str);
 	ns = report_stages(r->str, it, n, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
@@ -351,11 +367,20 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		for (b = a; b < n && it[b].stage == stages[k]; b++)
 			;
 		stage_figures(it + a, b - a, tr->ln, &f);
-		for (i = 0, nd = 0; i < nst; i++)
-			if (st[i].stage == stages[k])
-				dur[nd++] = st[i].dur;
+		tok = tok_us = 0;
+		for (i = 0, nd = 0; i < nst; i++) {
+			double t;
+			if (st[i].stage != stages[k])
+				continue;
+			dur[nd++] = st[i].period_us;
+			if (step_tokens(r, &st[i], &t)) {
+				tok += t;
+				tok_us += st[i].period_us;
+			}
+		}
 		xqsort(dur, nd, sizeof *dur, dbl_cmp);
-		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches);
+		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches,
+		    !offset, tok, tok_us);
 		if (launches && f.graph_mode)
 			escape_add(r, tr->t, stages[k], it + a, b - a, f.kernel_us);
 		a = b;

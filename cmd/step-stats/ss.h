@@ -3,7 +3,8 @@
  * figures computed from them (busy.c), the step markers and their work
  * (steps.c), and the eager kernels of graph-mode stages (escape.c).
  *
- * Times are microseconds as in the trace.  Strings are ids in the tool's
+ * Times are microseconds as in the records: relative to the trace's time
+ * base (time_base_us, issue 25), so that they stay exact.  Strings are ids in the tool's
  * one string table (the trace reader's); NOSTR marks an absent one.  Every
  * array here is owned by the caller that passes it, unless a function says
  * it allocates.
@@ -25,7 +26,10 @@
 #define SS_DUR_ABSURD_US 3.2e13
 #define SS_TS_ABSURD_US 1e17
 
-/* Is (ts, dur) unusable: not finite, or corrupt as above? */
+/*
+ * Is (ts, dur) unusable: not finite, or corrupt as above?  ts is absolute:
+ * a record's ts plus its trace's time base (trace.h).
+ */
 static inline int
 ss_bad_time(double ts, double dur)
 {
@@ -120,6 +124,8 @@ struct step {
 	size_t ord;		/* input order, the last sort key */
 	long long kernels;
 	double busy_us, span_us;
+	double gpu_end;		/* the last end of its items (kernels > 0) */
+	double period_us;	/* steps_periods */
 };
 
 /*
@@ -145,6 +151,21 @@ void steps_assign(struct trace_reader *r, const struct trace *tr, struct step *s
  */
 void steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
     struct item *it, size_t n);
+
+/*
+ * Each step's period (step-stats(1), issue 25): from its start to the
+ * start of the next step of its process, the last one's to the later of
+ * its marker's end and its GPU work's end.  st sorted by start, finished
+ * (steps_finish).
+ */
+void steps_periods(struct step *st, size_t nst);
+
+/*
+ * The count of tokens a step moved, for tokens per second: the tokens its
+ * marker names, else, in the decode stage, its batch (one token a request);
+ * returns 0 when it has neither.
+ */
+int step_tokens(const struct trace_reader *r, const struct step *s, double *tokens);
 
 /*
  * Nearest-rank percentile p (1..100) of v[0..n), n > 0, sorted ascending:

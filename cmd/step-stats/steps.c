@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imap.h"
 #include "rules.h"
 #include "ss.h"
 #include "xalloc.h"
@@ -173,7 +174,7 @@ steps_find(struct trace_reader *r, const struct trace *tr, struct step **out)
 		memset(&m[i], 0, sizeof m[i]);
 		if (a->cat == gpu)
 			continue;	/* the GPU-side copy of a CPU marker */
-		if (ss_bad_time(a->ts, a->dur))
+		if (ss_bad_time(a->ts + (double)tr->time_base, a->dur))
 			continue;	/* no time to measure */
 		marker_parse(strtab_str(r->str, a->name), strtab_len(r->str, a->name), &m[i]);
 		if (m[i].family != SF_NONE && (best == SF_NONE || m[i].family < best))
@@ -300,6 +301,10 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 		}
 		s->kernels = (long long)(j - i);
 		s->busy_us = union_measure(sp, j - i, &s->span_us);
+		s->gpu_end = sp[0].end;
+		for (k = 1; k < j - i; k++)
+			if (sp[k].end > s->gpu_end)
+				s->gpu_end = sp[k].end;
 		s->stage = major_stage(r, stt, nstt);
 		i = j;
 	}
@@ -314,6 +319,46 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 	}
 	free(sp);
 	free(stt);
+}
+
+void
+steps_periods(struct step *st, size_t nst)
+{
+	imap next = { 0 };	/* pid -> index + 1 of the next step of that process */
+	size_t i;
+	uint64_t *v;
+	double end;
+	int isnew;
+
+	for (i = nst; i-- > 0;) {
+		v = imap_put(&next, st[i].pid, &isnew);
+		if (!isnew) {
+			st[i].period_us = st[*v - 1].ts - st[i].ts;
+		} else {
+			end = st[i].ts + st[i].dur;
+			if (st[i].kernels > 0 && st[i].gpu_end > end)
+				end = st[i].gpu_end;
+			st[i].period_us = end - st[i].ts;
+		}
+		if (st[i].period_us < 0)	/* cannot happen: sorted by start */
+			st[i].period_us = 0;
+		*v = i + 1;
+	}
+	imap_free(&next);
+}
+
+int
+step_tokens(const struct trace_reader *r, const struct step *s, double *tokens)
+{
+	if (s->m.has_tokens) {
+		*tokens = (double)s->m.tokens;
+		return 1;
+	}
+	if (s->m.has_batch && !strcmp(strtab_str(r->str, s->stage), "decode")) {
+		*tokens = (double)s->m.batch;
+		return 1;
+	}
+	return 0;
 }
 
 double

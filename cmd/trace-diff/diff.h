@@ -66,11 +66,26 @@ struct stage {
 	size_t nf, capf;
 	struct orow *o;
 	size_t no, capo;
+	/*
+	 * rank-skew's rank_row of the lowest rank (the one the tables show),
+	 * with --all-ranks: the time its collectives took and the part of it
+	 * spent waiting for the other ranks (issue 25).
+	 */
+	int has_wait;
+	long long wait_rank;
+	double rank_comm_us, rank_wait_us;
 };
 
 struct side {
 	const char *what;	/* "baseline" or "candidate", for messages */
 	char *path, *framework, *model, *health;	/* heap; model and health may be NULL */
+	/*
+	 * What the traces say of themselves (issue 25), each NULL or -1 when
+	 * they do not: the model family (the input record's model_family), the
+	 * analyzed GPU's name (its device record) and the job's world size.
+	 */
+	char *model_family, *gpu;
+	long long world;
 	int dual;		/* mapping/formal records */
 	long long rows, diffs;	/* kernel rows read; trace-diff records read */
 	int overlap;		/* it has overlap rows */
@@ -93,6 +108,13 @@ void side_free(struct side *s);
 
 /* The stage of s named `name`, or NULL. */
 struct stage *side_stage(const struct side *s, uint32_t name);
+
+/*
+ * The share of a side's kernel time in kernel families (kernel_family)
+ * that the other side has too, in percent; 100 for a side without time.
+ * str: the shared table.
+ */
+double shared_family_pct(const struct side *a, const struct side *b, strtab *str);
 
 /* First Python site of a kernel_row location cell ("a (site share 60%)<br>b ..." -> "a"). */
 void first_site(const char *loc, size_t n, sbuf *out);

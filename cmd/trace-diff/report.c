@@ -14,6 +14,7 @@
 #include "num.h"
 #include "rec.h"
 #include "rules.h"
+#include "opt.h"
 #include "xalloc.h"
 
 static const char *const status_name[] = { "same", "changed", "new", "removed" };
@@ -31,6 +32,8 @@ struct sverdict {
 	int has_pct;
 	const char *reason;	/* static text, or NULL */
 	struct scmp *cmp;
+	double shared;		/* overall: shared_family_pct's smaller side */
+	int has_shared;
 };
 
 /* ---- helpers ---- */
@@ -62,7 +65,7 @@ dbl_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Nearest-rank median of the stage's step durations (as step-stats computes p50). */
+/* Nearest-rank median of the stage's step periods (as step-stats computes p50). */
 static double
 step_p50(const struct stage *st)
 {
@@ -109,6 +112,12 @@ write_input(const struct side *s, const char *which, const strtab *str)
 	rec_cstr(RM_diff_input_framework, s->framework);
 	if (s->model)
 		rec_cstr(RM_diff_input_model, s->model);
+	if (s->model_family)
+		rec_cstr(RM_diff_input_model_family, s->model_family);
+	if (s->gpu)
+		rec_cstr(RM_diff_input_gpu, s->gpu);
+	if (s->world > 0)
+		rec_int(RM_diff_input_world_size, s->world);
 	if (s->health)
 		rec_cstr(RM_diff_input_health, s->health);
 	sb_addc(&j, '[');
@@ -137,20 +146,51 @@ write_input(const struct side *s, const char *which, const strtab *str)
 }
 
 /*
- * Why the runs cannot be compared, appended to why ("" when they can):
- * another model (when both name one), another framework, other stages.
+ * Under this share of either run's kernel time in kernel families both runs
+ * have, and without a model both name, the runs are not the same workload
+ * (issue 25: a dense 8B model on MI300X against a MoE on B300 was "an
+ * improvement of 35.6 %").
+ */
+#define SHARED_MIN_PCT (100.0 / 3)
+
+/*
+ * Why the runs cannot be compared, appended to why ("" when they can),
+ * from every identity the runs carry: another model or model family (when
+ * both name one), another framework, another world size, other stages;
+ * and, when they do not both name one model, how little of their kernel
+ * time is in kernel families both have (*shared, percent: the smaller of
+ * the two sides' shares).
  */
 static void
-comparability(const struct side *b, const struct side *c, const strtab *str, sbuf *why)
+comparability(const struct side *b, const struct side *c, strtab *str, sbuf *why,
+    double *shared)
 {
 	size_t i;
-	int same = b->nst == c->nst;
+	int same = b->nst == c->nst, one_model;
 
 	if (b->model && c->model && strcmp(b->model, c->model) != 0)
 		sb_printf(why, "%smodel '%s' vs '%s'", why->len ? "; " : "", b->model, c->model);
+	if (b->model_family && c->model_family && strcmp(b->model_family, c->model_family) != 0)
+		sb_printf(why, "%smodel family %s vs %s", why->len ? "; " : "", b->model_family,
+		    c->model_family);
 	if (strcmp(b->framework, c->framework) != 0)
 		sb_printf(why, "%sframework %s vs %s", why->len ? "; " : "", b->framework,
 		    c->framework);
+	if (b->world > 0 && c->world > 0 && b->world != c->world)
+		sb_printf(why, "%sworld size %lld vs %lld (a rank's share of the work differs)",
+		    why->len ? "; " : "", b->world, c->world);
+	*shared = shared_family_pct(b, c, str);
+	{
+		double other = shared_family_pct(c, b, str);
+		if (other < *shared)
+			*shared = other;
+	}
+	one_model = (b->model && c->model && strcmp(b->model, c->model) == 0) ||
+	    (b->model_family && c->model_family && strcmp(b->model_family, c->model_family) == 0);
+	if (!one_model && *shared < SHARED_MIN_PCT)
+		sb_printf(why, "%sonly %.0f%% of the GPU time is in kernel families both runs have "
+		    "(under a third), and they do not name one model (--model NAME, or --force)",
+		    why->len ? "; " : "", *shared);
 	for (i = 0; same && i < b->nst; i++)
 		same = b->st[i].name == c->st[i].name;
 	if (!same) {
@@ -439,12 +479,59 @@ stage_verdict(struct scmp *m, const strtab *str, const struct opts *o, struct sv
 	    v->delta_pct < -o->threshold ? V_IMPROVEMENT : V_NEUTRAL;
 }
 
+/*
+ * The change of a stage's communication kernels (category communication),
+ * scaled as the rows are: the part of a regression a collective accounts
+ * for, which includes waiting for the other ranks.
+ */
+static double
+comm_delta(const struct scmp *m, const strtab *str)
+{
+	double d = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr; i++)
+		if (m->r[i].cat != NOSTR && strcmp(strtab_str(str, m->r[i].cat), "communication") == 0)
+			d += m->r[i].delta_us;
+	return d;
+}
+
+/*
+ * The verdict's reason: `reason` as given, and for a regression or an
+ * improvement whose kernels include collectives, that a collective's time
+ * includes waiting for the other ranks (issue 25), split by rank-skew's
+ * wait when both runs were analyzed with --all-ranks.
+ */
+static void
+collectives(const struct sverdict *v, const strtab *str, const char *reason, sbuf *out)
+{
+	const struct scmp *m = v->cmp;
+	double cd, wb, wc;
+
+	sb_reset(out);
+	if (reason)
+		sb_adds(out, reason);
+	if (!m || !m->b || !m->c || (v->v != V_REGRESSION && v->v != V_IMPROVEMENT) ||
+	    (cd = comm_delta(m, str)) == 0)
+		return;
+	sb_printf(out, "%scollective kernels account for %+.3f ms of it, and a collective's time "
+	    "includes waiting for the other ranks", out->len ? "; " : "", cd / 1000);
+	if (m->b->has_wait && m->c->has_wait) {
+		wb = m->b->rank_wait_us * m->bscale;
+		wc = m->c->rank_wait_us * m->cscale;
+		sb_printf(out, ": rank %lld's wait went %.3f -> %.3f ms (%+.3f ms), its transfers "
+		    "%+.3f ms", m->c->wait_rank, wb / 1000, wc / 1000, (wc - wb) / 1000,
+		    (cd - (wc - wb)) / 1000);
+	} else
+		sb_adds(out, " (triage --all-ranks on both runs splits the wait from the transfer)");
+}
+
 static void
 write_verdict(const struct sverdict *v, const char *scope, const strtab *str,
     const struct opts *o, const char *reason)
 {
 	const struct scmp *m = v->cmp;
-	sbuf j = SBUF_INIT;
+	sbuf j = SBUF_INIT, why = SBUF_INIT;
 
 	rec_begin(RT_verdict);
 	rec_cstr(RM_verdict_scope, scope);
@@ -469,10 +556,24 @@ write_verdict(const struct sverdict *v, const char *scope, const strtab *str,
 		accounting(m, str, v->cand - v->base, &j);
 		rec_json(RM_verdict_kernels, j.s, j.len);
 	}
-	if (reason)
-		rec_cstr(RM_verdict_reason, reason);
+	if (reason || (m && (v->v == V_REGRESSION || v->v == V_IMPROVEMENT))) {
+		collectives(v, str, reason, &why);
+		if (why.len)
+			rec_str(RM_verdict_reason, why.s, why.len);
+	}
+	if (v->has_shared)
+		rec_num(RM_verdict_shared_pct, v->shared);
+	if (m && m->b && m->c && (v->v == V_REGRESSION || v->v == V_IMPROVEMENT) &&
+	    comm_delta(m, str) != 0) {
+		rec_num(RM_verdict_comm_delta_us, comm_delta(m, str));
+		if (m->b->has_wait && m->c->has_wait) {
+			rec_num(RM_verdict_base_wait_us, m->b->rank_wait_us * m->bscale);
+			rec_num(RM_verdict_cand_wait_us, m->c->rank_wait_us * m->cscale);
+		}
+	}
 	rec_end();
 	sb_free(&j);
+	sb_free(&why);
 }
 
 /* The overall decision from the stages': the worst regression, else the best improvement. */
@@ -528,6 +629,9 @@ gate_message(const struct sverdict *v, const strtab *str, const struct opts *o)
 		    status_name[d->status]);
 		sum += d->delta_us;
 	}
+	collectives(v, str, NULL, &tmp);
+	if (tmp.len)
+		sb_printf(&msg, "; %s", tmp.s);
 	err_msg("%s", msg.s);
 	sb_free(&msg);
 	sb_free(&tmp);
@@ -542,9 +646,13 @@ diff_report(struct side *b, struct side *c, strtab *str, const struct opts *o)
 	size_t n = 0, i, j;
 	sbuf why = SBUF_INIT, reason = SBUF_INIT;
 	int status = EXIT_OK, incomparable;
+	double shared;
 
-	comparability(b, c, str, &why);
+	comparability(b, c, str, &why, &shared);
 	incomparable = why.len > 0;
+	/* which GPU is faster is a real question: say it, compare anyway */
+	if (b->gpu && c->gpu && strcmp(b->gpu, c->gpu) != 0)
+		note_msg("hardware differs: %s vs %s", b->gpu, c->gpu);
 	write_input(b, "base", str);
 	write_input(c, "cand", str);
 	for (i = 0; i < b->nst + c->nst; i++) {
@@ -584,6 +692,8 @@ diff_report(struct side *b, struct side *c, strtab *str, const struct opts *o)
 			sb_printf(&reason, "; %s", why.s);
 	} else if (incomparable)
 		sb_printf(&reason, "compared anyway (--force): %s", why.s);
+	all.shared = shared;
+	all.has_shared = 1;
 	write_verdict(&all, "overall", str, o, reason.len ? reason.s : NULL);
 	if (incomparable && !o->force) {
 		err_msg("the runs are not comparable: %s (--force compares them anyway)", why.s);

@@ -132,13 +132,53 @@ add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int whol
 		st->steps += g->steps;
 }
 
+/* A step's time: its period (issue 25), or its CPU time in a stream of before. */
 static void
 add_step(struct side *s, strtab *str, const struct rec_step *p, int whole)
 {
 	struct stage *st = stage_of(s, str, p->stage, whole);
 
 	xgrow(&st->step_us, &st->capstep, st->nstep + 1, sizeof *st->step_us);
-	st->step_us[st->nstep++] = p->cpu_us;
+	st->step_us[st->nstep++] = REC_HAS(p, step, period_us) ? p->period_us : p->cpu_us;
+}
+
+/* rank-skew's rows, kept until the stages are known: a stage of no kernel row is none. */
+struct rrow {
+	uint32_t stage;
+	long long rank;
+	double comm, wait;
+};
+struct rrows {
+	struct rrow *v;
+	size_t n, cap;
+};
+
+static void
+keep_rank_row(struct rrows *rr, strtab *str, const struct rec_rank_row *k, int whole)
+{
+	xgrow(&rr->v, &rr->cap, rr->n + 1, sizeof *rr->v);
+	rr->v[rr->n].stage = whole || !k->stage.n ? strtab_intern(str, "all", 3) :
+	    strtab_intern(str, k->stage.s, k->stage.n);
+	rr->v[rr->n].rank = k->rank;
+	rr->v[rr->n].comm = k->comm_us;
+	rr->v[rr->n++].wait = k->wait_us;
+}
+
+/* A rank_row, for the lowest rank of each stage (the tables' rank). */
+static void
+add_rank_row(struct side *s, const struct rrow *k)
+{
+	struct stage *st = side_stage(s, k->stage);
+
+	if (!st || (st->has_wait && k->rank > st->wait_rank))
+		return;
+	if (!st->has_wait || k->rank < st->wait_rank)
+		st->rank_comm_us = st->rank_wait_us = 0;
+	st->has_wait = 1;
+	st->wait_rank = k->rank;
+	/* --whole-run sums the rank's stages */
+	st->rank_comm_us += k->comm;
+	st->rank_wait_us += k->wait;
 }
 
 static void
@@ -213,15 +253,48 @@ set_str(char **dst, struct rstr v)
 	*dst = rstr_dup(v);
 }
 
+/* The first trace's devices, until its gpu_pids record names the analyzed one. */
+struct devs {
+	long long t;		/* the first trace's index, -1 before it */
+	long long sel;		/* its analyzed pid as a number, -1: none */
+	struct {
+		long long id;
+		char *name;
+	} v[32];
+	size_t n;
+};
+
+/* The analyzed GPU's name: the device whose id is the analyzed pid, else the first. */
+static char *
+gpu_name(struct devs *dv)
+{
+	size_t i;
+	char *r = NULL;
+
+	for (i = 0; i < dv->n && !r; i++)
+		if (dv->v[i].id == dv->sel && dv->v[i].name && *dv->v[i].name)
+			r = xstrdup(dv->v[i].name);
+	if (!r && dv->n && dv->v[0].name && *dv->v[0].name)
+		r = xstrdup(dv->v[0].name);
+	for (i = 0; i < dv->n; i++)
+		free(dv->v[i].name);
+	return r;
+}
+
 void
 side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int whole)
 {
 	rec_reader r;
+	struct devs dv;
+	struct rrows rr = { NULL, 0, 0 };
 	/* the input records by role: formal first, then single, then mapping (as the report) */
 	char *fw[3] = { NULL, NULL, NULL }, *model[3] = { NULL, NULL, NULL };
-	char *path[3] = { NULL, NULL, NULL };
+	char *path[3] = { NULL, NULL, NULL }, *family[3] = { NULL, NULL, NULL };
 	int i;
 
+	memset(&dv, 0, sizeof dv);
+	dv.t = dv.sel = -1;
+	s->world = -1;
 	rec_reader_init(&r, fp, name);
 	while (rec_next(&r)) {
 		enum rec_type t = rec_type_of(&r);
@@ -233,6 +306,10 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			struct rec_fuse_row f;
 			struct rec_overlap_row o;
 			struct rec_health h;
+			struct rec_trace tr;
+			struct rec_device d;
+			struct rec_gpu_pids gp;
+			struct rec_rank_row rr;
 		} u;
 
 		switch (t) {
@@ -242,11 +319,55 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			if (i != 1)
 				s->dual = 1;
 			if (!fw[i]) {
+				int mf;
 				set_str(&fw[i], u.in.framework);
 				set_str(&path[i], u.in.path);
 				if (REC_HAS(&u.in, input, model))
 					set_str(&model[i], u.in.model);
+				/*
+				 * The model family (issue 26) where the input record
+				 * has one; read by name, whatever else the record holds.
+				 */
+				rec_parse(&r);
+				mf = json_get(&r.doc, 0, "model_family");
+				if (!family[i] && json_kind(&r.doc, mf) == JK_STR) {
+					sbuf v = SBUF_INIT;
+					json_str(&r.doc, mf, &v, NULL);
+					if (v.len)
+						family[i] = sb_detach(&v);
+					sb_free(&v);
+				}
 			}
+			break;
+		case RT_trace:
+			REC_READ(&r, trace, &u.tr);
+			if (REC_HAS(&u.tr, trace, world_size) && u.tr.world_size > s->world)
+				s->world = u.tr.world_size;
+			if (dv.t < 0)
+				dv.t = u.tr.t;
+			break;
+		case RT_device:
+			REC_READ(&r, device, &u.d);
+			if (u.d.t == dv.t && dv.n < sizeof dv.v / sizeof dv.v[0]) {
+				dv.v[dv.n].id = REC_HAS(&u.d, device, id) ? u.d.id : -2;
+				dv.v[dv.n++].name = REC_HAS(&u.d, device, name) ? rstr_dup(u.d.name) : NULL;
+			}
+			break;
+		case RT_gpu_pids:
+			REC_READ(&r, gpu_pids, &u.gp);
+			if (u.gp.t == dv.t && dv.sel < 0) {
+				char *e, *p = rstr_dup(u.gp.selected);
+				dv.sel = strtoll(p, &e, 10);
+				if (!*p || *e)
+					dv.sel = -1;
+				free(p);
+			}
+			break;
+		case RT_rank_row:
+			REC_READ(&r, rank_row, &u.rr);
+			check_num(&r, "rank_row", "comm_us", u.rr.comm_us);
+			check_num(&r, "rank_row", "wait_us", u.rr.wait_us);
+			keep_rank_row(&rr, str, &u.rr, whole);
 			break;
 		case RT_kernel_row:
 			REC_READ(&r, kernel_row, &u.k);
@@ -316,10 +437,20 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			s->model = model[i];
 			model[i] = NULL;
 		}
+	for (i = 0; i < 3 && !s->model_family; i++)
+		if (family[i]) {
+			s->model_family = family[i];
+			family[i] = NULL;
+		}
+	s->gpu = gpu_name(&dv);
+	for (i = 0; i < (int)rr.n; i++)
+		add_rank_row(s, &rr.v[i]);
+	free(rr.v);
 	for (i = 0; i < 3; i++) {
 		free(fw[i]);
 		free(model[i]);
 		free(path[i]);
+		free(family[i]);
 	}
 	if (!s->framework)
 		s->framework = xstrdup("none");
@@ -352,5 +483,35 @@ side_free(struct side *s)
 	free(s->framework);
 	free(s->model);
 	free(s->health);
+	free(s->model_family);
+	free(s->gpu);
 	memset(s, 0, sizeof *s);
+}
+
+double
+shared_family_pct(const struct side *a, const struct side *b, strtab *str)
+{
+	imap fam = { 0 };
+	sbuf f = SBUF_INIT;
+	double total = 0, shared = 0;
+	size_t i, k;
+
+	for (i = 0; i < b->nst; i++)
+		for (k = 0; k < b->st[i].nk; k++) {
+			const struct krow *x = &b->st[i].k[k];
+			kernel_family(strtab_str(str, x->name), strtab_len(str, x->name), &f);
+			imap_put(&fam, strtab_intern(str, sb_str(&f), f.len), NULL);
+		}
+	for (i = 0; i < a->nst; i++)
+		for (k = 0; k < a->st[i].nk; k++) {
+			const struct krow *x = &a->st[i].k[k];
+			kernel_family(strtab_str(str, x->name), strtab_len(str, x->name), &f);
+			total += x->us;
+			if (imap_get(&fam, strtab_intern(str, sb_str(&f), f.len)))
+				shared += x->us;
+		}
+	sb_free(&f);
+	imap_free(&fam);
+	/* a side without time has nothing the other lacks */
+	return total > 0 ? 100 * shared / total : 100;
 }

@@ -42,7 +42,122 @@ tlist_add(struct tlist *l, const char *path, long long mtime, int order)
 	l->v[l->n].order = order;
 	l->v[l->n].rank = 0;
 	l->v[l->n].has_rank = 0;
+	l->v[l->n].peeked = 0;
+	l->v[l->n].has_dist = 0;
 	l->n++;
+}
+
+void
+dropped_free(struct dropped *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->path[i]);
+	free(d->path);
+	free(d->why);
+	memset(d, 0, sizeof *d);
+}
+
+static void
+drop(struct dropped *d, const char *path, const char *why)
+{
+	size_t cap;
+
+	if (!d)
+		return;
+	cap = d->cap;
+	xgrow(&d->path, &cap, d->n + 1, sizeof *d->path);
+	if (cap != d->cap)
+		d->why = xreallocarray(d->why, cap, sizeof *d->why);
+	d->cap = cap;
+	d->path[d->n] = xstrdup(path);
+	d->why[d->n++] = why;
+}
+
+/* ---- distributedInfo at the head of a trace ---- */
+
+struct distpeek {
+	int found;
+	long long rank, world;
+};
+
+static int
+peek_member(void *ctx, int which, const json_doc *d)
+{
+	struct distpeek *p = ctx;
+	int i;
+	long long v;
+
+	(void)which;
+	if (d->ntok == 0 || json_kind(d, 0) != JK_OBJ)
+		return 1;
+	i = json_get(d, 0, "rank");
+	if (json_kind(d, i) == JK_INT && json_coerce_int(d, i, &v) && v >= 0) {
+		p->found = 1;
+		p->rank = v;
+	}
+	i = json_get(d, 0, "world_size");
+	if (json_kind(d, i) == JK_INT && json_coerce_int(d, i, &v) && v >= 1)
+		p->world = v;
+	return 1;
+}
+
+static int
+peek_stop(void *ctx, const json_doc *d, unsigned long long off)
+{
+	(void)ctx;
+	(void)d;
+	(void)off;
+	return 1;	/* the events have begun: distributedInfo comes before them */
+}
+
+int
+trace_dist_rank(const char *path, long long *rank, long long *world)
+{
+	static const char *const keys[] = { "distributedInfo", NULL };
+	static const struct scan_members m = { keys, peek_member };
+	struct distpeek p = { 0, 0, -1 };
+	struct scan_stats st;
+	char err[512];
+	zio *z = zio_open(path);
+
+	if (!z)
+		return 0;
+	scan_run_members(z, path, NULL, NULL, peek_stop, &m, &p, &st, err, sizeof err);
+	zio_close(z);
+	if (!p.found)
+		return 0;
+	*rank = p.rank;
+	*world = p.world;
+	return 1;
+}
+
+/*
+ * A trace's rank: its distributedInfo's (except under --compat reference),
+ * else its file name's, by the reference's rule (parse_tp_rank) or the
+ * wider one of the all-ranks modes (rank_of_name).  Returns RANK_TRACE,
+ * RANK_NAME or 0.
+ */
+static int
+file_rank(struct tfile *f, int reference_rule, long long *rank)
+{
+	const char *b = strrchr(f->path, '/');
+
+	if (!compat_reference) {
+		if (!f->peeked) {
+			f->has_dist = trace_dist_rank(f->path, &f->dist_rank, &f->dist_world);
+			f->peeked = 1;
+		}
+		if (f->has_dist) {
+			*rank = f->dist_rank;
+			return RANK_TRACE;
+		}
+	}
+	b = b ? b + 1 : f->path;
+	if (reference_rule ? parse_tp_rank(b, rank) : rank_of_name(b, rank))
+		return RANK_NAME;
+	return 0;
 }
 
 static const char *
@@ -317,7 +432,7 @@ list_ranks(const struct tlist *l, sbuf *out)
 
 /* Record in out->ranks/nranks the distinct ranks the traces of l name. */
 static void
-found_ranks(const struct tlist *l, struct tlist *out)
+found_ranks(struct tlist *l, struct tlist *out)
 {
 	long long *r = xcalloc(l->n ? l->n : 1, sizeof *r);
 	size_t n = 0, i, j;
@@ -325,7 +440,7 @@ found_ranks(const struct tlist *l, struct tlist *out)
 
 	for (i = 0; i < l->n; i++) {
 		long long v;
-		if (!rank_of_name(base_name(l->v[i].path), &v))
+		if (!file_rank(&l->v[i], 0, &v))
 			continue;
 		for (j = 0; j < n && r[j] != v; j++)
 			;
@@ -353,7 +468,8 @@ found_ranks(const struct tlist *l, struct tlist *out)
  * no trace of its rank.
  */
 static int
-select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
+select_ranks(struct tlist *all, const struct ranksel *sel, const char *where,
+    struct dropped *dropped)
 {
 	size_t i, j;
 	int have_rank = 0, unranked = 0;
@@ -361,9 +477,7 @@ select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
 
 	for (i = 0; i < all->n; i++) {
 		struct tfile *f = &all->v[i];
-		const char *b = base_name(f->path);
-		f->has_rank = sel->mode == RANKS_LOWEST ? parse_tp_rank(b, &f->rank) :
-		    rank_of_name(b, &f->rank);
+		f->has_rank = file_rank(f, sel->mode == RANKS_LOWEST, &f->rank);
 		if (!f->has_rank) {
 			f->rank = 0;
 			unranked++;
@@ -404,18 +518,50 @@ select_ranks(struct tlist *all, const struct ranksel *sel, const char *where)
 	for (i = j = 0; i < all->n; i++) {
 		int keep = all->v[i].has_rank &&
 		    (sel->mode == RANKS_ALL || all->v[i].rank == best);
-		if (keep)
+		if (keep) {
 			all->v[j++] = all->v[i];
-		else
-			free(all->v[i].path);
+			continue;
+		}
+		/* other ranks are left out by design (the rank note says how many) */
+		drop(dropped, all->v[i].path, all->v[i].has_rank ? "other rank" : "no rank");
+		free(all->v[i].path);
 	}
 	all->n = j;
 	return 0;
 }
 
+/*
+ * The traces below dir that discovery did not choose (issue 25: a report
+ * must not pass for the whole directory's): every trace under it, in any
+ * subdirectory, that is neither kept nor already dropped with a reason.
+ */
+static void
+drop_others(const char *dir, const struct tlist *keep, struct dropped *d)
+{
+	struct tlist rec = { 0 };
+	strtab *known;
+	size_t i, had;
+
+	if (!d)
+		return;
+	known = strtab_new();	/* the paths kept or dropped already: linear in the files */
+	for (i = 0; i < keep->n; i++)
+		strtab_intern(known, keep->v[i].path, strlen(keep->v[i].path));
+	for (i = 0; i < d->n; i++)
+		strtab_intern(known, d->path[i], strlen(d->path[i]));
+	discover_files(dir, 1, &rec);
+	for (i = 0; i < rec.n; i++) {
+		had = strtab_count(known);
+		if (strtab_intern(known, rec.v[i].path, strlen(rec.v[i].path)) == had)
+			drop(d, rec.v[i].path, "another directory");
+	}
+	strtab_free(known);
+	tlist_free(&rec);
+}
+
 int
 discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *out,
-    char **trace_dir)
+    char **trace_dir, struct dropped *dropped)
 {
 	struct stat st;
 	struct tlist all = { 0 }, rec = { 0 }, keep = { 0 };
@@ -426,7 +572,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 	if (stat(abspath, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		tlist_add(out, abspath, (long long)st.st_mtim.tv_sec * 1000000000LL +
 		    st.st_mtim.tv_nsec, 0);
-		if (sel->mode == RANKS_ONE && (rc = select_ranks(out, sel, abspath)) != 0)
+		if (sel->mode == RANKS_ONE && (rc = select_ranks(out, sel, abspath, NULL)) != 0)
 			tlist_free(out);
 		else
 			rc = 0;
@@ -468,15 +614,16 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 			nonmerged++;
 	if (nonmerged && nonmerged < (int)all.n) {
 		for (i = j = 0; i < all.n; i++) {
-			if (strncmp(base_name(all.v[i].path), "merged-", 7) == 0)
+			if (strncmp(base_name(all.v[i].path), "merged-", 7) == 0) {
+				drop(dropped, all.v[i].path, "merged");
 				free(all.v[i].path);
-			else
+			} else
 				all.v[j++] = all.v[i];
 		}
 		all.n = j;
 	}
 	found_ranks(&all, &keep);
-	if ((rc = select_ranks(&all, sel, *trace_dir)) != 0) {
+	if ((rc = select_ranks(&all, sel, *trace_dir, dropped)) != 0) {
 		tlist_free(&keep);
 		tlist_free(&all);
 		return rc;
@@ -494,13 +641,19 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 			    all.v[j].rank == all.v[i].rank && !strcmp(parse_stage(all.v[j].path), s))
 				newer = 1;
 		if (!newer) {
+			char *own;
 			tlist_add(&keep, all.v[i].path, all.v[i].mtime_ns, all.v[i].order);
-			keep.v[keep.n - 1].rank = all.v[i].rank;
-			keep.v[keep.n - 1].has_rank = all.v[i].has_rank;
-		}
+			own = keep.v[keep.n - 1].path;
+			keep.v[keep.n - 1] = all.v[i];	/* its rank and distributedInfo too */
+			keep.v[keep.n - 1].path = own;
+		} else
+			drop(dropped, all.v[i].path, "older");
 	}
 	tlist_free(&all);
 	xqsort(keep.v, keep.n, sizeof *keep.v, target_cmp);
+	/* the other ranks were left out on purpose: only other directories are news */
+	if (sel->mode != RANKS_ONE)
+		drop_others(abspath, &keep, dropped);
 	*out = keep;
 	return 0;
 }

@@ -12,9 +12,15 @@ struct tfile {
 	char *path;		/* absolute, symlink-free */
 	long long mtime_ns;
 	int order;		/* discovery order, for stable ties */
-	long long rank;		/* from the file name, when has_rank */
-	int has_rank;
+	long long rank;		/* the trace's rank, when has_rank */
+	int has_rank;		/* 0 none, RANK_NAME from the file name, RANK_TRACE from distributedInfo */
+	int peeked;		/* distributedInfo looked for (dist_*) */
+	int has_dist;
+	long long dist_rank, dist_world;
 };
+
+/* Where a trace's rank came from (struct tfile has_rank). */
+enum { RANK_NAME = 1, RANK_TRACE = 2 };
 
 struct tlist {
 	struct tfile *v;
@@ -61,18 +67,36 @@ struct ranksel {
 int rank_of_name(const char *name, long long *rank);
 
 /*
+ * The rank and world size a trace's own distributedInfo gives, when it
+ * comes before the events (where Kineto writes it): the file is read only
+ * up to its first event.  Returns 1 and sets *rank (and *world, -1 when
+ * absent), or 0.  Issue 25: sets named trace0.json, trace1.json carry their
+ * ranks only there.
+ */
+int trace_dist_rank(const char *path, long long *rank, long long *world);
+
+/*
  * discover_trace_targets (capture-and-cli.md §3.6 with all_traces=false,
  * kernel-table.md Appendix A): the traces to analyze for an operand, in
  * analysis order, and the directory whose server_args.json applies.  `sel`
- * says which ranks: with RANKS_LOWEST exactly the reference's selection;
- * otherwise the newest trace per (rank, stage) of the chosen ranks, in
- * (rank, stage, name) order.  A file operand is taken as it is, except
+ * says which ranks: with RANKS_LOWEST exactly the reference's selection
+ * (under --compat reference; otherwise a trace's distributedInfo rank
+ * comes before its file name's); otherwise the newest trace per (rank,
+ * stage) of the chosen ranks, in (rank, stage, name) order, each rank
+ * from its distributedInfo, else its file name (issue 25).  `dropped`
+ * (may be NULL) receives the candidate traces not kept, with why.  A file operand is taken as it is, except
  * that RANKS_ONE requires its name to carry that rank.  Returns 0, or an
  * exit code after printing a message (no traces, or none of the rank: 3;
  * unreadable: 1).
  */
+struct dropped {
+	char **path;		/* heap */
+	const char **why;	/* static: "another directory", "older", "merged", "rank", "no rank" */
+	size_t n, cap;
+};
+void dropped_free(struct dropped *d);
 int discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *out,
-    char **trace_dir);
+    char **trace_dir, struct dropped *dropped);
 
 /* All traces below dir (recursive or not), oldest first. */
 void discover_files(const char *dir, int recursive, struct tlist *out);
@@ -98,15 +122,19 @@ int load_server_args_for(const char *path, sbuf *out);
  * is the hint a live capture found from the URL.  Returns a canonical name,
  * or "none" when nothing names one (--compat reference: "sglang"), and in
  * *source what decided: option, server_args, path, trace, capture, none
- * (or default).  A content hint's evidence is left in `evidence`.
+ * (or default).  A content hint's evidence is left in `evidence`.  The
+ * content hint of a directory comes from `traces`, the traces discovery
+ * chose (issue 25: not from a file it dropped); under --compat reference,
+ * or when traces is NULL, from the newest three below it, as the
+ * reference reads them.
  * framework_captured (--framework-captured, may be NULL): what the live
  * server itself answered as; it comes right after --framework (issue 19),
  * except under --compat reference, where only `fallback` counts.
  */
 extern const char *framework_captured;
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
-    const char *abspath, int is_dir, const char *server_args_json, const char **source,
-    sbuf *evidence);
+    const char *abspath, int is_dir, const char *server_args_json, const struct tlist *traces,
+    const char **source, sbuf *evidence);
 
 /* The last resort of resolve_framework: the capture's hint, else none (or sglang). */
 const char *default_framework(const char *fallback, const char **source);

@@ -213,7 +213,8 @@ trace_frames_hint(const char *path, sbuf *evidence)
 
 const char *
 resolve_framework(const char *explicit_fw, const char *fallback, const char *abspath,
-    int is_dir, const char *server_args_json, const char **source, sbuf *evidence)
+    int is_dir, const char *server_args_json, const struct tlist *traces, const char **source,
+    sbuf *evidence)
 {
 	const char *c = framework_canonical(explicit_fw ? explicit_fw : "auto");
 	const char *h;
@@ -249,7 +250,13 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 			return h;
 	}
 	*source = "trace";
-	if (!is_dir) {
+	if (is_dir && traces && !compat_reference) {
+		/* the traces that will be analyzed, not others below the directory */
+		for (i = 0, h = NULL; i < traces->n && !h; i++)
+			h = trace_frames_hint(traces->v[i].path, evidence);
+		if (h)
+			return h;
+	} else if (!is_dir) {
 		if ((h = compat_reference ? trace_content_hint(abspath) :
 		    trace_frames_hint(abspath, evidence)) != NULL)
 			return h;

@@ -47,6 +47,7 @@ static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
+static void dropped_note(const char *dir, const struct dropped *d);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
 	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL };
@@ -194,6 +195,8 @@ enum {
 	NF_PYSCOPE = 1 << 2,	/* looks like a Python scope */
 	NF_HINT = 1 << 3,	/* overlap name hints */
 	NF_LAUNCH = 1 << 4,	/* name contains "launch" */
+	NF_MEMCPY = 1 << 5,	/* name contains "memcpy" (cudaMemcpyAsync, hipMemcpyWithStream) */
+	NF_MEMSET = 1 << 6,	/* name contains "memset" */
 	CF_NONKERNEL = 1 << 8,	/* python_function, cpu_op or trace */
 	CF_ANNOT = 1 << 9,	/* contains "annotation" */
 	CF_KERNEL = 1 << 10,	/* contains kernel or starts with gpu_ */
@@ -235,6 +238,10 @@ name_flags(const char *raw, size_t n)
 		f |= NF_HINT;
 	if (strstr(s, "launch"))
 		f |= NF_LAUNCH;
+	if (strstr(s, "memcpy"))
+		f |= NF_MEMCPY;
+	if (strstr(s, "memset"))
+		f |= NF_MEMSET;
 	sb_free(&nn);
 	return f;
 }
@@ -312,6 +319,51 @@ static const char *skip_names[SK_NREASON] = {
  */
 #define DUR_ABSURD_US 3.2e13
 
+/*
+ * The time base is the first event's ts rounded down to a whole 10^9 us
+ * (about 17 minutes), so relative times stay below about 2^30 us, where a
+ * double resolves 2.4e-7 us; near the 1.7e15 us of an epoch clock it
+ * resolves only 0.25 us (issue 25).  Timestamps outside [0, 1e17) keep
+ * base 0: they are corrupt, and trace-health says so.
+ */
+#define BASE_UNIT 1000000000LL
+#define TS_ABSURD_US 1e17
+
+/*
+ * One GPU of the document's deviceProperties (Kineto; computeProperties
+ * in traces of 2021), as the device record carries it.  has: bit per
+ * field of the order of dev_fields, set when the trace gave it.
+ */
+enum { DF_ID, DF_MEM, DF_MAJOR, DF_MINOR, DF_SMS, DF_WARP, DF_TPB, DF_TPSM, DF_REGS,
+	DF_SMEM_BLOCK, DF_SMEM_SM, DF_COUNT };
+struct device {
+	char *name;			/* heap, NULL when absent */
+	long long v[DF_COUNT];
+	unsigned has;
+};
+
+/* What distributedInfo says (torch.distributed through Kineto). */
+struct dist {
+	int has_rank, has_world, has_tp;
+	long long rank, world, tp;
+};
+
+/* The kind of a launch record (triage-records(5) launch kind). */
+enum { LK_KERNEL, LK_MEMCPY, LK_MEMSET };
+
+/*
+ * The document's top-level members that say what ran where (Kineto writes
+ * them before or after traceEvents): the GPUs (deviceProperties; the 2021
+ * format's computeProperties, with other member names) and the ranks
+ * (distributedInfo).
+ */
+static const char *const doc_keys[] = { "deviceProperties", "computeProperties",
+	"distributedInfo", "record_shapes", "with_stack", "profile_memory", "with_flops",
+	"with_modules", NULL };
+/* the profiler's options among them (Kineto writes each only when it is on) */
+#define FLAG_FIRST 3
+#define FLAG_COUNT 5
+
 struct trace_state {
 	int t;
 	const char *path;
@@ -324,6 +376,8 @@ struct trace_state {
 	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names;
 	unsigned long long skipped[SK_NREASON];
 	unsigned long long kernel_no_dur;	/* kernel-like events with dur missing/<= 0 */
+	unsigned long long kernel_zero_dur;	/* of them, GPU work with a dur of 0 */
+	unsigned long long launch_zero_dur;	/* launches whose GPU items all have dur 0 */
 	unsigned long long not_gpu_work;	/* kernel-like events of other categories */
 	unsigned long long neg_dur;
 	unsigned repl;				/* U+FFFD replacements */
@@ -342,6 +396,28 @@ struct trace_state {
 	FILE *rfp;
 	unsigned char *capmark;		/* per frame-name id: 1 plain, 2 capture marker */
 	size_t capcap;
+	/*
+	 * Issue 25.  The time base: an integer subtracted, exactly, from every
+	 * ts written, so that the tools compute on small numbers (time_base_us
+	 * on the trace record).  What the document's top level says of the
+	 * GPUs and the ranks.  The runtime calls of copies and sets, kept as
+	 * launch records when their correlation reaches GPU work.
+	 */
+	long long base;
+	int base_set;
+	char basetxt[24];		/* the base's digits, and how many (relative_ts's fast path) */
+	size_t baselen;
+	int gzip;			/* the input was gzip (zio_is_gzip, before the close) */
+	struct device *dev;
+	size_t ndev, capdev;
+	unsigned flags_seen, flags_on;	/* the profiler's options the document states (doc_keys) */
+	struct dist dist;
+	unsigned char *lkind;		/* per launch record, in order: LK_* */
+	size_t nlk, caplk;
+	long long *ccorr;		/* the correlation of each launch record, in order */
+	size_t nccorr, capccorr;
+	imap gpu_corr;			/* correlations the kernel records carry */
+	imap zero_corr;			/* correlations of GPU items skipped for a dur of 0 */
 };
 
 /* The thread of the event being read, in the Python-context tables. */
@@ -408,8 +484,10 @@ struct event {
 	long long ext, corr;
 	int has_ext, has_corr;
 	int ts_ok, dur_ok;		/* get_time's results */
-	double ts, dur;
+	double ts, dur;			/* ts relative to the trace's base, as written */
 	unsigned cf, nf;		/* category and name flags */
+	char rts[48];			/* the ts written, when the base is not 0 */
+	size_t rtslen;			/* its length; 0: the trace's own text */
 };
 
 /* Write a time value: the trace's own number text when it is a plain JSON number. */
@@ -479,8 +557,82 @@ begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
 		rec_str(m->cat, cat->s, cat->n);
 	rec_str(m->pid, s->vpid.s, s->vpid.n);
 	rec_str(m->tid, s->vtid.s, s->vtid.n);
-	put_time(s, m->ts, e->ix.ts, e->ts);
+	if (e->rtslen)
+		rec_numtext(m->ts, e->rts, e->rtslen);
+	else
+		put_time(s, m->ts, e->ix.ts, e->ts);
 	put_time(s, m->dur, e->ix.dur, e->dur);
+}
+
+/*
+ * The trace's time base (issue 25), from the first event whose ts was
+ * read: its integer part, from the text when the number is plain, rounded
+ * down to BASE_UNIT.  0 under --compat reference (the reference computes on
+ * the absolute times, and its tables are reproduced from them).
+ */
+static void
+set_base(struct trace_state *s, const struct event *e)
+{
+	long long ip = -1;
+	size_t n, k;
+	const char *p;
+
+	s->base_set = 1;
+	if (compat_reference || e->ts_ok != 1)
+		return;
+	if (e->ix.ts >= 0 && s->d->tok[e->ix.ts].type == JSMN_PRIMITIVE) {
+		p = json_span(s->d, e->ix.ts, &n);
+		for (k = 0, ip = 0; k < n && p[k] >= '0' && p[k] <= '9' && k < 17; k++)
+			ip = ip * 10 + (p[k] - '0');
+		if (k == 0 || (k < n && p[k] >= '0' && p[k] <= '9'))
+			ip = -1;	/* negative, or 1e17 and beyond */
+	}
+	if (ip < 0 && e->ts >= 0 && e->ts < TS_ABSURD_US)
+		ip = (long long)e->ts;
+	if (ip >= 0 && ip < (long long)TS_ABSURD_US)
+		s->base = ip - ip % BASE_UNIT;
+	if (s->base)
+		s->baselen = (size_t)snprintf(s->basetxt, sizeof s->basetxt, "%lld", s->base);
+}
+
+/*
+ * The event's ts relative to the base, exactly: subtracted on the trace's
+ * own digits (num_text_minus), in doubles only for text that is not a
+ * plain decimal.  e->ts becomes the relative value.
+ */
+static void
+relative_ts(struct trace_state *s, struct event *e)
+{
+	size_t n = 0;
+	const char *p;
+	double v;
+
+	e->rtslen = 0;
+	if (!s->base)
+		return;
+	if (e->ts_ok == 1 && e->ix.ts >= 0 && s->d->tok[e->ix.ts].type == JSMN_PRIMITIVE) {
+		size_t k, lead = s->baselen - 9, ilen;
+		p = json_span(s->d, e->ix.ts, &n);
+		for (ilen = 0; ilen < n && p[ilen] >= '0' && p[ilen] <= '9'; ilen++)
+			;
+		if (ilen == s->baselen && n - ilen <= 23 && (ilen == n || p[ilen] == '.') &&
+		    memcmp(p, s->basetxt, lead) == 0) {
+			/* the base's leading digits, then nine of its zeros: the rest is the answer */
+			for (k = lead; k < ilen - 1 && p[k] == '0'; k++)
+				;
+			n -= k;
+			memcpy(e->rts, p + k, n);
+		} else
+			n = num_text_minus(p, n, s->base, e->rts);
+	}
+	if (n == 0) {
+		num_json(e->ts - (double)s->base, e->rts);
+		n = strlen(e->rts);
+	}
+	e->rtslen = n;
+	if (!num_fast_decimal(e->rts, n, &v))
+		v = strtod(e->rts, NULL);
+	e->ts = v;
 }
 
 /* Read a time field per §1.2: 1 ok, 0 missing (value 0.0), -1 null/bad, -2 non-finite. */
@@ -661,16 +813,31 @@ put_cpu_op(struct trace_state *s, const struct event *e)
 		need_corr(s, e->corr);
 }
 
+/*
+ * A launch record.  Besides the kernel and graph launches (kind LK_KERNEL,
+ * a name with "launch"), the runtime calls of copies and sets
+ * (cudaMemcpyAsync, hipMemsetAsync, ...) are launches of their GPU work
+ * (issue 25): they are kept only when a GPU item carries their
+ * correlation, which is known at the trace's end (replay_line), so each
+ * one's correlation is kept in order.
+ */
 static void
-put_launch(struct trace_state *s, const struct event *e)
+put_launch(struct trace_state *s, const struct event *e, int kind)
 {
-	count_limited(s, &s->launches, LIM_CPU_OPS, "launch calls");
 	if (s->pc)
 		pyctx_launch(s->pc, py_thread(s), e->ts);
+	xgrow(&s->lkind, &s->caplk, s->nlk + 1, 1);
+	s->lkind[s->nlk++] = (unsigned char)kind;
+	if (kind == LK_KERNEL)
+		count_limited(s, &s->launches, LIM_CPU_OPS, "launch calls");
+	xgrow(&s->ccorr, &s->capccorr, s->nccorr + 1, sizeof *s->ccorr);
+	s->ccorr[s->nccorr++] = e->corr;
 	begin_event(s, RT_launch, NULL, e);
 	rec_int(RM_launch_correlation, e->corr);
 	if (e->has_ext)
 		rec_int(RM_launch_external_id, e->ext);
+	if (kind != LK_KERNEL)
+		rec_cstr(RM_launch_kind, kind == LK_MEMCPY ? "memcpy" : "memset");
 	rec_end();
 }
 
@@ -681,6 +848,8 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
 
 	count_limited(s, &s->kernels, LIM_KERNELS, "GPU kernels");
+	if (e->has_corr && !compat_reference)
+		imap_put(&s->gpu_corr, (uint64_t)e->corr, NULL);
 	if (s->pc)
 		pyctx_kernel(s->pc, e->ts, overlap);
 	begin_event(s, RT_kernel, &s->vcat, e);
@@ -736,14 +905,27 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 			*overlap = (e->nf & NF_HINT) != 0;
 		}
 	}
+	/*
+	 * Sync events and runtime calls are not GPU work, whatever their stream
+	 * (deviations.md C3), with or without a duration: a zero-length
+	 * "Stream Wait Event" is no GPU item skipped (issue 25).
+	 */
+	if (kernel_like && !compat_reference && !(e->cf & CF_GPUWORK)) {
+		s->not_gpu_work++;
+		return 0;
+	}
 	/* the complete-duration predicate (§1.4.1) */
 	if (kernel_like && !(e->ts_ok == 1 && e->dur_ok == 1 && e->dur > 0)) {
 		s->kernel_no_dur++;
-		return 0;
-	}
-	/* sync events and runtime calls are not GPU work, whatever their stream (deviations.md) */
-	if (kernel_like && !compat_reference && !(e->cf & CF_GPUWORK)) {
-		s->not_gpu_work++;
+		/*
+		 * A dur of exactly 0 is work shorter than the timer's resolution
+		 * (whole microseconds in older traces); its launch did run it.
+		 */
+		if (!compat_reference && e->ts_ok == 1 && e->dur_ok == 1 && e->dur == 0) {
+			s->kernel_zero_dur++;
+			if (e->has_corr)
+				imap_put(&s->zero_corr, (uint64_t)e->corr, NULL);
+		}
 		return 0;
 	}
 	return kernel_like;
@@ -790,6 +972,9 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	s->by_ph_x++;
 	if (!read_times(s, d, &e))
 		return 0;
+	if (!s->base_set && e.ts_ok == 1)
+		set_base(s, &e);
+	relative_ts(s, &e);
 	if (e.ix.name >= 0) {
 		s->vname = pystr(s, e.ix.name, &s->name);
 	} else {
@@ -811,7 +996,10 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	if (e.cf & CF_CPUOP)
 		put_cpu_op(s, &e);
 	if ((e.cf & CF_LAUNCH) && (e.nf & NF_LAUNCH) && e.has_corr)
-		put_launch(s, &e);
+		put_launch(s, &e, LK_KERNEL);
+	else if ((e.cf & CF_LAUNCH) && (e.nf & (NF_MEMCPY | NF_MEMSET)) && e.has_corr &&
+	    !compat_reference)
+		put_launch(s, &e, (e.nf & NF_MEMCPY) ? LK_MEMCPY : LK_MEMSET);
 	if (is_kernel(s, &e, &overlap))
 		put_kernel(s, d, &e, overlap);
 	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 && (e.cf & (CF_UA | CF_GUA)))
@@ -845,11 +1033,18 @@ cache_free(struct cache *c)
 	memset(c, 0, sizeof *c);
 }
 
+/*
+ * The trace record, at the trace's end.  The rank is the one the trace's
+ * own distributedInfo gives, else its file name's (issue 25: a file named
+ * ..._tp8... is rank 0 of 8 by its distributedInfo); under --compat
+ * reference the file name's only, as the reference reads it.
+ */
 static void
 put_trace(const struct trace_state *s)
 {
 	long long rank;
 	const char *b = strrchr(s->path, '/');
+	int named;
 
 	rec_begin(RT_trace);
 	rec_int(RM_trace_v, REC_VERSION);
@@ -858,13 +1053,200 @@ put_trace(const struct trace_state *s)
 	rec_cstr(RM_trace_path, s->path);
 	rec_cstr(RM_trace_stage, strcmp(s->path, "-") ? parse_stage(s->path) : "all");
 	b = b ? b + 1 : s->path;
-	if (ranksel.mode == RANKS_LOWEST ? parse_tp_rank(b, &rank) : rank_of_name(b, &rank))
+	named = ranksel.mode == RANKS_LOWEST ? parse_tp_rank(b, &rank) : rank_of_name(b, &rank);
+	if (s->dist.has_rank && !compat_reference) {
+		rec_int(RM_trace_rank, s->dist.rank);
+		rec_cstr(RM_trace_rank_source, "trace");
+	} else if (named) {
 		rec_int(RM_trace_rank, rank);
-	rec_bool(RM_trace_gzip, zio_is_gzip(s->z));
+		if (!compat_reference)
+			rec_cstr(RM_trace_rank_source, "name");
+	}
+	if (s->dist.has_world && !compat_reference)
+		rec_int(RM_trace_world_size, s->dist.world);
+	if (s->dist.has_tp && !compat_reference)
+		rec_int(RM_trace_tp_size, s->dist.tp);
+	rec_bool(RM_trace_gzip, s->gzip);
 	if (s->pc)
 		rec_bool(RM_trace_py_context, 1);
+	if (s->base)
+		rec_int(RM_trace_time_base_us, s->base);
+	if (s->flags_seen && !compat_reference) {
+		sbuf f = SBUF_INIT;
+		int k;
+		sb_addc(&f, '{');
+		for (k = 0; k < FLAG_COUNT; k++)
+			if (s->flags_seen & 1u << k)
+				sb_printf(&f, "%s\"%s\":%s", f.len > 1 ? "," : "", doc_keys[FLAG_FIRST + k],
+				    (s->flags_on & 1u << k) ? "true" : "false");
+		sb_addc(&f, '}');
+		rec_json(RM_trace_capture_flags, f.s, f.len);
+		sb_free(&f);
+	}
 	rec_end();
 }
+
+/* The device records: one per GPU the document describes (interfaces with issue 28). */
+static void
+put_devices(const struct trace_state *s)
+{
+	static const enum rec_member m[DF_COUNT] = {
+		RM_device_id, RM_device_total_global_mem, RM_device_compute_major,
+		RM_device_compute_minor, RM_device_num_sms, RM_device_warp_size,
+		RM_device_max_threads_per_block, RM_device_max_threads_per_sm,
+		RM_device_regs_per_block, RM_device_shared_mem_per_block,
+		RM_device_shared_mem_per_sm
+	};
+	size_t i;
+	int f;
+
+	if (compat_reference)
+		return;
+	for (i = 0; i < s->ndev; i++) {
+		const struct device *d = &s->dev[i];
+		rec_begin(RT_device);
+		rec_int(RM_device_t, s->t);
+		if (d->has & 1u << DF_ID)
+			rec_int(RM_device_id, d->v[DF_ID]);
+		if (d->name)
+			rec_cstr(RM_device_name, d->name);
+		for (f = DF_MEM; f < DF_COUNT; f++)
+			if (d->has & 1u << f)
+				rec_int(m[f], d->v[f]);
+		rec_end();
+	}
+}
+
+
+/* Member names per device field: Kineto's, then the 2021 format's. */
+static const char *const dev_names[DF_COUNT][2] = {
+	{ "id", NULL }, { "totalGlobalMem", NULL }, { "computeMajor", "major" },
+	{ "computeMinor", "minor" }, { "numSms", "multiProcessorCount" }, { "warpSize", NULL },
+	{ "maxThreadsPerBlock", NULL },
+	{ "maxThreadsPerMultiprocessor", "maxThreadsPerMultiProcessor" },
+	{ "regsPerBlock", NULL }, { "sharedMemPerBlock", NULL },
+	{ "sharedMemPerMultiprocessor", "maxSharedMemoryPerMultiProcessor" }
+};
+
+/* At most this many devices are kept (a node has 8 or 16; a damaged file may list more). */
+#define MAX_DEVICES 256
+
+static void
+read_devices(struct trace_state *s, const json_doc *d)
+{
+	int i, k, f, j, n;
+	long long v;
+	sbuf name = SBUF_INIT;
+
+	if (json_kind(d, 0) != JK_ARR)
+		return;
+	n = d->tok[0].size;
+	for (k = 0, i = 1; k < n && s->ndev < MAX_DEVICES; k++, i = json_skip(d, i)) {
+		struct device *dv;
+		if (json_kind(d, i) != JK_OBJ)
+			continue;
+		xgrow(&s->dev, &s->capdev, s->ndev + 1, sizeof *s->dev);
+		dv = &s->dev[s->ndev++];
+		memset(dv, 0, sizeof *dv);
+		j = json_get(d, i, "name");
+		if (json_kind(d, j) == JK_STR) {
+			json_str(d, j, &name, &s->repl);
+			dv->name = xstrdup(sb_str(&name));
+		}
+		for (f = 0; f < DF_COUNT; f++) {
+			j = json_get(d, i, dev_names[f][0]);
+			if (j < 0 && dev_names[f][1])
+				j = json_get(d, i, dev_names[f][1]);
+			if (j >= 0 && (json_kind(d, j) == JK_INT || json_kind(d, j) == JK_FLOAT) &&
+			    json_coerce_int(d, j, &v) && v >= 0) {
+				dv->v[f] = v;
+				dv->has |= 1u << f;
+			}
+		}
+	}
+	sb_free(&name);
+}
+
+/* Does a process group's pg_desc name tensor parallelism ("tp", "tp:0", "TP_GROUP", "tensor...")? */
+static int
+tp_desc(const json_doc *d, int i)
+{
+	sbuf t = SBUF_INIT;
+	int r;
+
+	if (json_kind(d, i) != JK_STR)
+		return 0;
+	json_str(d, i, &t, NULL);
+	text_lower(t.s, t.len);
+	r = (t.len >= 2 && !memcmp(t.s, "tp", 2) && (t.len == 2 || !((t.s[2] >= 'a' &&
+	    t.s[2] <= 'z') || (t.s[2] >= '0' && t.s[2] <= '9')))) || strstr(sb_str(&t), "tensor");
+	sb_free(&t);
+	return r;
+}
+
+static void
+read_dist(struct trace_state *s, const json_doc *d)
+{
+	int i, g, k, n, j, r, nr;
+	long long v;
+
+	if (json_kind(d, 0) != JK_OBJ)
+		return;
+	i = json_get(d, 0, "rank");
+	if (json_kind(d, i) == JK_INT && json_coerce_int(d, i, &v) && v >= 0) {
+		s->dist.rank = v;
+		s->dist.has_rank = 1;
+	}
+	i = json_get(d, 0, "world_size");
+	if (json_kind(d, i) == JK_INT && json_coerce_int(d, i, &v) && v >= 1) {
+		s->dist.world = v;
+		s->dist.has_world = 1;
+	}
+	/* the TP group: a process group that says it is one and holds this rank */
+	g = json_get(d, 0, "pg_config");
+	if (!s->dist.has_rank || json_kind(d, g) != JK_ARR)
+		return;
+	n = d->tok[g].size;
+	for (k = 0, i = g + 1; k < n; k++, i = json_skip(d, i)) {
+		int in = 0;
+		if (json_kind(d, i) != JK_OBJ || !tp_desc(d, json_get(d, i, "pg_desc")))
+			continue;
+		j = json_get(d, i, "ranks");
+		if (json_kind(d, j) != JK_ARR)
+			continue;
+		nr = d->tok[j].size;
+		for (r = 0, j++; r < nr; r++, j = json_skip(d, j))
+			if (json_coerce_int(d, j, &v) && v == s->dist.rank)
+				in = 1;
+		if (in) {
+			s->dist.tp = nr;
+			s->dist.has_tp = 1;
+			return;
+		}
+	}
+}
+
+static int
+on_member(void *ctx, int which, const json_doc *d)
+{
+	struct trace_state *s = ctx;
+
+	if (d->ntok == 0)
+		return 0;
+	if (which <= 1 && s->ndev == 0)
+		read_devices(s, d);
+	else if (which == 2)
+		read_dist(s, d);
+	else if (which >= FLAG_FIRST && which < FLAG_FIRST + FLAG_COUNT &&
+	    json_kind(d, 0) != JK_OBJ && json_kind(d, 0) != JK_ARR) {
+		s->flags_seen |= 1u << (which - FLAG_FIRST);
+		if (json_truthy(d, 0))
+			s->flags_on |= 1u << (which - FLAG_FIRST);
+	}
+	return 0;
+}
+
+static const struct scan_members doc_members = { doc_keys, on_member };
 
 /* The correlation map entries that downstream tools will ask for. */
 static void
@@ -927,9 +1309,13 @@ put_stats(const struct trace_state *s, const struct scan_stats *st)
 	    "\"missing_close_bracket\":%llu,\"non_object_events\":%llu,"
 	    "\"nan_inf_literals\":%llu,\"replacement_chars\":%u,"
 	    "\"kernels_without_positive_dur\":%llu,\"negative_dur\":%llu,"
-	    "\"duplicate_trace_events\":%llu}",
+	    "\"duplicate_trace_events\":%llu",
 	    st->bom, st->ctrl, st->trailing_commas, st->missing_close, st->nonobject,
 	    st->literals, s->repl, s->kernel_no_dur, s->neg_dur, st->dup_trace_events);
+	if (!compat_reference)
+		sb_printf(&o, ",\"kernels_zero_dur\":%llu,\"launches_zero_dur\":%llu",
+		    s->kernel_zero_dur, s->launch_zero_dur);
+	sb_addc(&o, '}');
 	rec_json(RM_stats_warnings, o.s, o.len);
 	sb_free(&o);
 	rec_cstr(RM_stats_shape, st->shape == 'a' ? "array" : st->shape == 'o' ? "object" :
@@ -1001,6 +1387,8 @@ say_empty(const char *path, const struct scan_stats *st)
 static void
 trace_state_free(struct trace_state *s)
 {
+	size_t i;
+
 	cache_free(&s->names);
 	cache_free(&s->cats);
 	imap_free(&s->corr);
@@ -1018,6 +1406,13 @@ trace_state_free(struct trace_state *s)
 	spool_free(s->rsp);
 	pyctx_free(s->pc);
 	free(s->capmark);
+	for (i = 0; i < s->ndev; i++)
+		free(s->dev[i].name);
+	free(s->dev);
+	free(s->lkind);
+	free(s->ccorr);
+	imap_free(&s->gpu_corr);
+	imap_free(&s->zero_corr);
 }
 
 /* ---- the records kept until the Python contexts are known ---- */
@@ -1045,45 +1440,64 @@ put_ids(enum rec_member m, struct pylist l, sbuf *b)
 	rec_json(m, b->s, b->len);
 }
 
-/* One kept record line, with its Python context when it has one. */
+/* Where the replay of the kept records is. */
+struct replay {
+	size_t nop, nln, nk;
+	sbuf b;
+};
+
+/*
+ * One kept record line, with its Python context when it has one; a copy's
+ * or set's call (put_launch) that no GPU item's correlation names is
+ * dropped.
+ */
 static void
-replay_line(struct trace_state *s, const char *line, size_t n, size_t *nop, size_t *nln,
-    size_t *nk, sbuf *b)
+replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp)
 {
 #define IS(type) (n > sizeof "{\"type\":\"" type "\"" - 1 && \
 	memcmp(line, "{\"type\":\"" type "\"", sizeof "{\"type\":\"" type "\"" - 1) == 0)
 	uint32_t loc;
 	struct pylist stack, scopes, win;
 	const char *band;
-	size_t bandlen;
+	size_t bandlen, li;
 
-	if (IS("cpu_op")) {
-		pyctx_op_result(s->pc, (*nop)++, &loc, &stack, &scopes);
+	if (IS("cpu_op") && s->pc) {
+		pyctx_op_result(s->pc, rp->nop++, &loc, &stack, &scopes);
 		if (loc != PY_NONE || scopes.n) {
 			rec_extend(RT_cpu_op, RM_cpu_op_py_loc - 1, line, n);
 			if (loc != PY_NONE) {
 				rec_int(RM_cpu_op_py_loc, loc);
-				put_ids(RM_cpu_op_py_stack, stack, b);
+				put_ids(RM_cpu_op_py_stack, stack, &rp->b);
 			}
 			if (scopes.n)
-				put_ids(RM_cpu_op_py_scopes, scopes, b);
+				put_ids(RM_cpu_op_py_scopes, scopes, &rp->b);
 			rec_end();
 			return;
 		}
 	} else if (IS("launch")) {
-		pyctx_launch_result(s->pc, (*nln)++, &loc, &stack);
-		if (loc != PY_NONE) {
-			rec_extend(RT_launch, RM_launch_py_loc - 1, line, n);
-			rec_int(RM_launch_py_loc, loc);
-			put_ids(RM_launch_py_stack, stack, b);
-			rec_end();
-			return;
+		li = rp->nln++;
+		if (li < s->nlk && s->lkind[li] != LK_KERNEL) {
+			if (!imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
+				return;		/* no GPU work of its own */
+			s->launches++;
+		} else if (li < s->nlk && imap_get(&s->zero_corr, (uint64_t)s->ccorr[li]) &&
+		    !imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
+			s->launch_zero_dur++;
+		if (s->pc) {
+			pyctx_launch_result(s->pc, li, &loc, &stack);
+			if (loc != PY_NONE) {
+				rec_extend(RT_launch, RM_launch_py_loc - 1, line, n);
+				rec_int(RM_launch_py_loc, loc);
+				put_ids(RM_launch_py_stack, stack, &rp->b);
+				rec_end();
+				return;
+			}
 		}
-	} else if (IS("kernel")) {
-		pyctx_kernel_result(s->pc, (*nk)++, &win, &band, &bandlen);
+	} else if (IS("kernel") && s->pc) {
+		pyctx_kernel_result(s->pc, rp->nk++, &win, &band, &bandlen);
 		if (win.n) {
 			rec_extend(RT_kernel, RM_kernel_py_window - 1, line, n);
-			put_ids(RM_kernel_py_window, win, b);
+			put_ids(RM_kernel_py_window, win, &rp->b);
 			if (band)
 				rec_json(RM_kernel_py_window_band, band, bandlen);
 			rec_end();
@@ -1094,36 +1508,45 @@ replay_line(struct trace_state *s, const char *line, size_t n, size_t *nop, size
 #undef IS
 }
 
+static void put_trace(const struct trace_state *s);
+static void put_devices(const struct trace_state *s);
+
 /*
- * The trace's end: resolve the Python contexts, write the frame names they
- * use, then the kept records in their order, each with its context.
+ * The trace's end: its trace record (whose time base, ranks and devices
+ * are known only now), the device records, then, with Python contexts,
+ * the frame names they use, then the kept records in their order, each
+ * with its context.
  */
 static void
 put_kept(struct trace_state *s)
 {
 	char *buf;
-	size_t cap = 1 << 20, have = 0, nop = 0, nln = 0, nk = 0;
+	size_t cap = 1 << 20, have = 0;
 	unsigned long long off = 0, size;
 	uint32_t id, nnames;
-	sbuf b = SBUF_INIT;
+	struct replay rp = { 0, 0, 0, SBUF_INIT };
 
 	rec_output(NULL);
 	if (fclose(s->rfp) != 0)
 		die(EXIT_DATA, "cannot keep the records of '%s' aside: %s", s->path, strerror(errno));
 	s->rfp = NULL;
-	pyctx_resolve(s->pc);
-	nnames = pyctx_name_count(s->pc);
-	for (id = 0; id < nnames; id++) {
-		size_t n;
-		const char *name;
-		if (!pyctx_name_used(s->pc, id))
-			continue;
-		name = pyctx_name_str(s->pc, id, &n);
-		rec_begin(RT_frame_name);
-		rec_int(RM_frame_name_t, s->t);
-		rec_int(RM_frame_name_id, id);
-		rec_str(RM_frame_name_name, name, n);
-		rec_end();
+	put_trace(s);
+	put_devices(s);
+	if (s->pc) {
+		pyctx_resolve(s->pc);
+		nnames = pyctx_name_count(s->pc);
+		for (id = 0; id < nnames; id++) {
+			size_t n;
+			const char *name;
+			if (!pyctx_name_used(s->pc, id))
+				continue;
+			name = pyctx_name_str(s->pc, id, &n);
+			rec_begin(RT_frame_name);
+			rec_int(RM_frame_name_t, s->t);
+			rec_int(RM_frame_name_id, id);
+			rec_str(RM_frame_name_name, name, n);
+			rec_end();
+		}
 	}
 	size = spool_size(s->rsp);
 	buf = xmalloc(cap);
@@ -1134,7 +1557,7 @@ put_kept(struct trace_state *s)
 		off += k;
 		have += k;
 		while ((nl = memchr(buf + start, '\n', have - start)) != NULL) {
-			replay_line(s, buf + start, (size_t)(nl - (buf + start)), &nop, &nln, &nk, &b);
+			replay_line(s, buf + start, (size_t)(nl - (buf + start)), &rp);
 			start = (size_t)(nl - buf) + 1;
 		}
 		memmove(buf, buf + start, have - start);
@@ -1149,7 +1572,7 @@ put_kept(struct trace_state *s)
 		}
 	}
 	free(buf);
-	sb_free(&b);
+	sb_free(&rp.b);
 }
 
 /* Extract one trace file; returns an exit code. */
@@ -1186,24 +1609,24 @@ extract_trace(const char *path, int t)
 		trace_state_free(&s);
 		return EXIT_EMPTY;
 	}
-	if (!frame_records) {
+	/* every record waits for the trace's end, where the trace record goes first */
+	if (!frame_records)
 		s.pc = pyctx_new();
-		s.rsp = spool_new();
-		s.rfp = spool_stream(s.rsp);
-	}
-	put_trace(&s);
-	if (s.rfp)
-		rec_output(s.rfp);
+	s.rsp = spool_new();
+	s.rfp = spool_stream(s.rsp);
+	rec_output(s.rfp);
 	if (progress_label) {
 		const char *b = strrchr(path, '/');
 		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
-	r = scan_run_select(s.z, path, &event_keys, on_event, &s, &st, err, sizeof err);
+	r = scan_run_members(s.z, path, &event_keys, on_event, NULL, &doc_members, &s, &st, err,
+	    sizeof err);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
 	sb_free(&title);
+	s.gzip = zio_is_gzip(s.z);
 	zio_close(s.z);
 	if (r == SCAN_ERROR) {
 		/* the trace's records never leave the spool: no part of a broken trace goes on */
@@ -1212,8 +1635,7 @@ extract_trace(const char *path, int t)
 		err_msg("%s", err);
 		return EXIT_DATA;
 	}
-	if (s.pc)
-		put_kept(&s);
+	put_kept(&s);
 	put_corrs(&s);
 	put_stats(&s, &st);
 	rc = warn_trace(&s, &st);
@@ -1296,6 +1718,7 @@ extract_operand(const char *arg, int *tindex)
 {
 	char real[PATH_MAX];
 	struct tlist traces = { 0 };
+	struct dropped dropped = { 0 };
 	char *trace_dir = NULL;
 	sbuf sa = SBUF_INIT, evidence = SBUF_INIT;
 	struct stat st;
@@ -1335,8 +1758,9 @@ extract_operand(const char *arg, int *tindex)
 	}
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		is_dir = 1;
-	if ((rc = discover_targets(real, &ranksel, &traces, &trace_dir)) != 0) {
+	if ((rc = discover_targets(real, &ranksel, &traces, &trace_dir, &dropped)) != 0) {
 		free(trace_dir);
+		dropped_free(&dropped);
 		return rc;
 	}
 	if (trace_dir)
@@ -1347,10 +1771,11 @@ extract_operand(const char *arg, int *tindex)
 		tlist_free(&traces);
 		free(trace_dir);
 		sb_free(&sa);
+		dropped_free(&dropped);
 		return EXIT_DATA;
 	}
-	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL, &src,
-	    &evidence);
+	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL,
+	    &traces, &src, &evidence);
 	rec_begin(RT_input);
 	rec_int(RM_input_v, REC_VERSION);
 	rec_cstr(RM_input_role, role);
@@ -1381,6 +1806,9 @@ extract_operand(const char *arg, int *tindex)
 	rec_end();
 	if (ranksel.mode == RANKS_LOWEST && traces.nranks > 1 && !compat_reference)
 		rank_note(&traces);
+	if (!compat_reference)
+		dropped_note(real, &dropped);
+	dropped_free(&dropped);
 	rc = EXIT_OK;
 	for (i = 0; i < traces.n; i++) {
 		r = extract_trace(traces.v[i].path, (*tindex)++);
@@ -1412,7 +1840,8 @@ rank_note(const struct tlist *traces)
 	if (!traces->n)
 		return;
 	b = strrchr(traces->v[0].path, '/');
-	if (rank_of_name(b ? b + 1 : traces->v[0].path, &r))
+	r = traces->v[0].rank;
+	if (traces->v[0].has_rank || rank_of_name(b ? b + 1 : traces->v[0].path, &r))
 		snprintf(text, sizeof text, "Rank %lld of %zu analyzed (the traces name ranks "
 		    "%.300s): the tables are that rank's. triage --all-ranks analyzes every rank "
 		    "and compares them (rank-skew(1)).", r, traces->nranks, traces->ranks);
@@ -1446,25 +1875,81 @@ print_ranks(const char *arg)
 		err_msg("cannot open '%s': %s", arg, strerror(errno));
 		return EXIT_DATA;
 	}
-	if ((rc = discover_targets(real, &all, &traces, &trace_dir)) != 0) {
+	if ((rc = discover_targets(real, &all, &traces, &trace_dir, NULL)) != 0) {
 		free(trace_dir);
 		return rc;
 	}
 	/* the targets come in rank order: print each rank at its first trace */
 	for (i = 0; i < traces.n; i++) {
-		long long r;
-		const char *b = strrchr(traces.v[i].path, '/');
-		if (!rank_of_name(b ? b + 1 : traces.v[i].path, &r) || (any && r == last))
+		long long r = traces.v[i].rank;
+		if (!traces.v[i].has_rank || (any && r == last))
 			continue;
 		printf("%lld\n", r);
 		last = r;
 		any = 1;
 	}
 	if (!any) {
-		err_msg("no trace under '%s' names a rank", real);
+		err_msg("no trace under '%s' names a rank (by its distributedInfo or its file name)",
+		    real);
 		rc = EXIT_EMPTY;
 	}
 	tlist_free(&traces);
 	free(trace_dir);
 	return rc;
+}
+
+/*
+ * Discovery that leaves traces out says so (issue 25), in a note for the
+ * report and on stderr: how many, why, and the first few names, relative
+ * to the operand.  Other ranks are the rank note's (rank_note); traces
+ * that name no rank are warned about by discovery already.
+ */
+static void
+dropped_note(const char *dir, const struct dropped *d)
+{
+	static const char *const whys[] = { "another directory", "older", "merged", "no rank" };
+	static const char *const words[] = {
+		"in another directory than the one analyzed", "older than a trace of the same rank "
+		"and stage", "merged-* files beside per-rank ones", "naming no rank" };
+	sbuf t = SBUF_INIT;
+	size_t i, k, n = 0, shown, dl = strlen(dir);
+	size_t per[4] = { 0, 0, 0, 0 };
+
+	for (i = 0; i < d->n; i++)
+		for (k = 0; k < 4; k++)
+			if (!strcmp(d->why[i], whys[k])) {
+				per[k]++;
+				n++;
+			}
+	if (!n)
+		return;
+	sb_printf(&t, "%zu trace file%s under the input %s not analyzed:", n, n == 1 ? "" : "s",
+	    n == 1 ? "was" : "were");
+	for (k = 0, shown = 0; k < 4; k++) {
+		size_t m = 0;
+		if (!per[k])
+			continue;
+		sb_printf(&t, "%s %zu %s (", shown++ ? ";" : "", per[k], words[k]);
+		for (i = 0; i < d->n; i++) {
+			const char *p = d->path[i];
+			if (strcmp(d->why[i], whys[k]) != 0)
+				continue;
+			if (m == 3) {
+				sb_adds(&t, ", ...");
+				break;
+			}
+			if (!strncmp(p, dir, dl) && p[dl] == '/')
+				p += dl + 1;
+			sb_printf(&t, "%s%.200s", m++ ? ", " : "", p);
+		}
+		sb_addc(&t, ')');
+	}
+	sb_adds(&t, ". Name a trace file, or a directory holding only the traces of one run, to "
+	    "analyze another.");
+	warn_msg("'%s': %s", dir, t.s);
+	rec_begin(RT_note);
+	rec_cstr(RM_note_id, "traces_not_analyzed");
+	rec_str(RM_note_text, t.s, t.len);
+	rec_end();
+	sb_free(&t);
 }

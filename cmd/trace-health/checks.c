@@ -30,11 +30,12 @@ begin(struct check *c, const char *id, long long value)
 	sb_reset(&c->detail);
 }
 
+/* affects: the tables a defect spoils, or what a limitation costs; none for ok and info */
 static void
 judge(struct check *c, enum status s, unsigned affects)
 {
 	c->status = s;
-	c->affects = s == ST_OK ? 0 : affects;
+	c->affects = s == ST_OK || s == ST_INFO ? 0 : affects;
 }
 
 /*
@@ -131,7 +132,8 @@ graph_launch(struct check *c, const struct facts *f)
 static void
 launch_without_kernel(struct check *c, const struct facts *f)
 {
-	long long m = f->eager_missing, n = f->eager;
+	long long z = f->launch_zero_dur < f->eager_missing ? f->launch_zero_dur : f->eager_missing;
+	long long m = f->eager_missing - z, n = f->eager;
 
 	begin(c, "launch_without_kernel", m);
 	if (n == 0) {
@@ -141,6 +143,10 @@ launch_without_kernel(struct check *c, const struct facts *f)
 	if (m == 0) {
 		sb_printf(&c->detail, "each of %lld CUDA %s has its kernel", n,
 		    pl(n, "launch", "launches"));
+		/* a kernel of dur 0 ran, shorter than the timer's resolution (issue 25) */
+		if (z)
+			sb_printf(&c->detail, " (%lld with a kernel of zero duration, shorter than "
+			    "the trace's clock resolution)", z);
 		return;
 	}
 	sb_printf(&c->detail, "%lld of %lld CUDA launches %s no recorded kernel "
@@ -150,6 +156,9 @@ launch_without_kernel(struct check *c, const struct facts *f)
 		sb_adds(&c->detail, ", under the 1% threshold");
 		return;
 	}
+	if (z)
+		sb_printf(&c->detail, "; %lld more %s a kernel of zero duration", z,
+		    pl(z, "has", "have"));
 	if (f->skipped)
 		sb_printf(&c->detail, "; %lld %s skipped (skipped_events), perhaps their kernels",
 		    f->skipped, pl(f->skipped, "event was", "events were"));
@@ -167,18 +176,39 @@ launch_without_kernel(struct check *c, const struct facts *f)
 static void
 kernel_without_launch(struct check *c, const struct facts *f)
 {
-	long long m = f->compute_no_launch, n = f->compute;
+	long long m = f->compute_no_launch, n = f->compute, b = f->compute_before;
+	long long rest = m - b;
 
-	begin(c, "kernel_without_launch", m);
+	begin(c, "kernel_without_launch", rest);
 	if (m == 0) {
 		sb_printf(&c->detail, "each of %lld compute %s on the analyzed process has its "
 		    "launch", n, pl(n, "kernel", "kernels"));
 		return;
 	}
+	if (rest * 100 < n && b) {
+		/*
+		 * Launched before the profiler recorded the host, run once it
+		 * recorded the GPU: every capture starts so (issue 25).
+		 */
+		sb_printf(&c->detail, "%lld of %lld compute kernels on the analyzed process %s "
+		    "launched before the profiler recorded the host (correlation ids below the "
+		    "first launch's): %s ran as the capture began, %s source location %s on the "
+		    "External id alone", b, n, pl(b, "was", "were"), pl(b, "it", "they"),
+		    pl(b, "its", "their"), pl(b, "rests", "rest"));
+		if (rest)
+			sb_printf(&c->detail, "; %lld more without a launch record, under the 1%% "
+			    "threshold", rest);
+		judge(c, ST_INFO, 0);
+		return;
+	}
 	sb_printf(&c->detail, "%lld of %lld compute kernels on the analyzed process %s no "
 	    "launch record (%.1f%%): %s source location rests on the External id alone",
-	    m, n, pl(m, "has", "have"), pct((double)m, (double)n), pl(m, "its", "their"));
-	if (m * 100 < n) {
+	    rest, n, pl(rest, "has", "have"), pct((double)rest, (double)n),
+	    pl(rest, "its", "their"));
+	if (b)
+		sb_printf(&c->detail, "; %lld more %s launched before the capture began", b,
+		    pl(b, "was", "were"));
+	if (rest * 100 < n) {
 		sb_adds(&c->detail, ", under the 1% threshold");
 		return;
 	}
@@ -193,9 +223,9 @@ no_python_stacks(struct check *c, const struct facts *f)
 		sb_printf(&c->detail, "%lld Python %s", f->frames, pl(f->frames, "frame", "frames"));
 		return;
 	}
-	sb_adds(&c->detail, "no python_function events (the profiler ran without with_stack): "
-	    "kernels get no Python source location");
-	judge(c, ST_WARN, AF_KERNEL | AF_OVERLAP | AF_FUSE);
+	sb_adds(&c->detail, "limited: no python_function events (the profiler ran without "
+	    "with_stack): kernels get no Python source location");
+	judge(c, ST_LIMITED, AF_KERNEL | AF_OVERLAP | AF_FUSE);
 }
 
 static void
@@ -206,9 +236,31 @@ no_cpu_ops(struct check *c, const struct facts *f)
 		sb_printf(&c->detail, "%lld CPU %s", f->cpu_ops, pl(f->cpu_ops, "op", "ops"));
 		return;
 	}
-	sb_adds(&c->detail, "no cpu_op events: the kernel table's CPU op column and the fusion "
-	    "evidence from op names are empty");
-	judge(c, ST_WARN, AF_KERNEL | AF_FUSE);
+	sb_adds(&c->detail, "limited: no cpu_op events (a GPU-only capture): the kernel table's "
+	    "CPU op column and the fusion evidence from op names are empty");
+	judge(c, ST_LIMITED, AF_KERNEL | AF_FUSE);
+}
+
+/*
+ * Input shapes: Kineto states record_shapes among the profiler's options
+ * (the trace record's capture_flags) when it writes them at all.
+ */
+static void
+no_shapes(struct check *c, const struct facts *f)
+{
+	begin(c, "no_shapes", f->with_shapes);
+	if (!f->flags_known) {
+		sb_adds(&c->detail, "the trace does not say whether input shapes were recorded");
+		return;
+	}
+	if (f->with_shapes || f->cpu_ops == 0) {
+		sb_adds(&c->detail, f->with_shapes ? "input shapes recorded (record_shapes)" :
+		    "no CPU ops to carry input shapes");
+		return;
+	}
+	sb_adds(&c->detail, "limited: the profiler ran without record_shapes: CPU ops carry no "
+	    "input shapes, so nothing tells a kernel's problem size (batch, sequence, width)");
+	judge(c, ST_LIMITED, AF_KERNEL);
 }
 
 /* Several GPU processes in one file: the kernel table reads one of them. */
@@ -230,11 +282,55 @@ merged_devices(struct check *c, const struct facts *f)
 	judge(c, ST_WARN, AF_OVERLAP | AF_GPU_TIME);
 }
 
+/*
+ * The launch-to-start latency distribution (trace-stage's gpu_pids
+ * record): a kernel that starts on an idle GPU long after its launch call
+ * returned, or long before its call, means the host's and the GPU's
+ * clocks disagree.  trace-stage then stages kernels at their launch calls.
+ */
+static void
+clock_offset(struct check *c, const struct facts *f)
+{
+	begin(c, "clock_offset", f->has_offset ? (long long)(f->offset_us + (f->offset_us < 0 ?
+	    -0.5 : 0.5)) : 0);
+	if (!f->has_latency) {
+		sb_adds(&c->detail, "no kernel has a launch record: the clocks cannot be compared");
+		return;
+	}
+	if (!f->has_offset) {
+		sb_printf(&c->detail, "launch to start: median %.3f us", f->latency_p50);
+		if (f->idle_starts)
+			sb_printf(&c->detail, "; of %lld %s that start on an idle GPU the quickest "
+			    "starts %.3f us after its launch call returned", f->idle_starts,
+			    pl(f->idle_starts, "kernel", "kernels"), f->idle_start_min);
+		return;
+	}
+	if (f->offset_us > 0)
+		sb_printf(&c->detail, "%lld %s that %s on an idle GPU %s at least %.3f ms after "
+		    "%s launch call returned (a launch reaches an idle GPU in 5 to 50 us): the GPU "
+		    "clock runs about %.1f ms ahead of the host's", f->idle_starts,
+		    pl(f->idle_starts, "kernel", "kernels"), pl(f->idle_starts, "starts", "start"),
+		    pl(f->idle_starts, "starts", "all start"), f->offset_us / 1000.0,
+		    pl(f->idle_starts, "its", "their"), f->offset_us / 1000.0);
+	else
+		sb_printf(&c->detail, "kernels start up to %.3f ms before their launch calls: the "
+		    "GPU clock runs at least %.1f ms behind the host's", -f->offset_us / 1000.0,
+		    -f->offset_us / 1000.0);
+	sb_adds(&c->detail, "; stages follow the launch times (trace-stage), and the idle time "
+	    "waiting for the host is not measured");
+	judge(c, ST_WARN, AF_GPU_TIME | AF_STEP);
+}
+
 /* GPU work cannot start before the call that launched it; when it does, the clocks disagree. */
 static void
 clock_skew(struct check *c, const struct facts *f)
 {
 	begin(c, "clock_skew", f->skew);
+	if (f->skew && f->has_offset && f->offset_us < 0) {
+		sb_printf(&c->detail, "%lld %s before %s launch call: the clock offset above",
+		    f->skew, pl(f->skew, "kernel starts", "kernels start"), pl(f->skew, "its", "their"));
+		return;
+	}
 	if (!f->skew) {
 		sb_adds(&c->detail, "no kernel starts before its launch call");
 		return;
@@ -270,11 +366,20 @@ stream_overlap(struct check *c, const struct facts *f)
 		sb_printf(&c->detail, ", each by less than 10 us (at most %.3f us) and each outlasting "
 		    "the one before: programmatic dependent launch", f->overlap_max);
 		if (f->arch)
-			sb_printf(&c->detail, " (%s kernels: %s)", f->arch, f->arch_tag);
+			sb_printf(&c->detail, " (%s: %s)", f->arch, f->arch_tag);
 		else
-			sb_adds(&c->detail, " (Hopper or Blackwell; no kernel name tells the "
-			    "architecture)");
-		judge(c, ST_WARN, AF_OVERLAP | AF_GPU_TIME);
+			sb_adds(&c->detail, " (Hopper or Blackwell; neither the trace nor a kernel "
+			    "name tells the architecture)");
+		/* expected on sm90 and later: a kernel may begin as the one before winds down */
+		sb_adds(&c->detail, "; expected, and counted once in the busy time");
+		judge(c, ST_INFO, 0);
+		break;
+	case OV_NEGLIGIBLE:
+		/* at most 1% of the kernels and 0.1% of their time: no figure moves */
+		sb_printf(&c->detail, ", by up to %.3f us, %.3f us in all (%.4f%% of the kernel time): "
+		    "too little to change a figure; timestamp error, as far as the pattern tells",
+		    f->overlap_max, f->overlap_us, pct(f->overlap_us, f->sel_us));
+		judge(c, ST_INFO, 0);
 		break;
 	default:
 		sb_printf(&c->detail, ", by up to %.3f us: merged processes, clock errors or "
@@ -328,6 +433,14 @@ static void
 skipped_events(struct check *c, const struct facts *f)
 {
 	begin(c, "skipped_events", f->skipped);
+	if (!f->skipped && f->zero_dur) {
+		sb_printf(&c->detail, "none of %lld events skipped; %lld GPU %s of zero duration "
+		    "(shorter than the trace's clock resolution) %s no kernel rows, as in the "
+		    "reference", f->events, f->zero_dur, pl(f->zero_dur, "item", "items"),
+		    pl(f->zero_dur, "has", "have"));
+		judge(c, ST_INFO, 0);
+		return;
+	}
 	if (!f->skipped) {
 		sb_printf(&c->detail, "none of %lld events skipped", f->events);
 		return;
@@ -342,11 +455,16 @@ short_capture(struct check *c, const struct facts *f, const struct health_opts *
 {
 	begin(c, "short_capture", f->steps);
 	if (f->steps == 0) {
-		sb_adds(&c->detail, "no step annotations (ProfilerStep#N, step[...], "
-		    "execute_..._generation_...)");
-		if (o->expect_steps)
-			sb_printf(&c->detail, ", %lld asked for", o->expect_steps);
-		judge(c, ST_WARN, AF_STEP | AF_GPU_TIME);
+		if (o->expect_steps) {
+			sb_printf(&c->detail, "no step annotations (ProfilerStep#N, step[...], "
+			    "execute_..._generation_...), %lld asked for", o->expect_steps);
+			judge(c, ST_WARN, AF_STEP | AF_GPU_TIME);
+			return;
+		}
+		sb_adds(&c->detail, "limited: no step annotations (ProfilerStep#N, step[...], "
+		    "execute_..._generation_...): no per-step figures (step period, tokens per "
+		    "second)");
+		judge(c, ST_LIMITED, AF_STEP);
 		return;
 	}
 	sb_printf(&c->detail, "%lld %s (%s)", f->steps, pl(f->steps, "step", "steps"), f->step_kind);
@@ -368,15 +486,18 @@ checks_run(struct check c[NCHECK], const struct facts *f, const struct health_op
 	kernel_without_launch(&c[i++], f);
 	no_python_stacks(&c[i++], f);
 	no_cpu_ops(&c[i++], f);
+	no_shapes(&c[i++], f);
 	merged_devices(&c[i++], f);
+	clock_offset(&c[i++], f);
 	clock_skew(&c[i++], f);
 	stream_overlap(&c[i++], f);
 	absurd_timestamps(&c[i++], f);
 	truncated(&c[i++], f);
 	skipped_events(&c[i++], f);
 	short_capture(&c[i++], f, o);
+	/* only defects make the verdict */
 	for (i = 0; i < NCHECK; i++)
-		if (c[i].status > worst)
+		if (c[i].status >= ST_WARN && c[i].status > worst)
 			worst = c[i].status;
 	return worst;
 }
@@ -393,7 +514,8 @@ checks_free(struct check c[NCHECK])
 const char *
 status_name(enum status s)
 {
-	return s == ST_FAIL ? "fail" : s == ST_WARN ? "warn" : "ok";
+	return s == ST_FAIL ? "fail" : s == ST_WARN ? "warn" : s == ST_LIMITED ? "limited" :
+	    s == ST_INFO ? "info" : "ok";
 }
 
 const char *

@@ -90,15 +90,72 @@ measure_stats(struct facts *f, const struct trace *tr)
 	f->events = s->events;
 	f->cpu_ops = s->cpu_ops;
 	f->frames = s->frames;
-	/* stats.skipped counts by reason; GPU events without a positive dur and
-	 * array elements that are not objects are skipped too, counted apart */
+	/*
+	 * stats.skipped counts by reason; GPU events without a positive dur and
+	 * array elements that are not objects are skipped too, counted apart.
+	 * GPU items of dur 0 ran, shorter than the timer's resolution: no
+	 * data is missing (issue 25), so they are no skipped events here.
+	 */
+	f->zero_dur = stats_int(&s->warnings, "kernels_zero_dur");
+	f->launch_zero_dur = stats_int(&s->warnings, "launches_zero_dur");
 	f->skipped = stats_sum(&s->skipped, f->skipped_why, sizeof f->skipped_why);
-	for (i = 0; i < 2; i++)
-		if ((v = stats_int(&s->warnings, extra[i]))) {
+	for (i = 0; i < 2; i++) {
+		v = stats_int(&s->warnings, extra[i]);
+		if (i == 0)
+			v -= f->zero_dur;
+		if (v > 0) {
 			f->skipped += v;
 			add_why(f->skipped_why, sizeof f->skipped_why, extra[i], strlen(extra[i]), v);
 		}
+	}
 	f->missing_close = stats_int(&s->warnings, "missing_close_bracket") != 0;
+}
+
+/* The trace record's capture_flags: which profiler options were on. */
+static void
+measure_flags(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+{
+	json_doc d = { 0 };
+	const char *t;
+	int i;
+
+	f->time_base = tr->time_base;
+	if (tr->capture_flags == NOSTR)
+		return;
+	t = S(r, tr->capture_flags);
+	if (json_parse(&d, t, strlen(t)) == 0 && d.ntok > 0 && d.tok[0].type == JSMN_OBJECT) {
+		f->flags_known = 1;
+		i = json_get(&d, 0, "record_shapes");
+		f->with_shapes = i >= 0 && json_kind(&d, i) == JK_TRUE;
+	}
+	json_doc_free(&d);
+}
+
+/* Take what main.c read of the gpu_pids and device records; f->sel is set. */
+static void
+facts_side(struct facts *f, const struct side_facts *sf)
+{
+	long long id;
+	size_t i;
+	char *end;
+
+	f->has_latency = sf->has_latency;
+	f->latency_p50 = sf->latency_p50;
+	f->idle_starts = sf->idle_starts;
+	f->idle_start_min = sf->idle_start_min;
+	f->has_offset = sf->has_offset;
+	f->offset_us = sf->offset_us;
+	/* Kineto's GPU process is the device index: the analyzed pid's device */
+	id = f->sel != NOSTR ? strtoll(f->sel_name, &end, 10) : -1;
+	if (f->sel == NOSTR || *f->sel_name == '\0' || *end != '\0')
+		id = -1;
+	for (i = 0; i < sf->ndev; i++)
+		if (sf->dev_id[i] == id) {
+			f->gpu = sf->dev[i];
+			return;
+		}
+	if (sf->ndev)
+		f->gpu = sf->dev[0];
 }
 
 /*
@@ -273,6 +330,12 @@ measure_launches(struct facts *f, const struct trace_reader *r, const struct tra
 
 		if (isnew)
 			*v = i;
+		/* a copy's or set's call is kept only with its GPU item: never missing */
+		if (l->kind != LAUNCH_KERNEL)
+			continue;
+		if (!f->has_first_launch || l->corr < f->first_launch_corr)
+			f->first_launch_corr = l->corr;
+		f->has_first_launch = 1;
 		if (text_starts(name, len, "hip"))
 			f->amd = 1;
 		if (text_has_ci(name, len, "graphlaunch")) {
@@ -287,7 +350,7 @@ measure_launches(struct facts *f, const struct trace_reader *r, const struct tra
 			eg[neg++].missing = missing;
 		}
 	}
-	f->nln = (long long)tr->nln;
+	f->nln = f->graph + f->captured + f->eager;
 	xqsort(eg, neg, sizeof *eg, eager_cmp);
 	for (i = neg; i > 0 && eg[i - 1].missing; i--)
 		f->tail_missing++;
@@ -312,14 +375,23 @@ measure_kernels(struct facts *f, const struct trace_reader *r, const struct trac
 		const struct tkernel *k = &tr->k[i];
 		const uint64_t *v;
 
+		double abs_ts = k->ts + (double)f->time_base;
+
 		if (trace_thread_pid(r, k->thread) != f->sel)
 			continue;
-		if (k->ts < 0 || k->ts > ABSURD_US)
+		if (abs_ts < 0 || abs_ts > ABSURD_US)
 			f->absurd++;
 		v = k->has_corr ? imap_get(lcorr, (uint64_t)k->corr) : NULL;
 		if (strcasecmp(S(r, k->cat), "kernel") == 0) {
 			f->compute++;
 			f->compute_no_launch += v == NULL;
+			/*
+			 * Correlation ids grow with every runtime call: one below the
+			 * first launch's was launched before the profiler recorded the
+			 * host, and ran once it recorded the GPU (issue 25).
+			 */
+			if (!v && k->has_corr && f->has_first_launch && k->corr < f->first_launch_corr)
+				f->compute_before++;
 		}
 		if (v && k->ts < tr->ln[*v].ts - EPS_US) {
 			double d = tr->ln[*v].ts - k->ts;
@@ -413,15 +485,18 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 		v[n].name = k->name;
 		v[n].ts = k->ts;
 		v[n].end = k->ts + k->dur;
+		f->sel_us += k->dur;
 		n++;
 	}
 	xqsort(v, n, sizeof *v, sk_cmp);
+	f->stream_kernels = (long long)n;
 	f->overlap_partial = 1;
 	for (i = 1; i < n; i++) {
 		if (v[i].stream != v[i - 1].stream || v[i].ts >= v[i - 1].end - EPS_US)
 			continue;
 		f->overlaps++;
 		f->overlaps_same += v[i].name == v[i - 1].name;
+		f->overlap_us += (v[i].end < v[i - 1].end ? v[i].end : v[i - 1].end) - v[i].ts;
 		if (v[i - 1].end - v[i].ts > f->overlap_max)
 			f->overlap_max = v[i - 1].end - v[i].ts;
 		if (v[i].end <= v[i - 1].end)
@@ -432,16 +507,29 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 		f->cause = OV_NONE;
 		return;
 	}
-	arch = kernel_arch(r, tr, f->sel);
-	if (arch >= 90) {
-		f->arch = arch >= 100 ? "Blackwell" : "Hopper";
-		snprintf(f->arch_tag, sizeof f->arch_tag, "sm%d", arch);
+	/* the device record's compute capability, else what kernel names tell */
+	if (f->gpu.known && !f->gpu.amd && f->gpu.major >= 9) {
+		arch = (int)(f->gpu.major * 10 + (f->gpu.minor > 0 ? f->gpu.minor : 0));
+		f->arch = f->gpu.major >= 10 ? "Blackwell" : "Hopper";
+		snprintf(f->arch_tag, sizeof f->arch_tag, "compute capability %lld.%lld",
+		    f->gpu.major, f->gpu.minor > 0 ? f->gpu.minor : 0);
+	} else if (f->gpu.known && (f->gpu.amd || f->gpu.major >= 0)) {
+		arch = f->gpu.amd ? -1 : (int)(f->gpu.major * 10);	/* older than sm90, or AMD */
+	} else {
+		arch = kernel_arch(r, tr, f->sel);
+		if (arch >= 90) {
+			f->arch = arch >= 100 ? "Blackwell" : "Hopper";
+			snprintf(f->arch_tag, sizeof f->arch_tag, "sm%d", arch);
+		}
 	}
 	if (f->overlaps_same * 2 >= f->overlaps)
 		f->cause = OV_MERGED;
 	else if (f->overlaps_same == 0 && f->overlap_partial && f->overlap_max < 10.0 &&
-	    !f->amd && (arch == 0 || arch >= 90))
+	    !f->amd && !f->gpu.amd && (arch == 0 || arch >= 90))
 		f->cause = OV_PDL;
+	else if (f->overlaps_same * 2 < f->overlaps && f->overlaps * 100 <= (long long)n &&
+	    f->overlap_us <= 0.001 * f->sel_us)
+		f->cause = OV_NEGLIGIBLE;
 	else
 		f->cause = OV_UNKNOWN;
 }
@@ -564,7 +652,7 @@ measure_steps(struct facts *f, const struct trace_reader *r, const struct trace 
 
 void
 facts_measure(struct facts *f, const struct trace_reader *r, const struct trace *tr,
-    uint32_t sel)
+    uint32_t sel, const struct side_facts *sf)
 {
 	imap lcorr = { 0 };
 
@@ -573,7 +661,10 @@ facts_measure(struct facts *f, const struct trace_reader *r, const struct trace 
 	f->role = S(r, tr->role);
 	f->sel = sel;
 	f->sel_name = sel != NOSTR ? S(r, sel) : "";
+	if (sf)
+		facts_side(f, sf);
 	measure_stats(f, tr);
+	measure_flags(f, r, tr);
 	measure_pids(f, r, tr);
 	measure_launches(f, r, tr, &lcorr);
 	measure_kernels(f, r, tr, &lcorr);

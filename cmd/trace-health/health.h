@@ -32,8 +32,17 @@ struct stage_facts {
 enum overlap_cause {
 	OV_NONE,		/* no overlap */
 	OV_MERGED,		/* most overlapping kernels repeat the kernel before them */
-	OV_PDL,			/* short tail overlaps of distinct kernels (NVIDIA) */
+	OV_PDL,			/* short tail overlaps of distinct kernels (NVIDIA sm90+) */
+	OV_NEGLIGIBLE,		/* a few overlaps too small to change a figure (timestamp error) */
 	OV_UNKNOWN
+};
+
+/* The analyzed GPU, from the trace's device records (trace-extract). */
+struct gpu_facts {
+	int known;		/* a device record names it */
+	long long major, minor;	/* compute capability, -1 when absent */
+	int amd;		/* AMD (ROCm): its name, or a warp of 64 */
+	char name[128];
 };
 
 /* Everything the checks look at, for one trace. */
@@ -43,9 +52,26 @@ struct facts {
 
 	/* from the stats record */
 	long long events, cpu_ops, frames;
-	long long skipped;		/* events skipped, every reason together */
+	long long skipped;		/* events skipped, every reason together, zero_dur aside */
 	char skipped_why[256];		/* "reason N, ..." of the nonzero reasons */
+	long long zero_dur;		/* GPU items of dur 0, not kernels (stats kernels_zero_dur) */
+	long long launch_zero_dur;	/* launches whose GPU items all have dur 0 */
 	long long missing_close;	/* 1 when the event array lacks its ']' */
+
+	/* from the trace record */
+	int flags_known;		/* it says which profiler options were on */
+	int with_shapes;		/* record_shapes was on */
+	long long time_base;		/* time_base_us: absolute time = ts + this */
+
+	/* from trace-stage's gpu_pids record: the launch-to-start latencies */
+	int has_latency;
+	double latency_p50;
+	long long idle_starts;
+	double idle_start_min;
+	int has_offset;
+	double offset_us;
+
+	struct gpu_facts gpu;
 
 	/* GPU processes (pids holding kernel records) */
 	size_t npids;
@@ -62,9 +88,12 @@ struct facts {
 	long long tail_missing;		/* the last eager launches in time, all without kernels */
 	long long capture_regions;	/* capture_begin .. capture_end frame pairs */
 	int amd;			/* hip* launches: ROCm, where there is no PDL */
+	long long first_launch_corr;	/* the least correlation of a kernel launch */
+	int has_first_launch;
 
 	/* compute kernels (cat "kernel") on sel against the launches */
 	long long compute, compute_no_launch;
+	long long compute_before;	/* of those, launched before the capture began */
 	long long skew;			/* kernels on sel starting before their launch */
 	double skew_max;
 	long long absurd;		/* kernels on sel with ts < 0 or ts > 1e17 */
@@ -73,10 +102,13 @@ struct facts {
 	long long overlaps;		/* kernels starting before the previous one ends */
 	long long overlaps_same;	/* of them: the same kernel name as the previous */
 	double overlap_max;		/* the largest overlap */
+	double overlap_us;		/* all overlaps together */
+	double sel_us;			/* the kernel time of the kernels looked at */
+	long long stream_kernels;	/* kernels on the streams looked at */
 	int overlap_partial;		/* every overlapping kernel ends after the previous */
 	enum overlap_cause cause;
 	const char *arch;		/* "Hopper" or "Blackwell" from kernel names, or NULL */
-	char arch_tag[16];		/* the name fragment that told it ("sm90") */
+	char arch_tag[64];		/* what told it ("sm90", "compute capability 9.0") */
 
 	/* stages, and steps */
 	struct stage_facts st[NSTAGE];
@@ -86,19 +118,40 @@ struct facts {
 };
 
 /*
+ * What main.c read outside the trace's collected records, for the facts:
+ * trace-stage's gpu_pids record and trace-extract's device records.
+ */
+struct side_facts {
+	int has_latency, has_offset;
+	double latency_p50, idle_start_min, offset_us;
+	long long idle_starts;
+	struct gpu_facts dev[16];	/* the trace's devices, by the order of their records */
+	long long dev_id[16];
+	size_t ndev;
+};
+
+/*
  * Measure one staged trace.  r and tr are the reader's (trace.h); tr must
  * hold the trace's kernels, launches and annotations; of its frames only
  * torch.cuda.graph's capture_begin and capture_end are looked at (main.c
  * keeps no others).  sel is the string id of the pid its gpu_pids record
  * names, NOSTR when the trace has none (no kernels).  Fills *f completely;
  * f->path and f->sel_name point into r's string table.  Allocates nothing
- * that outlives the call.
+ * that outlives the call.  sf (may be NULL): what main.c read of the
+ * trace's gpu_pids and device records.
  */
 void facts_measure(struct facts *f, const struct trace_reader *r, const struct trace *tr,
-    uint32_t sel);
+    uint32_t sel, const struct side_facts *sf);
 
-/* A check's status, in increasing severity. */
-enum status { ST_OK, ST_WARN, ST_FAIL };
+/*
+ * A check's status (issue 25: three kinds of finding).  ok: nothing found.
+ * info: expected behaviour worth knowing (programmatic dependent launch,
+ * kernels launched before the capture began).  limited: a limitation of
+ * the capture settings (no stacks, no shapes, no CPU ops, no step
+ * markers), with what it costs.  warn and fail: a defect, data missing or
+ * wrong.  Only defects make the verdict degraded (warn) or unusable (fail).
+ */
+enum status { ST_OK, ST_INFO, ST_LIMITED, ST_WARN, ST_FAIL };
 
 /* The tables and sections a check can make untrustworthy (bits). */
 enum {
@@ -118,7 +171,7 @@ struct check {
 	sbuf detail;		/* one sentence, no path; owned, freed by checks_free */
 };
 
-enum { NCHECK = 13 };
+enum { NCHECK = 15 };
 
 /* Options that change the thresholds. */
 struct health_opts {
@@ -127,14 +180,15 @@ struct health_opts {
 
 /*
  * Judge the facts: fill c[0..NCHECK) in the order of trace-health(1) and
- * return the verdict's worst status (ST_FAIL: unusable, ST_WARN: degraded,
- * ST_OK: ok).  The caller frees the details with checks_free.
+ * return the verdict's worst defect status (ST_FAIL: unusable, ST_WARN:
+ * degraded, ST_OK: ok; limitations and information leave it ok).  The
+ * caller frees the details with checks_free.
  */
 enum status checks_run(struct check c[NCHECK], const struct facts *f,
     const struct health_opts *o);
 void checks_free(struct check c[NCHECK]);
 
-/* "ok", "warn", "fail"; the verdict's words: "ok", "degraded", "unusable". */
+/* "ok", "info", "limited", "warn", "fail"; the verdict's words: "ok", "degraded", "unusable". */
 const char *status_name(enum status s);
 const char *verdict_name(enum status worst);
 

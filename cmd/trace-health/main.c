@@ -21,15 +21,16 @@ static int strict;
 static int rval = EXIT_OK;
 static struct health_opts hopts;
 
-/* The current trace's gpu_pids record, if any. */
+/* The current trace's gpu_pids record, if any, and its device records. */
 static uint32_t sel = NOSTR;
 static int have_sel;
+static struct side_facts side;
 
 enum { O_EXPECT_STEPS = OPT_LONG };
 
 static const struct opt opts[] = {
 	{ "expect-steps", O_EXPECT_STEPS, "N", "warn when a trace holds fewer than N steps" },
-	{ "strict", 's', NULL, "exit 1 when a trace's verdict is not ok" },
+	{ "strict", 's', NULL, "exit 1 when a trace's verdict is not ok (a defect)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -37,7 +38,8 @@ static const struct tool tool = {
 	"[-qs] [--expect-steps N] [file ...]",
 	"Check each trace of a trace-stage record stream for what makes its tables\n"
 	"untrustworthy, pass every record through, and write a \"health\" record per\n"
-	"trace: a verdict (ok, degraded, unusable) and the outcome of every check.",
+	"trace: a verdict (ok, degraded, unusable) from its defects, and the outcome of\n"
+	"every check (ok; info: expected; limited: a capture setting; warn, fail: a defect).",
 	opts
 };
 
@@ -106,13 +108,43 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 	return frame_is_capture_marker(f->name.s, f->name.n);
 }
 
-/* trace-stage's gpu_pids record names the analyzed process. */
+/* A device record: the GPU's identity, for the checks that depend on it. */
+static void
+add_device(struct trace_reader *r)
+{
+	struct rec_device d;
+	struct gpu_facts *g;
+	size_t n;
+
+	REC_READ(&r->rd, device, &d);
+	if (!r->open || d.t != r->tr.t || side.ndev >= sizeof side.dev / sizeof side.dev[0])
+		return;
+	g = &side.dev[side.ndev];
+	side.dev_id[side.ndev++] = REC_HAS(&d, device, id) ? d.id : -1;
+	memset(g, 0, sizeof *g);
+	g->known = 1;
+	g->major = REC_HAS(&d, device, compute_major) ? d.compute_major : -1;
+	g->minor = REC_HAS(&d, device, compute_minor) ? d.compute_minor : -1;
+	n = d.name.n < sizeof g->name - 1 ? d.name.n : sizeof g->name - 1;
+	if (d.name.s)
+		memcpy(g->name, d.name.s, n);
+	g->name[n] = '\0';
+	/* ROCm reports its GPUs as "AMD Instinct ...", "AMD Radeon ..." (or no name), warps of 64 */
+	g->amd = strstr(g->name, "AMD") != NULL || (REC_HAS(&d, device, warp_size) &&
+	    d.warp_size == 64);
+}
+
+/* trace-stage's gpu_pids record names the analyzed process and measures the clocks. */
 static void
 on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 {
 	struct rec_gpu_pids g;
 
 	(void)ctx;
+	if (t == RT_device) {
+		add_device(r);
+		return;
+	}
 	if (t != RT_gpu_pids)
 		return;
 	REC_READ(&r->rd, gpu_pids, &g);
@@ -120,6 +152,12 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 		rec_die(&r->rd, "gpu_pids record for trace %lld outside that trace", g.t);
 	sel = trace_intern(r, g.selected);
 	have_sel = 1;
+	side.has_latency = REC_HAS(&g, gpu_pids, idle_starts);
+	side.latency_p50 = g.launch_latency_p50_us;
+	side.idle_starts = g.idle_starts;
+	side.idle_start_min = g.idle_start_latency_us;
+	side.has_offset = REC_HAS(&g, gpu_pids, clock_offset_us);
+	side.offset_us = g.clock_offset_us;
 }
 
 static void
@@ -152,11 +190,12 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		rec_die(&r->rd, "trace %lld has kernels but no gpu_pids record; run trace-stage "
 		    "before trace-health", tr->t);
 	memset(c, 0, sizeof c);
-	facts_measure(&f, r, tr, have_sel ? sel : NOSTR);
+	facts_measure(&f, r, tr, have_sel ? sel : NOSTR, &side);
 	worst = checks_run(c, &f, &hopts);
 	write_health(tr, f.role, f.path, worst, c);
+	/* defects on stderr; limitations and what is expected are the report's */
 	for (i = 0; i < NCHECK; i++)
-		if (c[i].status != ST_OK)
+		if (c[i].status >= ST_WARN)
 			warn_msg("'%s': %s", f.path, c[i].detail.s);
 	if (strict && worst != ST_OK) {
 		err_msg("'%s': verdict %s; data-quality warnings are errors under --strict", f.path,
@@ -166,4 +205,5 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	checks_free(c);
 	sel = NOSTR;
 	have_sel = 0;
+	memset(&side, 0, sizeof side);
 }

@@ -341,11 +341,15 @@ collect_annotations(struct stager *sg)
 	}
 }
 
+/*
+ * cpu_ts: the host time the kernel is placed at among the CPU windows: its
+ * own ts, or, when the clocks disagree, its launch call's start.
+ */
 static const char *
-resolve_stage(const struct stager *sg, const struct tkernel *k)
+resolve_stage(const struct stager *sg, const struct tkernel *k, double cpu_ts)
 {
 	const char *st = NULL, *st2 = NULL;
-	double gap = 0, gap2 = 0, probe = k->ts + 1e-3;
+	double gap = 0, gap2 = 0, probe = k->ts + 1e-3, cprobe = cpu_ts + 1e-3;
 	int r1, r2, have = 0;
 	uint64_t *v;
 
@@ -356,7 +360,7 @@ resolve_stage(const struct stager *sg, const struct tkernel *k)
 		return st;
 	if (r1 == 0)
 		have = 1;
-	r2 = scan_windows(&sg->cpu, probe, &st2, &gap2);
+	r2 = scan_windows(&sg->cpu, cprobe, &st2, &gap2);
 	if (r2 == 1)
 		return st2;
 	if (r2 == 0 && (!have || gap2 < gap)) {
@@ -369,11 +373,128 @@ resolve_stage(const struct stager *sg, const struct tkernel *k)
 	return "all";
 }
 
+/* ---- the clocks of host and device (issue 25) ---- */
+
+/*
+ * A launch reaches an idle GPU in 5 to 50 us on every real trace seen; a
+ * GPU clock offset from the host's shows as kernels that start on an idle
+ * GPU a long time after their launch call returned (146 ms in one vLLM
+ * trace), or as kernels that start long before their call.  Past this,
+ * the clocks disagree.
+ */
+#define CLOCK_OFFSET_US 1000.0
+
+/* What the launch-to-start latencies of the analyzed process say. */
+struct clocks {
+	long long pairs;	/* items with a launch */
+	double p50;		/* median of start - launch start over them */
+	long long idle;		/* of them: the first of their launch, starting on an idle GPU */
+	double idle_min;	/* the least start - launch end among those */
+	double start_min;	/* the least start - launch start over all pairs */
+	int offset;		/* the clocks disagree by at least CLOCK_OFFSET_US */
+	double offset_us;	/* then: idle_min (GPU ahead) or start_min (GPU behind) */
+};
+
+struct kstart {
+	double ts, end;
+	long launch;		/* index into tr->ln, or -1 */
+};
+
+static int
+kstart_cmp(const void *a, const void *b)
+{
+	const struct kstart *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int
+dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Measure the launch-to-start latencies of the kernels of process sel:
+ * over every kernel with a launch (its correlation's first launch record),
+ * and over those that start on an idle GPU (after every earlier item of
+ * the process ended) as the first item of their launch, whose start can
+ * be late only by the clocks.  Not under --compat reference.
+ */
+static void
+measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
+    struct clocks *c)
+{
+	struct kstart *v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
+	double *lat = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lat), maxend = 0;
+	unsigned char *seen = xcalloc(tr->nln ? tr->nln : 1, 1);
+	imap by_corr = { 0 };
+	size_t i, n = 0;
+	uint64_t *x;
+	int isnew;
+
+	memset(c, 0, sizeof *c);
+	for (i = 0; i < tr->nln; i++) {
+		x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
+		if (isnew)
+			*x = i;
+	}
+	for (i = 0; i < tr->nk; i++) {
+		const struct tkernel *k = &tr->k[i];
+		if (trace_thread_pid(r, k->thread) != sel)
+			continue;
+		v[n].ts = k->ts;
+		v[n].end = k->ts + (k->dur > 0 ? k->dur : 0);
+		v[n].launch = k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)) ?
+		    (long)*x : -1;
+		n++;
+	}
+	xqsort(v, n, sizeof *v, kstart_cmp);
+	for (i = 0; i < n; i++) {
+		if (v[i].launch >= 0) {
+			const struct tcall *l = &tr->ln[v[i].launch];
+			double ls = v[i].ts - l->ts;
+			lat[c->pairs] = ls;
+			if (!c->pairs || ls < c->start_min)
+				c->start_min = ls;
+			c->pairs++;
+			if (i > 0 && v[i].ts > maxend && !seen[v[i].launch]) {
+				double le = v[i].ts - (l->ts + (l->dur > 0 ? l->dur : 0));
+				if (!c->idle || le < c->idle_min)
+					c->idle_min = le;
+				c->idle++;
+			}
+			seen[v[i].launch] = 1;
+		}
+		if (i == 0 || v[i].end > maxend)
+			maxend = v[i].end;
+	}
+	if (c->pairs) {
+		xqsort(lat, (size_t)c->pairs, sizeof *lat, dbl_cmp);
+		c->p50 = lat[(c->pairs - 1) / 2];
+	}
+	if (c->idle && c->idle_min >= CLOCK_OFFSET_US) {
+		c->offset = 1;
+		c->offset_us = c->idle_min;
+	} else if (c->pairs && c->start_min <= -CLOCK_OFFSET_US) {
+		c->offset = 1;
+		c->offset_us = c->start_min;
+	}
+	imap_free(&by_corr);
+	free(v);
+	free(lat);
+	free(seen);
+}
+
 /* ---- output ---- */
 
 static void
 write_gpu_pids(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
-    const double *times, const uint32_t *pids, size_t npids)
+    const double *times, const uint32_t *pids, size_t npids, const struct clocks *c)
 {
 	sbuf o = SBUF_INIT;
 	char buf[40];
@@ -393,6 +514,15 @@ write_gpu_pids(const struct trace_reader *r, const struct trace *tr, uint32_t se
 	rec_int(RM_gpu_pids_t, tr->t);
 	rec_cstr(RM_gpu_pids_selected, S(r, sel));
 	rec_json(RM_gpu_pids_time_us, o.s, o.len);
+	if (c && c->pairs)
+		rec_num(RM_gpu_pids_launch_latency_p50_us, c->p50);
+	if (c && c->pairs) {
+		rec_int(RM_gpu_pids_idle_starts, c->idle);
+		if (c->idle)
+			rec_num(RM_gpu_pids_idle_start_latency_us, c->idle_min);
+	}
+	if (c && c->offset)
+		rec_num(RM_gpu_pids_clock_offset_us, c->offset_us);
 	rec_end();
 	sb_free(&o);
 }
@@ -458,10 +588,14 @@ static void
 on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 {
 	struct stager sg = { 0 };
+	struct clocks ck;
 	double *times;
 	uint32_t *pids, sel;
 	size_t npids, i;
 	const char *path_stage = S(r, tr->stage);
+	imap by_corr = { 0 };
+	uint64_t *x;
+	int isnew;
 
 	(void)ctx;
 	sg.rd = r;
@@ -470,14 +604,29 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	collect_annotations(&sg);
 	build_windows(&sg, 1, &sg.gpu);
 	build_windows(&sg, 0, &sg.cpu);
+	memset(&ck, 0, sizeof ck);
+	if (npids && !compat_reference)
+		measure_clocks(r, tr, sel, &ck);
 	if (npids)
-		write_gpu_pids(r, tr, sel, times, pids, npids);
+		write_gpu_pids(r, tr, sel, times, pids, npids, compat_reference ? NULL : &ck);
+	/* clocks that disagree: a kernel sits among the CPU windows at its launch call */
+	if (ck.offset)
+		for (i = 0; i < tr->nln; i++) {
+			x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
+			if (isnew)
+				*x = i;
+		}
 	for (i = 0; i < tr->nk; i++) {
 		const struct tkernel *k = &tr->k[i];
-		const char *stage = strcmp(path_stage, "all") != 0 ? path_stage :
-		    resolve_stage(&sg, k);
+		double cpu_ts = k->ts;
+		const char *stage;
+		if (ck.offset)
+			cpu_ts = k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)) ?
+			    tr->ln[*x].ts : k->ts - ck.offset_us;
+		stage = strcmp(path_stage, "all") != 0 ? path_stage : resolve_stage(&sg, k, cpu_ts);
 		write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
 	}
+	imap_free(&by_corr);
 	kernels_total += (long long)tr->nk;
 	if (!tr->nk)
 		note_categories(tr);

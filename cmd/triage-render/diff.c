@@ -271,6 +271,16 @@ header(const struct run *run, struct doc *d, const struct item *bi, const struct
 		add_fact(d, "Model", bm ? bm : cm);
 	if (cm || bm)
 		d->model = xstrdup(cm ? cm : bm);
+	/* the GPUs: comparable across hardware, and said (issue 25) */
+	bm = bi ? item_str(bi, "gpu", &b, NULL) : NULL;
+	cm = ci ? item_str(ci, "gpu", &c, NULL) : NULL;
+	sb_reset(&t);
+	if (bm && cm && strcmp(bm, cm) != 0)
+		sb_printf(&t, "hardware differs: %s vs %s", bm, cm);
+	else if (bm || cm)
+		sb_adds(&t, bm ? bm : cm);
+	if (t.len)
+		add_fact(d, "GPU", sb_str(&t));
 	if (ci)
 		d->framework = xstrdup(item_str(ci, "framework", &c, "none"));
 	if (all) {
@@ -324,7 +334,11 @@ verdict_section(const struct run *run, struct doc *d)
 	sec->intro = xstrdup("A stage regresses when its GPU time (the sum of its kernel "
 	    "durations; per step when the runs have different step counts) grows by more than "
 	    "the threshold, and improves when it shrinks by more; overall is the stage that "
-	    "moved most. Runs of another model, framework or stages are incomparable.");
+	    "moved most. Runs of another model, model family, framework, world size or stages "
+	    "are incomparable, and so are runs that name no model and share under a third of "
+	    "their GPU time in kernel families; runs on other GPUs are compared. A collective's "
+	    "time includes waiting for the other ranks: the Reason says how much when both "
+	    "runs were analyzed with --all-ranks.");
 	for (i = 0; i < run->n; i++) {
 		const struct item *it = &run->it[i];
 		struct cell *c;
@@ -379,9 +393,9 @@ metric_label(const char *m)
 		{ "kernel_us", "GPU time (kernel sum)" },
 		{ "busy_us", "GPU busy" },
 		{ "idle_us", "GPU idle" },
-		{ "idle_launch_us", "Idle waiting for launches" },
-		{ "graph_pct", "In CUDA graphs" },
-		{ "step_p50_us", "Step p50 (CPU)" },
+		{ "idle_launch_us", "Idle waiting for the host" },
+		{ "graph_pct", "Busy in CUDA graphs" },
+		{ "step_p50_us", "Step period p50" },
 		{ "steps", "Steps" },
 	};
 	size_t i;

@@ -120,6 +120,103 @@ model_fact(const struct item *in, struct doc *d)
 	sb_free(&out);
 }
 
+/* The ranks rank-skew compared (its rank_row records), distinct; 0 without them. */
+static size_t
+ranks_compared(const struct run *run)
+{
+	long long seen[64];
+	size_t i, j, n = 0, more = 0;
+
+	for (i = 0; i < run->n; i++) {
+		long long r;
+		if (run->it[i].type != RT_rank_row)
+			continue;
+		r = item_int(&run->it[i], "rank", -1);
+		for (j = 0; j < n && seen[j] != r; j++)
+			;
+		if (j < n)
+			continue;
+		if (n < sizeof seen / sizeof seen[0])
+			seen[n++] = r;
+		else
+			more++;	/* beyond 64 the count is a bound: ranks repeat per stage */
+	}
+	return n + more;
+}
+
+/*
+ * The analyzed trace's identity (issue 25): "Rank: 0 of 8" from the trace
+ * record, and the GPU from the device record of the analyzed process
+ * (gpu_pids.selected: Kineto's GPU pid is the device index), with how many
+ * the node has.
+ */
+static void
+identity(const struct run *run, const struct item *trace, struct doc *d)
+{
+	sbuf b = SBUF_INIT, v = SBUF_INIT, name = SBUF_INIT;
+	long long t = item_int(trace, "t", 0), rank = item_int(trace, "rank", -1);
+	long long world = item_int(trace, "world_size", -1), sel = -1, ndev = 0;
+	const struct item *dev = NULL, *first = NULL;
+	size_t i;
+
+	if (rank >= 0) {
+		const char *src = item_str(trace, "rank_source", &b, "");
+		sb_printf(&v, "%lld", rank);
+		if (world > 0)
+			sb_printf(&v, " of %lld", world);
+		if (!strcmp(src, "trace"))
+			sb_adds(&v, " (the trace's distributedInfo)");
+		else if (!strcmp(src, "name"))
+			sb_adds(&v, " (the trace's file name)");
+		add_fact(d, "Rank", v.s);
+	} else if (world > 0) {
+		sb_printf(&v, "%lld", world);
+		add_fact(d, "World size", v.s);
+	}
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type == RT_gpu_pids && item_int(it, "t", -1) == t) {
+			char *end;
+			const char *p = item_str(it, "selected", &b, "");
+			sel = strtoll(p, &end, 10);
+			if (!*p || *end)
+				sel = -1;
+		}
+	}
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type != RT_device || item_int(it, "t", -1) != t)
+			continue;
+		ndev++;
+		if (!first)
+			first = it;
+		if (sel >= 0 && item_int(it, "id", -2) == sel)
+			dev = it;
+	}
+	if (!dev)
+		dev = first;
+	if (dev) {
+		long long maj = item_int(dev, "compute_major", -1), min = item_int(dev, "compute_minor", 0);
+		long long sms = item_int(dev, "num_sms", -1);
+		double mem = item_num(dev, "total_global_mem", -1);
+		const char *nm = item_str(dev, "name", &name, "");
+		sb_reset(&v);
+		sb_adds(&v, *nm ? nm : "unnamed GPU");
+		if (maj >= 0)
+			sb_printf(&v, ", compute capability %lld.%lld", maj, min);
+		if (sms > 0)
+			sb_printf(&v, ", %lld SMs", sms);
+		if (mem > 0)
+			sb_printf(&v, ", %.0f GiB", mem / (1024.0 * 1024 * 1024));
+		if (ndev > 1)
+			sb_printf(&v, " (the node lists %lld GPUs)", ndev);
+		add_fact(d, "GPU", v.s);
+	}
+	sb_free(&b);
+	sb_free(&v);
+	sb_free(&name);
+}
+
 static void
 header(const struct run *run, struct doc *d)
 {
@@ -129,8 +226,22 @@ header(const struct run *run, struct doc *d)
 	const char *fw = "none", *title;
 	size_t i;
 
-	add_fact(d, "Mode", m || f ? "mapping/formal (a graph-off mapping trace gives the Python "
-	    "sites, a graph-on formal trace the schedule)" : "single trace");
+	{
+		size_t nr = ranks_compared(run);
+		if (m || f)
+			add_fact(d, "Mode", "mapping/formal (a graph-off mapping trace gives the Python "
+			    "sites, a graph-on formal trace the schedule)");
+		else if (nr) {
+			/* the job's size, when the traces say it and it differs */
+			const struct item *tr = find_item(run, RT_trace, "role", "single", "single");
+			long long w = tr ? item_int(tr, "world_size", -1) : -1;
+			char *t = w > (long long)nr ? printf_dup("all ranks (%zu of %lld)", nr, w) :
+			    printf_dup("all ranks (%zu)", nr);
+			add_fact(d, "Mode", t);
+			free(t);
+		} else
+			add_fact(d, "Mode", "single trace");
+	}
 	if (main) {
 		fw = item_str(main, "framework", &b, "none");
 		/* one deployment: a formal trace nothing named (stdin) takes the mapping's */
@@ -187,6 +298,13 @@ header(const struct run *run, struct doc *d)
 		sb_reset(&v);
 		input_traces(f, &v);
 		add_fact(d, "Formal traces", sb_str(&v));
+	}
+	{
+		/* the analyzed trace: the formal one of a pair, else the first */
+		const struct item *tr = find_item(run, RT_trace, "role", f ? "formal" : s ? "single" :
+		    "mapping", "single");
+		if (tr)
+			identity(run, tr, d);
 	}
 	sb_reset(&v);
 	if (d->model) {
@@ -268,8 +386,10 @@ category_sums(const struct run *run, const char *stage, struct catsum **out, dou
 }
 
 /*
- * The stage's headline: "decode: 9.81 ms GPU time in 412 kernels over 5
- * steps; gemm 61%, attention 22%; idle 4%; 97% in CUDA graphs."
+ * The stage's headline, each share with its base named (issue 25): "decode:
+ * 9.81 ms of kernel time (9.52 ms GPU busy, overlaps once) in 412 kernels
+ * over 5 steps; of the kernel time: gemm 61%, attention 22%; GPU idle 4% of
+ * the span; 97% of the busy time in CUDA graphs."
  */
 static char *
 headline(const struct run *run, const char *stage)
@@ -277,50 +397,52 @@ headline(const struct run *run, const char *stage)
 	struct catsum *cs;
 	size_t ncs, i, shown = 0;
 	double total;
-	sbuf b = SBUF_INIT;
+	sbuf b = SBUF_INIT, cats = SBUF_INIT;
 	size_t j;
+	const struct item *g = NULL;
 
 	ncs = category_sums(run, stage, &cs, &total);
-	sb_printf(&b, "%s: ", stage_label(stage));
-	fmt_ms(&b, total);
-	sb_adds(&b, " of GPU time");
-	/* step-stats' figures for the stage, when they are in the stream */
-	for (j = 0; j < run->n; j++) {
-		const struct item *it = &run->it[j];
-		sbuf s = SBUF_INIT;
-		if (item_is(it, "gpu_time") && item_in_stage(it, stage, &s)) {
-			long long k = item_int(it, "kernels", -1), steps = item_int(it, "steps", -1);
-			double span = item_num(it, "span_us", -1), idle = item_num(it, "idle_us", -1);
-			double gp = item_num(it, "graph_pct", -1);
-			if (k >= 0)
-				sb_printf(&b, " in %lld kernels", k);
-			if (steps > 0)
-				sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
-			sb_adds(&b, ";");
-			for (i = 0; i < ncs && shown < 3; i++)
-				if (pct(cs[i].us, total) >= 5.0)
-					sb_printf(&b, "%s %s %.0f%%", shown++ ? "," : "", cs[i].cat,
-					    pct(cs[i].us, total));
-			if (span > 0 && idle >= 0)
-				sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
-			if (gp >= 0)
-				sb_printf(&b, "; %.0f%% in CUDA graphs", gp);
-			sb_free(&s);
-			goto out;
-		}
-		sb_free(&s);
-	}
-	sb_adds(&b, ";");
 	for (i = 0; i < ncs && shown < 3; i++)
 		if (pct(cs[i].us, total) >= 5.0)
-			sb_printf(&b, "%s %s %.0f%%", shown++ ? "," : "", cs[i].cat, pct(cs[i].us, total));
-out:
-	if (!shown && b.len && b.s[b.len - 1] == ';')
-		b.s[--b.len] = '\0';
+			sb_printf(&cats, "%s %s %.0f%%", shown++ ? "," : "", cs[i].cat,
+			    pct(cs[i].us, total));
+	/* step-stats' figures for the stage, when they are in the stream */
+	for (j = 0; j < run->n && !g; j++) {
+		sbuf s = SBUF_INIT;
+		if (item_is(&run->it[j], "gpu_time") && item_in_stage(&run->it[j], stage, &s))
+			g = &run->it[j];
+		sb_free(&s);
+	}
+	sb_printf(&b, "%s: ", stage_label(stage));
+	fmt_ms(&b, total);
+	sb_adds(&b, " of kernel time");
+	if (g) {
+		long long k = item_int(g, "kernels", -1), steps = item_int(g, "steps", -1);
+		double span = item_num(g, "span_us", -1), idle = item_num(g, "idle_us", -1);
+		double gp = item_num(g, "graph_pct", -1), busy = item_num(g, "busy_us", -1);
+		/* the union differs from the sum when items overlap */
+		if (busy >= 0 && fabs(busy - total) > 0.005 * (total > 0 ? total : 1)) {
+			sb_adds(&b, " (");
+			fmt_ms(&b, busy);
+			sb_adds(&b, " GPU busy, overlaps once)");
+		}
+		if (k >= 0)
+			sb_printf(&b, " in %lld kernels", k);
+		if (steps > 0)
+			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
+		if (shown)
+			sb_printf(&b, "; of the kernel time:%s", cats.s);
+		if (span > 0 && idle >= 0)
+			sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
+		if (gp >= 0)
+			sb_printf(&b, "; %.0f%% of the busy time in CUDA graphs", gp);
+	} else if (shown)
+		sb_printf(&b, "; of the kernel time:%s", cats.s);
 	sb_addc(&b, '.');
 	for (i = 0; i < ncs; i++)
 		free(cs[i].cat);
 	free(cs);
+	sb_free(&cats);
 	return sb_detach(&b);
 }
 
@@ -425,7 +547,7 @@ kernel_section(const struct run *run, struct doc *d)
 		if (!has_type(run, RT_gpu_time))
 			t->headline = headline(run, stages[si]);
 		sb_reset(&b);
-		sb_adds(&b, "Stage GPU time ");
+		sb_adds(&b, "Stage kernel time (the sum of kernel durations, the base of Share) ");
 		fmt_ms(&b, total);
 		sb_printf(&b, " in %lld kernel launches of %lld names.", launches, kinds);
 		t->total = sb_detach(&b);
@@ -731,27 +853,34 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 
 /* ---- GPU time (step-stats) ---- */
 
+/*
+ * Issue 25: every column names its base.  The busy time is split each
+ * instant once (compute, then communication not under compute, then
+ * memory under neither); the step figures are of the steps' periods.
+ */
 static const struct col gpu_cols[] = {
 	{ "kernels", "Kernels", 1 },
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
-	{ "idle_launch_us", "Idle waiting for launches", 1 },
+	{ "idle_launch_us", "Idle waiting for the host", 1 },
 	{ "span_us", "Span", 1 },
-	{ "compute_us", "Compute", 1 },
-	{ "comm_us", "Communication", 1 },
-	{ "memcpy_us", "Memory", 1 },
-	{ "graph_pct", "In CUDA graphs", 1 },
+	{ "compute_us", "Busy: compute", 1 },
+	{ "comm_us", "Busy: communication, no compute", 1 },
+	{ "memcpy_us", "Busy: memory only", 1 },
+	{ "graph_pct", "Busy in CUDA graphs", 1 },
 	{ "steps", "Steps", 1 },
-	{ "step_p50_us", "Step p50", 1 },
-	{ "step_p90_us", "Step p90", 1 },
-	{ "step_max_us", "Step max", 1 },
+	{ "step_p50_us", "Step period p50", 1 },
+	{ "step_p90_us", "Step period p90", 1 },
+	{ "step_max_us", "Step period max", 1 },
+	{ "tokens_per_s", "Tokens/s", 1 },
 };
 
 static const struct col step_cols[] = {
 	{ "index", "Step", 1 },
 	{ "name", "Marker", 0 },
 	{ "batch", "Batch", 1 },
-	{ "cpu_us", "CPU time", 1 },
+	{ "period_us", "Period", 1 },
+	{ "cpu_us", "CPU marker", 1 },
 	{ "gpu_busy_us", "GPU busy", 1 },
 	{ "gpu_span_us", "GPU span", 1 },
 	{ "kernels", "Kernels", 1 },
@@ -824,11 +953,14 @@ gpu_section(const struct run *run, struct doc *d)
 	if (i == run->n)
 		return;
 	sec = add_section(d, "gpu", "GPU time");
-	sec->intro = xstrdup("How busy the GPU was per stage (the union of its kernels' "
-	    "intervals), how long it sat idle between them and how much of that was spent "
-	    "waiting for the host to launch work, the busy time by kind (overlaps counted "
-	    "once: compute, then communication, then memory), the part run in CUDA graphs, "
-	    "and the steps (step-stats(1) defines each figure).");
+	sec->intro = xstrdup("How busy the GPU was per stage (the union of its kernels', "
+	    "copies' and sets' intervals), how long it sat idle between them and how much of "
+	    "that was spent waiting for the host to submit work; the busy time split by kind, "
+	    "each instant once (compute; then communication while no compute runs; then "
+	    "memory while neither does), and its part run in CUDA graphs; the steps' periods "
+	    "(from one step's start to the next's) and tokens per second.  The headline's "
+	    "category shares are of the kernel time, the sum of the kernels' durations, as "
+	    "in the kernel table (step-stats(1) defines each figure).");
 	ns = stages_of(run, RT_gpu_time, &stages);
 	for (si = 0; si < ns; si++) {
 		struct tab *t = add_tab(sec, "gpu", stages[si], gpu_cols,
@@ -860,7 +992,8 @@ gpu_section(const struct run *run, struct doc *d)
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
 		    "step[...], vLLM execute_...): no per-step figures.");
-		st->total = xstrdup("Steps, from the trace's step markers:");
+		st->total = xstrdup("Steps, from the trace's step markers: the period (to the next "
+		    "step's start), the CPU marker's own duration, and the GPU work it launched:");
 		escapes(run, sec, stages[si]);
 	}
 	free_strings(stages, ns);
@@ -898,8 +1031,9 @@ charts(const struct run *run, struct doc *d)
 			if (item_is(it, "gpu_time") && item_in_stage(it, stages[si], &b))
 				c->idle_us = item_num(it, "idle_us", -1);
 			if (item_is(it, "step") && item_in_stage(it, stages[si], &b)) {
+				/* the period, the figure the GPU-time table's percentiles are of */
 				c->step_us = xrealloc(c->step_us, (c->nstep + 1) * sizeof *c->step_us);
-				c->step_us[c->nstep++] = item_num(it, "cpu_us", 0);
+				c->step_us[c->nstep++] = item_num(it, "period_us", item_num(it, "cpu_us", 0));
 			}
 		}
 	}

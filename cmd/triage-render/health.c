@@ -51,8 +51,8 @@ health_section(const struct run *run, struct doc *d)
 {
 	struct section *sec = NULL;
 	struct tab *t = NULL;
-	sbuf banner = SBUF_INIT, b = SBUF_INIT, p = SBUF_INIT;
-	size_t i, ntraces = 0, nchecks = 0, nbad = 0;
+	sbuf banner = SBUF_INIT, lim = SBUF_INIT, b = SBUF_INIT, p = SBUF_INIT;
+	size_t i, ntraces = 0, nchecks = 0, nbad = 0, nlim = 0, ninfo = 0;
 	const char *worst = "ok";
 
 	for (i = 0; i < run->n; i++)
@@ -62,14 +62,17 @@ health_section(const struct run *run, struct doc *d)
 		return;
 	sec = add_section(d, "health", "Trace health");
 	sec->intro = xstrdup("The data-quality checks of trace-health(1) for each trace: "
-	    "what was found and which tables it makes less trustworthy.");
+	    "what was found and which tables it makes less trustworthy.  A defect (warn, "
+	    "fail: data missing or wrong) makes the verdict degraded or unusable; a "
+	    "limitation of the capture settings (limited) says what the report cannot "
+	    "show; info is expected behaviour, worth knowing.");
 	t = add_tab(sec, "health", NULL, health_cols, sizeof health_cols / sizeof health_cols[0]);
 	for (i = 0; i < run->n; i++) {
 		const struct item *it = &run->it[i];
 		const json_doc *jd = &it->doc;
 		const char *path, *verdict;
 		int arr, k, c;
-		size_t bad_here = 0;
+		size_t bad_here = 0, lim_here = 0;
 
 		if (!item_is(it, "health"))
 			continue;
@@ -113,7 +116,21 @@ health_section(const struct run *run, struct doc *d)
 			}
 			cell_text(&cl[4], obj_str(jd, c, "detail", &s3, ""));
 			cell_text(&cl[5], aff);
-			if (strcmp(status, "ok") != 0) {
+			if (strcmp(status, "info") == 0) {
+				ninfo++;
+			} else if (strcmp(status, "limited") == 0) {
+				/* "limited: no ...": the banner says it once, after the defects */
+				const char *t = cl[4].text;
+				if (!strncmp(t, "limited: ", 9))
+					t += 9;
+				nlim++;
+				if (ntraces > 1 && !lim_here)
+					sb_printf(&lim, "%s%s: ", lim.len ? "; " : "", path);
+				else if (lim.len)
+					sb_adds(&lim, "; ");
+				sb_adds(&lim, t);
+				lim_here++;
+			} else if (strcmp(status, "ok") != 0) {
 				nbad++;
 				if (ntraces > 1 && !bad_here)
 					sb_printf(&banner, "%s%s:", banner.len ? " " : "", path);
@@ -139,14 +156,20 @@ health_section(const struct run *run, struct doc *d)
 	}
 	t->empty = xstrdup("trace-health wrote no checks.");
 	d->verdict = worst;
-	if (nbad)
+	if (nbad && nlim)
+		d->health = printf_dup("%s Limited by the capture settings: %s.", banner.s, lim.s);
+	else if (nbad)
 		d->health = xstrdup(banner.s);
+	else if (nlim)
+		d->health = printf_dup("No defect found. Limited by the capture settings: %s.", lim.s);
 	else
 		d->health = printf_dup("All %zu checks passed%s.", nchecks,
 		    ntraces > 1 ? " on every trace" : "");
-	t->total = printf_dup("%zu check%s on %zu trace%s, %zu not ok.", nchecks,
-	    nchecks == 1 ? "" : "s", ntraces, ntraces == 1 ? "" : "s", nbad);
+	t->total = printf_dup("%zu check%s on %zu trace%s: %zu %s, %zu %s, %zu for information.",
+	    nchecks, nchecks == 1 ? "" : "s", ntraces, ntraces == 1 ? "" : "s", nbad,
+	    nbad == 1 ? "defect" : "defects", nlim, nlim == 1 ? "limitation" : "limitations", ninfo);
 	sb_free(&banner);
+	sb_free(&lim);
 	sb_free(&b);
 	sb_free(&p);
 }

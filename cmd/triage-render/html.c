@@ -2,7 +2,7 @@
  * The report as one self-contained HTML file: no network, no external
  * assets.  The tables are written here (short names, the full name on
  * hover); a small script makes them sortable and draws, per stage, a
- * stacked bar of GPU time by category plus idle time, a bar chart of the
+ * stacked bar of kernel time by category (the headline's base), a bar chart of the
  * heaviest kernels and a strip of step durations, as inline SVG, from data
  * embedded in the page.  The script marks the body data-ready="1" when it
  * ran and counts errors in data-errors, which the tests read back from a
@@ -122,8 +122,11 @@ static const char js[] =
     "function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);"
     "return e;}\n"
     "function ms(us){return (us/1000).toFixed(2)+' ms';}\n"
-    "function stack(box,st){var segs=st.cats.slice();if(st.idle>=0)segs.push({name:'idle',"
-    "us:st.idle});var tot=0;segs.forEach(function(s){tot+=s.us;});if(!(tot>0))return;"
+    "function stack(box,st){var segs=st.cats.slice();"
+    "var tot=0;segs.forEach(function(s){tot+=s.us;});if(!(tot>0))return;"
+    "var cap=document.createElement('div');cap.className='legend';cap.textContent="
+    "'Kernel time by category (shares of the sum of kernel durations, as in the headline)';"
+    "box.appendChild(cap);"
     "var svg=el('svg',{viewBox:'0 0 1000 28',preserveAspectRatio:'none',height:'28'});"
     "var x=0;segs.forEach(function(s,i){var w=1000*s.us/tot;var r=el('rect',{x:x,y:0,"
     "width:Math.max(w,0.5),height:28,fill:color(s.name,i),'class':'seg','data-cat':s.name});"
@@ -147,7 +150,7 @@ static const char js[] =
     "var svg=el('svg',{viewBox:'0 0 1000 40',preserveAspectRatio:'none',height:'40'});"
     "var w=1000/s.length;s.forEach(function(u,i){var hh=max>0?38*u/max:0;var r=el('rect',"
     "{x:i*w,y:40-hh,width:Math.max(w-1,0.5),height:hh,fill:'#0969da','class':'step'});"
-    "var t=el('title',{});t.textContent='step '+(i+1)+': '+ms(u);r.appendChild(t);"
+    "var t=el('title',{});t.textContent='step '+(i+1)+': period '+ms(u);r.appendChild(t);"
     "svg.appendChild(r);});box.appendChild(svg);}\n"
     "document.querySelectorAll('.chart').forEach(function(box){var st=data[box.dataset.run]"
     "[box.dataset.stage];if(!st)return;if(box.dataset.chart==='stack')stack(box,st);"

@@ -175,7 +175,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	build_tree((const char *)data, size);
 	fuzz_die_armed = 1;
 	if (setjmp(fuzz_die_jmp) == 0) {
-		if (discover_targets(root, &sel, &out, &trace_dir) == 0)
+		if (discover_targets(root, &sel, &out, &trace_dir, NULL) == 0)
 			for (i = 0; i < out.n; i++)
 				if (load_server_args_for(out.v[i].path, &args) < 0)
 					break;

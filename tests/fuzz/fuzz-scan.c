@@ -173,6 +173,20 @@ on_event(void *ctx, const json_doc *ev, unsigned long long off)
 	return 0;
 }
 
+/*
+ * A top-level member (scan_run_members): a whole object, array, number or
+ * literal (never a string), tokenized as jsmn does.
+ */
+static int
+on_member(void *ctx, int which, const json_doc *v)
+{
+	(void)ctx;
+	if (which < 0 || which > 2 || (v->ntok > 0 && v->tok[0].type == JSMN_STRING) ||
+	    (v->ntok > 0 && json_skip(v, 0) != v->ntok))
+		abort();
+	return 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -208,6 +222,27 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 				abort();
 		}
 		close(fd2);
+	}
+	/* with members asked for: the same outcome and the same events */
+	{
+		static const char *const mkeys[] = { "deviceProperties", "traceName",
+			"distributedInfo", NULL };
+		static const struct scan_members m = { mkeys, on_member };
+		struct scan_stats st3;
+		char err3[1024];
+		int fd3 = fuzz_memfd(data, size), r3;
+		char path3[64];
+		zio *z3;
+		snprintf(path3, sizeof path3, "/proc/self/fd/%d", fd3);
+		z3 = zio_open(path3);
+		if (!z3)
+			abort();
+		r3 = scan_run_members(z3, "fuzz", NULL, NULL, on_event, &m, NULL, &st3, err3,
+		    sizeof err3);
+		zio_close(z3);
+		close(fd3);
+		if (r3 != r || st3.events != st.events || strcmp(err, err3) != 0)
+			abort();
 	}
 	check_select_object(data, size, &keysets[0]);
 	check_select_object(data, size, &keysets[1]);
