@@ -97,6 +97,20 @@ $(O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
 
 $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
 
+# kernel-roofline carries the GPU peak table the same way (--gpu-specs FILE replaces it).
+$(O)/gen/gpu_specs.c: data/gpu-specs.jsonl
+	@mkdir -p $(@D)
+	{ echo '/* Generated from data/gpu-specs.jsonl by the Makefile; do not edit. */'; \
+	  echo 'const char *const gpu_spec_lines[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
+	      -e 's/^/	"/' -e 's/$$/",/' data/gpu-specs.jsonl; \
+	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/gpu_specs.o: $(O)/gen/gpu_specs.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/bin/kernel-roofline: $(O)/gen/gpu_specs.o
+
 # The suite runs against $(O)/bin; test-sanitize rebuilds under ASan+UBSan
 # and runs the same suite again.
 test: all
