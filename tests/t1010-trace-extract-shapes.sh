@@ -56,8 +56,8 @@ check "shapes without white space, one record per distinct shape, escapes decode
 t_kernel_links() {
 	extract
 	# an op launching two kernels shares its work by their time: 30 and 10 us
-	eq "0.75 0.25" "$(jq -r 'select(.type == "kernel" and .shape_frac) | .shape_frac' "$T/x.jsonl" |
-	    paste -sd' ')" "fractions"
+	eq "0.75 0.25" "$(jq -r 'select(.type == "kernel" and .cat == "kernel" and .shape_frac) |
+	    .shape_frac' "$T/x.jsonl" | paste -sd' ')" "fractions"
 	eq aten::addmm "$(shape_op "$(kshape splitk_reduce)")"
 	# older Kineto: the launch's External id is its correlation (300); an op elsewhere
 	# has that id (aten::empty at 500 us) but only aten::silu contains the launch
@@ -66,9 +66,10 @@ t_kernel_links() {
 	eq none "$(kshape graph_kernel)"
 	# an op without recorded shapes gives its kernels none
 	eq none "$(kshape relu_kernel)"
-	# a memcpy: its bytes, and the op of its cudaMemcpyAsync
-	eq "4096 aten::copy_" "$(jq -r 'select(.type == "kernel" and .cat == "gpu_memcpy") |
-	    "\(.bytes) \(.shape)"' "$T/x.jsonl" | { read -r b s; echo "$b $(shape_op "$s")"; })"
+	# a memcpy: its bytes, the op of its cudaMemcpyAsync, and no share of the op's work
+	eq "4096 aten::copy_ 0" "$(jq -r 'select(.type == "kernel" and .cat == "gpu_memcpy") |
+	    "\(.bytes) \(.shape) \(.shape_frac)"' "$T/x.jsonl" |
+	    { read -r b s f; echo "$b $(shape_op "$s") $f"; })"
 }
 check "kernels: shape id, share of the op's work, older Kineto by nesting, no op for graphs, bytes" \
     t_kernel_links
@@ -95,5 +96,19 @@ t_stage_keeps() {
 	    "$(jq -c 'select(.type == "kernel") | [.shape, .shape_frac, .bytes]' "$T/s.jsonl")"
 }
 check "trace-stage keeps shape, shape_frac and bytes" t_stage_keeps
+
+t_nested() {
+	# 2000 ops each containing every later launch: each launch's op is the
+	# innermost, the op it was launched from (its dims name it), in time
+	# linear in ops and launches (t2400-style sizes; make scale the large ones)
+	sh "$TESTDIR/gen-hostile" nest 2000 >"$T/nest.json"
+	"$BIN/trace-extract" -q "$T/nest.json" >"$T/x.jsonl"
+	eq 2000 "$(grep -c '"op_shape"' "$T/x.jsonl")" "op_shape records"
+	jq -rs '(map(select(.type == "op_shape")) | map({key: (.id | tostring), value: .dims[0][0]}) |
+	    from_entries) as $d | [.[] | select(.type == "kernel") | $d[.shape | tostring] == .correlation]
+	    | all' "$T/x.jsonl" >"$T/ok"
+	eq true "$(cat "$T/ok")" "every kernel's op"
+}
+check "nested ops: each launch gets its innermost op" t_nested
 
 done_testing

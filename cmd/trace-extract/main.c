@@ -678,7 +678,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	s->kernels++;
 	if (s->pc) {
 		pyctx_kernel(s->pc, e->ts, overlap);
-		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur);
+		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, is_copy_cat(s->vcat));
 	}
 	begin_event(s, RT_kernel, &s->vcat, e);
 	if (st >= 0) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "imap.h"
 #include "json.h"
 #include "rec.h"
@@ -16,7 +17,12 @@
 /* A value longer than this is dropped: no model reads a list that long. */
 #define MAX_VALUE 65536
 
-/* One CPU op as kept in the op spool; its shape text (textlen bytes) follows in the text spool. */
+/*
+ * One CPU op as kept in the op spool, followed by its shape text (textlen
+ * bytes: the name, then the raw Input Dims, Input type and Concrete Inputs,
+ * each with its length before it), compacted only for the ops that
+ * launched kernels.
+ */
 struct opent {
 	double ts, dur;
 	long long ext;
@@ -30,13 +36,12 @@ struct launch {
 	uint32_t thread;
 	unsigned char has_ext, graph;
 	long long op;			/* the op that launched it, -1 none yet */
-	double best_ts, best_dur;	/* that op's span, to find the innermost */
 };
 
 struct kent {
 	long long corr;
 	double dur;
-	unsigned char has_corr;
+	unsigned char has_corr, copy;
 };
 
 /* An op that launched kernels: their summed duration and its op_shape id. */
@@ -45,8 +50,11 @@ struct opwork {
 	uint32_t shape;
 };
 
+/* The op spool's memory: beyond it, a temporary file (read back sequentially). */
+#define OPS_MEM (1u << 20)
+
 struct shapes {
-	struct spool *ops, *text;
+	struct spool *ops;
 	unsigned long long nop;
 	struct launch *ln;
 	size_t nln, capln;
@@ -65,8 +73,7 @@ shapes_new(void)
 {
 	struct shapes *sh = xcalloc(1, sizeof *sh);
 
-	sh->ops = spool_new();
-	sh->text = spool_new();
+	sh->ops = spool_new_limit(OPS_MEM);
 	sh->blobs = strtab_new();
 	return sh;
 }
@@ -77,7 +84,6 @@ shapes_free(struct shapes *sh)
 	if (!sh)
 		return;
 	spool_free(sh->ops);
-	spool_free(sh->text);
 	free(sh->ln);
 	free(sh->k);
 	imap_free(&sh->by_corr);
@@ -99,13 +105,23 @@ skip_ws(const char *p, size_t i, size_t n)
 	return i;
 }
 
+/* Characters a skip must stop at: 1 in strings ('"', '\\'), 2 outside them (brackets too). */
+static const unsigned char stop[256] = {
+	['"'] = 3, ['\\'] = 3, ['['] = 2, [']'] = 2, ['{'] = 2, ['}'] = 2
+};
+
 /* The end of the string starting at p[i] == '"': the index after its closing quote. */
 static size_t
 skip_string(const char *p, size_t i, size_t n)
 {
-	for (i++; i < n && p[i] != '"'; i++)
-		if (p[i] == '\\')
+	i++;
+	while (i < n) {
+		while (i < n && !(stop[(unsigned char)p[i]] & 1))
 			i++;
+		if (i >= n || p[i] == '"')
+			break;
+		i += 2;	/* the backslash and the character it escapes */
+	}
 	return i < n ? i + 1 : n;
 }
 
@@ -126,7 +142,12 @@ skip_value(const char *p, size_t i, size_t n)
 		return i;
 	}
 	while (i < n) {
-		char c = p[i];
+		char c;
+		while (i < n && !(stop[(unsigned char)p[i]] & 2))
+			i++;
+		if (i >= n)
+			break;
+		c = p[i];
 		if (c == '"') {
 			i = skip_string(p, i, n);
 			continue;
@@ -275,19 +296,22 @@ shapes_op(struct shapes *sh, uint32_t thread, double ts, double dur, int has_ext
 	if (args && argslen && !find_members(args, argslen, v))
 		find_members_slow(args, argslen, v);
 	sb_reset(&sh->blob);
+	sb_add(&sh->blob, (const char *)&o, sizeof o);
 	blob_piece(&sh->blob, name, namelen);
 	for (j = 0; j < 3; j++) {
-		if (v[j].s && shapes_compact(v[j].s, v[j].n, &sh->val)) {
-			blob_piece(&sh->blob, sh->val.s, sh->val.len);
+		/* raw: compacted and checked only if the op launches a kernel (name_shapes) */
+		if (v[j].s && v[j].n <= MAX_VALUE) {
+			blob_piece(&sh->blob, v[j].s, v[j].n);
 			any = 1;
 		} else
 			blob_piece(&sh->blob, "", 0);
 	}
-	if (any && sh->blob.len < 4 * (size_t)MAX_VALUE) {
-		o.textlen = (uint32_t)sh->blob.len;
-		spool_append(sh->text, sh->blob.s, sh->blob.len);
-	}
-	spool_append(sh->ops, &o, sizeof o);
+	if (any) {
+		struct opent *h = (struct opent *)(void *)sh->blob.s;
+		h->textlen = (uint32_t)(sh->blob.len - sizeof o);
+		spool_append(sh->ops, sh->blob.s, sh->blob.len);
+	} else
+		spool_append(sh->ops, &o, sizeof o);
 	sh->nop++;
 }
 
@@ -310,7 +334,7 @@ shapes_launch(struct shapes *sh, uint32_t thread, double ts, long long corr, int
 }
 
 void
-shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur)
+shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur, int copy)
 {
 	struct kent *k;
 
@@ -319,6 +343,7 @@ shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur)
 	k->corr = corr;
 	k->dur = dur;
 	k->has_corr = has_corr != 0;
+	k->copy = copy != 0;
 }
 
 /* ---- resolution ---- */
@@ -348,65 +373,174 @@ cmp_thread(const void *pa, const void *pb)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-/* Is launch l inside op o, and o more inner than l's op so far? */
+/* A sequential reader of the op spool's variable-size entries. */
+struct oprd {
+	struct shapes *sh;
+	unsigned long long off, size, oi;
+	char *buf;
+	size_t cap, have, pos;
+};
+
 static void
-consider(struct launch *l, const struct opent *o, unsigned long long oi)
+oprd_init(struct oprd *r, struct shapes *sh)
 {
-	if (l->ts < o->ts - EDGE_US || l->ts > o->ts + o->dur + EDGE_US)
-		return;
-	if (l->op < 0 || o->ts > l->best_ts || (o->ts == l->best_ts && o->dur < l->best_dur)) {
-		l->op = (long long)oi;
-		l->best_ts = o->ts;
-		l->best_dur = o->dur;
+	memset(r, 0, sizeof *r);
+	r->sh = sh;
+	r->size = spool_size(sh->ops);
+	r->cap = 1 << 16;
+	r->buf = xmalloc(r->cap);
+}
+
+/* Make `need` bytes available at r->pos. */
+static void
+oprd_fill(struct oprd *r, size_t need)
+{
+	size_t k;
+
+	memmove(r->buf, r->buf + r->pos, r->have - r->pos);
+	r->have -= r->pos;
+	r->pos = 0;
+	if (need > r->cap) {
+		r->cap = need;
+		r->buf = xrealloc(r->buf, r->cap);
 	}
+	k = r->cap - r->have;
+	if (k > r->size - r->off)
+		k = (size_t)(r->size - r->off);
+	spool_read(r->sh->ops, r->off, r->buf + r->have, k);
+	r->off += k;
+	r->have += k;
+	if (r->have < need)
+		die(EXIT_DATA, "internal error: an op entry of the shape spool lost its end");
+}
+
+/* The next op and its shape text (valid until the next call); 0 at the end. */
+static int
+oprd_next(struct oprd *r, struct opent *o, const char **text)
+{
+	if (r->oi >= r->sh->nop)
+		return 0;
+	if (r->have - r->pos < sizeof *o)
+		oprd_fill(r, sizeof *o);
+	memcpy(o, r->buf + r->pos, sizeof *o);
+	if (r->have - r->pos < sizeof *o + o->textlen)
+		oprd_fill(r, sizeof *o + o->textlen);
+	*text = r->buf + r->pos + sizeof *o;
+	r->pos += sizeof *o + o->textlen;
+	r->oi++;
+	return 1;
+}
+
+/* An op that contains launches of the index being painted: idx[lo..hi). */
+struct cover {
+	double ts, dur;
+	unsigned long long oi;
+	size_t lo, hi;
+};
+
+static int
+cmp_cover(const void *pa, const void *pb)
+{
+	const struct cover *a = pa, *b = pb;
+
+	/* the innermost first: the latest start, then the shortest, then file order */
+	if (a->ts != b->ts)
+		return a->ts > b->ts ? -1 : 1;
+	if (a->dur != b->dur)
+		return a->dur < b->dur ? -1 : 1;
+	return a->oi < b->oi ? -1 : a->oi > b->oi;
+}
+
+/* Is launch l before the key (ext when by_ext, thread, ts)? */
+static int
+launch_before(const struct launch *l, int by_ext, long long ext, uint32_t thread, double ts,
+    int or_equal)
+{
+	if (by_ext && l->ext != ext)
+		return l->ext < ext;
+	if (l->thread != thread)
+		return l->thread < thread;
+	return or_equal ? l->ts <= ts : l->ts < ts;
+}
+
+/* The first of idx[0..n) not before the key. */
+static size_t
+bound(const struct shapes *sh, const uint32_t *idx, size_t n, int by_ext, long long ext,
+    uint32_t thread, double ts, int or_equal)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (launch_before(&sh->ln[idx[mid]], by_ext, ext, thread, ts, or_equal))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t
+next_free(size_t *up, size_t i)
+{
+	size_t r = i, t;
+
+	while (up[r] != r)
+		r = up[r];
+	while (up[i] != r) {	/* path compression */
+		t = up[i];
+		up[i] = r;
+		i = t;
+	}
+	return r;
 }
 
 /*
- * Walk the op spool; for each op, the launches of idx[0..n) (sorted by
- * by_ext ? (ext, thread, ts) : (thread, ts)) it may contain.
+ * Give each launch of idx[0..n) (sorted by (ext, thread, ts) when by_ext,
+ * else (thread, ts)) the innermost op of its thread that contains it, of
+ * the launch's External id when by_ext.  The ops that contain any are
+ * kept (their span and index range), sorted innermost first, and each
+ * takes the launches of its range that no more inner op took: a union-find
+ * skips those, so the time is linear in ops and launches whatever the
+ * nesting.
  */
 static void
-sweep(struct shapes *sh, const uint32_t *idx, size_t n, int by_ext)
+paint(struct shapes *sh, const uint32_t *idx, size_t n, int by_ext)
 {
-	enum { CHUNK = 4096 };
-	struct opent *buf = xmalloc(CHUNK * sizeof *buf);
-	unsigned long long oi = 0;
-	size_t got, j;
+	struct oprd rd;
+	struct opent o;
+	const char *text;
+	struct cover *cv = NULL;
+	size_t ncv = 0, capcv = 0, i, j, *up;
 
-	while (oi < sh->nop) {
-		got = sh->nop - oi < CHUNK ? (size_t)(sh->nop - oi) : CHUNK;
-		spool_read(sh->ops, oi * sizeof *buf, buf, got * sizeof *buf);
-		for (j = 0; j < got; j++, oi++) {
-			const struct opent *o = &buf[j];
-			size_t lo = 0, hi = n;
-			if (by_ext && !o->has_ext)
-				continue;
-			/* the first launch at or after (ext, thread, ts - edge) */
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				const struct launch *l = &sh->ln[idx[mid]];
-				int before;
-				if (by_ext && l->ext != o->ext)
-					before = l->ext < o->ext;
-				else if (l->thread != o->thread)
-					before = l->thread < o->thread;
-				else
-					before = l->ts < o->ts - EDGE_US;
-				if (before)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (; lo < n; lo++) {
-				struct launch *l = &sh->ln[idx[lo]];
-				if ((by_ext && l->ext != o->ext) || l->thread != o->thread ||
-				    l->ts > o->ts + o->dur + EDGE_US)
-					break;
-				consider(l, o, oi);
-			}
-		}
+	oprd_init(&rd, sh);
+	while (oprd_next(&rd, &o, &text)) {
+		size_t lo, hi;
+		if (by_ext && !o.has_ext)
+			continue;
+		lo = bound(sh, idx, n, by_ext, o.ext, o.thread, o.ts - EDGE_US, 0);
+		hi = bound(sh, idx, n, by_ext, o.ext, o.thread, o.ts + o.dur + EDGE_US, 1);
+		if (lo >= hi)
+			continue;
+		xgrow(&cv, &capcv, ncv + 1, sizeof *cv);
+		cv[ncv].ts = o.ts;
+		cv[ncv].dur = o.dur;
+		cv[ncv].oi = rd.oi - 1;
+		cv[ncv].lo = lo;
+		cv[ncv++].hi = hi;
 	}
-	free(buf);
+	free(rd.buf);
+	xqsort(cv, ncv, sizeof *cv, cmp_cover);
+	up = xmalloc((n + 1) * sizeof *up);
+	for (i = 0; i <= n; i++)
+		up[i] = i;
+	for (i = 0; i < ncv; i++)
+		for (j = next_free(up, cv[i].lo); j < cv[i].hi; j = next_free(up, j + 1)) {
+			sh->ln[idx[j]].op = (long long)cv[i].oi;
+			up[j] = j + 1;
+		}
+	free(up);
+	free(cv);
 }
 
 static void
@@ -435,38 +569,60 @@ write_shape(const char *blob, size_t n, long long t, uint32_t id)
 	rec_end();
 }
 
+/*
+ * The compact shape text of an op's raw one (its name, then each value
+ * compacted, or empty when it is no strict JSON array); 0 when no value is left.
+ */
+static int
+compact_blob(const char *t, size_t n, sbuf *out, sbuf *val)
+{
+	uint32_t len;
+	size_t off = 0;
+	int j, any = 0;
+
+	sb_reset(out);
+	for (j = -1; j < 3 && off + sizeof len <= n; j++) {
+		memcpy(&len, t + off, sizeof len);
+		off += sizeof len;
+		if (len > n - off)
+			return 0;
+		if (j < 0)
+			blob_piece(out, t + off, len);
+		else if (len && shapes_compact(t + off, len, val)) {
+			blob_piece(out, val->s, val->len);
+			any = 1;
+		} else
+			blob_piece(out, "", 0);
+		off += len;
+	}
+	return any;
+}
+
 /* Give every op that launched kernels its op_shape id, writing each new one. */
 static void
 name_shapes(struct shapes *sh, long long t)
 {
-	enum { CHUNK = 4096 };
-	struct opent *buf = xmalloc(CHUNK * sizeof *buf);
-	unsigned long long oi = 0, toff = 0;
-	size_t got, j;
+	struct oprd rd;
+	struct opent op;
+	const char *text;
 	sbuf b = SBUF_INIT;
 
-	while (oi < sh->nop) {
-		got = sh->nop - oi < CHUNK ? (size_t)(sh->nop - oi) : CHUNK;
-		spool_read(sh->ops, oi * sizeof *buf, buf, got * sizeof *buf);
-		for (j = 0; j < got; j++, oi++) {
-			uint64_t *w;
-			uint32_t before, id;
-			if (buf[j].textlen && (w = imap_get(&sh->by_op, oi))) {
-				sb_reset(&b);
-				sb_grow(&b, buf[j].textlen);
-				spool_read(sh->text, toff, b.s, buf[j].textlen);
-				b.len = buf[j].textlen;
-				before = strtab_count(sh->blobs);
-				id = strtab_intern(sh->blobs, b.s, b.len);
-				if (strtab_count(sh->blobs) > before)
-					write_shape(b.s, b.len, t, id);
-				sh->work[*w].shape = id;
-			}
-			toff += buf[j].textlen;
-		}
+	oprd_init(&rd, sh);
+	while (oprd_next(&rd, &op, &text)) {
+		uint64_t *w;
+		uint32_t before, id;
+		if (!op.textlen || !(w = imap_get(&sh->by_op, rd.oi - 1)))
+			continue;
+		if (!compact_blob(text, op.textlen, &b, &sh->val))
+			continue;
+		before = strtab_count(sh->blobs);
+		id = strtab_intern(sh->blobs, b.s, b.len);
+		if (strtab_count(sh->blobs) > before)
+			write_shape(b.s, b.len, t, id);
+		sh->work[*w].shape = id;
 	}
 	sb_free(&b);
-	free(buf);
+	free(rd.buf);
 }
 
 void
@@ -487,14 +643,14 @@ shapes_resolve(struct shapes *sh, long long t)
 			idx[n++] = (uint32_t)i;
 	if (n) {
 		qsort(idx, n, sizeof *idx, cmp_ext);
-		sweep(sh, idx, n, 1);
+		paint(sh, idx, n, 1);
 	}
 	for (i = n = 0; i < sh->nln; i++)
 		if (sh->ln[i].op < 0 && !sh->ln[i].graph)
 			idx[n++] = (uint32_t)i;
 	if (n) {
 		qsort(idx, n, sizeof *idx, cmp_thread);
-		sweep(sh, idx, n, 0);
+		paint(sh, idx, n, 0);
 	}
 	free(idx);
 	/* each op's kernels: their summed duration */
@@ -514,7 +670,8 @@ shapes_resolve(struct shapes *sh, long long t)
 			sh->work[sh->nwork].shape = UINT32_MAX;
 			*w = sh->nwork++;
 		}
-		sh->work[*w].total += k->dur;
+		if (!k->copy)
+			sh->work[*w].total += k->dur;
 	}
 	if (sh->nwork)
 		name_shapes(sh, t);
@@ -540,7 +697,7 @@ shapes_kernel_result(const struct shapes *sh, size_t i, uint32_t *id, double *fr
 	if (w->shape == UINT32_MAX)
 		return 0;
 	*id = w->shape;
-	*frac = w->total > 0 ? k->dur / w->total : 1.0;
+	*frac = k->copy ? 0.0 : w->total > 0 ? k->dur / w->total : 1.0;
 	if (*frac > 1.0)
 		*frac = 1.0;
 	return 1;

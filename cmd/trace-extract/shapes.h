@@ -17,7 +17,8 @@
  * op.  Each distinct (op name, dims, types, concrete inputs) of an op that
  * launched a kernel becomes an op_shape record; each kernel gets that
  * record's id and its share of the op's work (its duration over the op's
- * kernels' summed duration), triage-records(5).
+ * compute kernels' summed duration; a memcpy or memset of the op gets no
+ * share), triage-records(5).
  *
  * Memory: a few words per launch and per kernel; ops and their text stay
  * in spools (memory up to the spool limit, then a temporary file), read
@@ -49,8 +50,11 @@ void shapes_op(struct shapes *sh, uint32_t thread, double ts, double dur, int ha
 void shapes_launch(struct shapes *sh, uint32_t thread, double ts, long long corr, int has_ext,
     long long ext, int graph);
 
-/* A kernel record, in record order. */
-void shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur);
+/*
+ * A kernel record, in record order.  copy: a memcpy or memset, which gets
+ * the op but no share of its work (its own bytes model it).
+ */
+void shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur, int copy);
 
 /*
  * Resolve every kernel's op and write the op_shape records of trace t (to
