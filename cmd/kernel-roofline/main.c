@@ -294,20 +294,25 @@ read_device(rec_reader *r)
 	d->ccmin = REC_HAS(&x, device, cc_minor) ? (int)x.cc_minor : -1;
 }
 
-/* A memcpy or memset from its own bytes: DtoD reads and writes them, a memset writes them. */
+/*
+ * A memcpy or memset from its own bytes (-1: not recorded): DtoD reads and
+ * writes them, a memset writes them; a copy to or from the host has no model.
+ */
 static int
 copy_model(struct rstr name, long long bytes, double *traffic, const char **why)
 {
-	if (text_has(name.s, name.n, "Memset")) {
-		*traffic = (double)bytes;
-		return 1;
+	int memset = text_has(name.s, name.n, "Memset");
+
+	if (!memset && !text_has(name.s, name.n, "DtoD")) {
+		*why = "a host-device copy: bounded by the host link, not the GPU's memory";
+		return 0;
 	}
-	if (text_has(name.s, name.n, "DtoD")) {
-		*traffic = 2.0 * (double)bytes;
-		return 1;
+	if (bytes < 0) {
+		*why = "a copy whose bytes the trace does not record";
+		return 0;
 	}
-	*why = "a host-device copy: bounded by the host link, not the GPU's memory";
-	return 0;
+	*traffic = memset ? (double)bytes : 2.0 * (double)bytes;
+	return 1;
 }
 
 static const char *const no_op_graph = "no CPU op with recorded shapes launched it "
@@ -315,6 +320,8 @@ static const char *const no_op_graph = "no CPU op with recorded shapes launched 
 static const char *const no_op = "no CPU op with recorded shapes launched it";
 static const char *const no_shapes = "the trace records no input shapes (profiled without "
     "record_shapes)";
+static const char *const collective = "collective communication: bounded by the "
+    "interconnect, not modeled";
 
 static void
 read_kernel(rec_reader *r)
@@ -335,9 +342,11 @@ read_kernel(rec_reader *r)
 	ss = stage_of(stage);
 	ss->us += k.dur;
 	kname = canonical(k.name, &tf32);
-	if (REC_HAS(&k, kernel, bytes) && (text_has(k.cat.s, k.cat.n, "emcpy") ||
-	    text_has(k.cat.s, k.cat.n, "emset"))) {
-		if (copy_model(k.name, k.bytes, &traffic, &why)) {
+	if (text_has(k.cat.s, k.cat.n, "emcpy") || text_has(k.cat.s, k.cat.n, "emset")) {
+		/* a copy is modeled by its own bytes, never by its op's shapes */
+		if (!copy_model(k.name, REC_HAS(&k, kernel, bytes) ? k.bytes : -1, &traffic, &why))
+			unmodeled(stage, intern(k.name.s, k.name.n), why, k.dur);
+		else {
 			struct agg *a = agg_of(stage, kname, intern_c("bytes moved"), 0);
 			a->op = intern_c(text_has(k.name.s, k.name.n, "Memset") ? "memset" : "memcpy");
 			a->dtype = DT_NONE;
@@ -345,8 +354,7 @@ read_kernel(rec_reader *r)
 			a->time += k.dur;
 			a->bytes += traffic;
 			ss->modeled += k.dur;
-		} else
-			unmodeled(stage, intern(k.name.s, k.name.n), why, k.dur);
+		}
 		return;
 	}
 	if (REC_HAS(&k, kernel, shape) && (v = imap_get(&run.shape_ix, (uint64_t)k.shape))) {
@@ -369,7 +377,9 @@ read_kernel(rec_reader *r)
 		ss->modeled += k.dur;
 		return;
 	}
-	if (REC_HAS(&k, kernel, shape))
+	if (!strcmp(classify_kernel(k.name.s, k.name.n), "communication"))
+		label = intern_c("(collective)"), why = collective;
+	else if (REC_HAS(&k, kernel, shape))
 		label = intern_c("-"), why = "its op_shape record is missing";
 	else
 		label = intern_c("-"), why = run.nshp == 0 ? no_shapes :

@@ -1114,7 +1114,7 @@ model_op(const char *op, const char *dims, size_t dimslen, const char *types, si
 	}
 	read_args(as, dims, dimslen, types, typeslen, concrete, concretelen);
 	if (is_collective(op))
-		fail(out, "collective communication: bounded by the interconnect, not modeled");
+		fail(out, "collective communication: bounded by the interconnect, not modeled");	/* main.c's text */
 	else if (!dims || !dimslen)
 		fail(out, "input shapes not recorded");
 	else if (!model_aten_gemm(op, as, out) && !model_scaled_gemm(op, as, out) &&
