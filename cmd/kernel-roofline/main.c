@@ -130,6 +130,7 @@ static struct {
 	size_t nmap, capmap;
 	int collecting;			/* reading the mapping file: no output */
 	long long kernel_traces;
+	long long nkern, nsel;		/* kernel records read, and those of the analyzed process */
 } run;
 
 static uint32_t
@@ -335,8 +336,10 @@ read_kernel(rec_reader *r)
 	const char *why = NULL;
 
 	REC_READ(r, kernel, &k);
+	run.nkern++;
 	if (!k.sel || !run.open || k.t != run.t)
 		return;
+	run.nsel++;
 	stage = REC_HAS(&k, kernel, stage) ? intern(k.stage.s, k.stage.n) :
 	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
 	ss = stage_of(stage);
@@ -834,6 +837,9 @@ main(int argc, char **argv)
 	if (fp != stdin)
 		fclose(fp);
 	rec_require_records();
+	if (run.nkern && !run.nsel)
+		warn_msg("%lld kernel records but none of the analyzed process (no 'sel': run "
+		    "trace-stage first): nothing modeled", run.nkern);
 	trace_reset();
 	strtab_free(run.aggkeys);
 	strtab_free(run.unmkeys);
