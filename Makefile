@@ -96,6 +96,20 @@ $(O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
 
 $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
 
+# kernel-roofline carries the GPU peak table the same way (--gpu-specs FILE replaces it).
+$(O)/gen/gpu_specs.c: data/gpu-specs.jsonl
+	@mkdir -p $(@D)
+	{ echo '/* Generated from data/gpu-specs.jsonl by the Makefile; do not edit. */'; \
+	  echo 'const char *const gpu_spec_lines[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
+	      -e 's/^/	"/' -e 's/$$/",/' data/gpu-specs.jsonl; \
+	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/gpu_specs.o: $(O)/gen/gpu_specs.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/bin/kernel-roofline: $(O)/gen/gpu_specs.o
+
 # The suite runs against $(O)/bin; test-sanitize rebuilds under ASan+UBSan
 # and runs the same suite again.
 test: all
@@ -152,6 +166,8 @@ uninstall:
 #                    the relaxed lookups over the payloads they make
 #   fuzz-capture     trace-capture's handling of servers' replies and URLs
 #   fuzz-kname       kernel names: demangling, identity, short names, categories
+#   fuzz-roofline    kernel-roofline's GPU table (--gpu-specs) and its models
+#                    of recorded op shapes
 # Each starts from seeds written by tests/gen-trace (build-fuzz/seeds-*) and
 # keeps what it learns in build-fuzz/corpus-*.  FUZZ_TIME is the run length of
 # each harness in seconds; FUZZ_ARGS passes more libFuzzer options;
@@ -165,19 +181,21 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
 FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
-FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture kname
+FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture kname roofline
 FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
 # What each harness links besides the library, and the headers it sees.
 FUZZ_EXTRA_extract    = cmd/trace-extract/discover.o cmd/trace-extract/framework.o \
-	cmd/trace-extract/pyctx.o cmd/trace-extract/spool.o
+	cmd/trace-extract/pyctx.o cmd/trace-extract/shapes.o cmd/trace-extract/spool.o
 FUZZ_EXTRA_discover   = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_serverargs = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_sidefiles  = cmd/fuse-detect/catalog.o cmd/fuse-detect/match.o gen/fuse_catalog.o
 FUZZ_EXTRA_capture    = cmd/trace-capture/probe.o cmd/trace-capture/records.o cmd/trace-capture/sys.o
+FUZZ_EXTRA_roofline   = cmd/kernel-roofline/gpu.o cmd/kernel-roofline/model.o gen/gpu_specs.o
 FUZZ_INC_discover     = -iquote cmd/trace-extract
 FUZZ_INC_serverargs   = -iquote cmd/trace-extract
 FUZZ_INC_sidefiles    = -iquote cmd/fuse-detect
+FUZZ_INC_roofline     = -iquote cmd/kernel-roofline
 FUZZ_LIBS_capture     = -lcurl
 # The capture's failures end in die(), which the tool does by exiting; in
 # the harness they return through longjmp and leave what the call held,

@@ -74,6 +74,14 @@
 	M(T, shared_mem_per_block, INT, OPT, NULL) \
 	M(T, shared_mem_per_sm, INT, OPT, NULL)
 
+#define REC_MEMBERS_op_shape(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, id, INT, REQ, NULL) \
+	M(T, op, STR, REQ, NULL) \
+	M(T, dims, JSON, OPT, NULL) \
+	M(T, types, JSON, OPT, NULL) \
+	M(T, concrete, JSON, OPT, NULL)
+
 #define REC_MEMBERS_frame_name(M, T) \
 	M(T, t, INT, REQ, NULL) \
 	M(T, id, INT, REQ, NULL) \
@@ -90,9 +98,12 @@
 	M(T, stream, STR, OPT, NULL) \
 	M(T, external_id, INT, OPT, NULL) \
 	M(T, correlation, INT, OPT, NULL) \
+	M(T, bytes, INT, OPT, NULL) \
 	M(T, overlap, BOOL, OPT, NULL) \
 	M(T, py_window, JSON, OPT, NULL) \
 	M(T, py_window_band, JSON, OPT, NULL) \
+	M(T, shape, INT, OPT, NULL) \
+	M(T, shape_frac, NUM, OPT, "1") \
 	M(T, stage, STR, OPT, NULL) \
 	M(T, sel, BOOL, OPT, NULL)
 
@@ -202,6 +213,47 @@
 	M(T, cpu_op, STR, OPT, "-") \
 	M(T, shown, BOOL, OPT, "false") \
 	M(T, entry, JSON, OPT, NULL)
+
+#define REC_MEMBERS_kernel_eff(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, shape, STR, OPT, NULL) \
+	M(T, op, STR, OPT, NULL) \
+	M(T, dtype, STR, OPT, NULL) \
+	M(T, source, STR, OPT, "trace") \
+	M(T, estimate, STR, OPT, "exact") \
+	M(T, launches, INT, REQ, NULL) \
+	M(T, time_us, NUM, REQ, NULL) \
+	M(T, flops, NUM, REQ, NULL) \
+	M(T, bytes, NUM, REQ, NULL) \
+	M(T, tflops, NUM, OPT, NULL) \
+	M(T, gbps, NUM, OPT, NULL) \
+	M(T, intensity, NUM, OPT, NULL) \
+	M(T, peak_tflops, NUM, OPT, NULL) \
+	M(T, bound, STR, OPT, NULL) \
+	M(T, roof_us, NUM, OPT, NULL) \
+	M(T, pct_of_roof, NUM, OPT, NULL)
+
+#define REC_MEMBERS_roofline(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, gpu, STR, OPT, NULL) \
+	M(T, gpu_reason, STR, OPT, NULL) \
+	M(T, gpu_source, STR, OPT, NULL) \
+	M(T, mem_gbps, NUM, OPT, NULL) \
+	M(T, peaks, JSON, OPT, NULL) \
+	M(T, stage_us, NUM, REQ, NULL) \
+	M(T, modeled_us, NUM, REQ, NULL) \
+	M(T, modeled_pct, NUM, REQ, NULL) \
+	M(T, actual_us, NUM, OPT, NULL) \
+	M(T, roof_us, NUM, OPT, NULL) \
+	M(T, roof_pct, NUM, OPT, NULL) \
+	M(T, headroom_us, NUM, OPT, NULL) \
+	M(T, steps, INT, OPT, NULL) \
+	M(T, headroom_per_step_us, NUM, OPT, NULL) \
+	M(T, estimated, BOOL, OPT, "false") \
+	M(T, unmodeled, JSON, OPT, NULL)
 
 #define REC_MEMBERS_overlap_row(M, T) \
 	M(T, stage, STR, REQ, NULL) \
@@ -448,6 +500,7 @@
 	T(input, REC_MEMBERS_input, X) \
 	T(trace, REC_MEMBERS_trace, X) \
 	T(device, REC_MEMBERS_device, X) \
+	T(op_shape, REC_MEMBERS_op_shape, X) \
 	T(frame_name, REC_MEMBERS_frame_name, X) \
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \
@@ -460,6 +513,8 @@
 	T(gpu_pids, REC_MEMBERS_gpu_pids, X) \
 	T(site, REC_MEMBERS_site, X) \
 	T(kernel_row, REC_MEMBERS_kernel_row, X) \
+	T(kernel_eff, REC_MEMBERS_kernel_eff, X) \
+	T(roofline, REC_MEMBERS_roofline, X) \
 	T(overlap_row, REC_MEMBERS_overlap_row, X) \
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
 	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \

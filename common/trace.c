@@ -372,6 +372,10 @@ add_kernel(struct trace_reader *r)
 	    py_member(r, x.py_window, 1, "kernel", "py_window") : NOSTR;
 	k->py_window_band = REC_HAS(&x, kernel, py_window_band) ?
 	    py_member(r, x.py_window_band, 2, "kernel", "py_window_band") : NOSTR;
+	k->shape = REC_HAS(&x, kernel, shape) && x.shape >= 0 && x.shape < (long long)NOSTR ?
+	    (uint32_t)x.shape : NOSTR;
+	k->shape_frac = x.shape_frac;
+	k->bytes = REC_HAS(&x, kernel, bytes) ? x.bytes : -1;
 }
 
 static void

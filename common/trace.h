@@ -37,6 +37,9 @@ struct tkernel {
 	unsigned char ext_src;		/* EXT_*: own, or resolved through the corr map */
 	unsigned has_corr : 1, overlap : 1, sel : 1;
 	uint32_t py_window, py_window_band;	/* py_* JSON texts (NOSTR: absent) */
+	uint32_t shape;			/* op_shape id (NOSTR: absent; issue 28) */
+	double shape_frac;		/* its share of the op's work (1 when absent) */
+	long long bytes;		/* a memcpy's or memset's args.bytes (-1: absent) */
 };
 
 /* What a launch submitted (its kind member, issue 25); cpu ops are LAUNCH_KERNEL. */

@@ -37,7 +37,7 @@ fi
 runs=${BENCH_RUNS:-5}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench: GNU time (/usr/bin/time) is required: apt-get install time" >&2; exit 1; }
-tools="trace-extract trace-stage trace-health kernel-map step-stats overlap-sweep fuse-detect triage-render"
+tools="trace-extract trace-stage trace-health kernel-map step-stats kernel-roofline overlap-sweep fuse-detect triage-render"
 
 make_trace() {	# make_trace COPIES -> path
 	f=$out/trace-x$1.json.gz

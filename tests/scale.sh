@@ -7,7 +7,7 @@
 # prints, per shape, the peak RSS of the largest process at 10 N (GNU
 # time's figure for the whole run), and the peak memory of kernel-map and
 # fuse-detect on 10 N distinct kernel names, beside the trace's size.  SCALE_SHAPES picks shapes (all:
-# pids overlap ext names).  Needs GNU time.
+# pids overlap ext names nest).  Needs GNU time.
 set -eu
 cd "$(dirname "$0")/.."
 TOP=$(pwd)
@@ -44,7 +44,7 @@ report shape N 10N "cpu N" "cpu 10N" ratio "MB 10N" verdict
 run_case() {
 	name=$1
 	shift
-	case " ${SCALE_SHAPES:-pids overlap ext names} " in
+	case " ${SCALE_SHAPES:-pids overlap ext names nest} " in
 	*" $name "*) ;;
 	*) return 0 ;;
 	esac
@@ -80,6 +80,7 @@ for size in s l; do
 	"$GEN" pids "$n" >"$D/pids.$size.json"
 	"$GEN" overlap "$n" >"$D/overlap.$size.json"
 	"$GEN" ext "$n" >"$D/ext.$size.json"
+	"$GEN" nest "$n" >"$D/nest.$size.json"
 	"$GEN" names "$n" map >"$D/names.$size.json"
 	"$GEN" names "$n" run >"$D/run.$size.json"
 done
@@ -87,6 +88,7 @@ run_case pids single
 run_case overlap pair overlap
 run_case ext pair ext
 run_case names pair run
+run_case nest single
 
 # memory of the distinct-name case, one kernel per name
 case " ${SCALE_SHAPES:-names} " in *" names "*) ;; *) exit $fail ;; esac

@@ -27,6 +27,7 @@
 #include "reslimit.h"
 #include "rules.h"
 #include "scan.h"
+#include "shapes.h"
 #include "spool.h"
 #include "strtab.h"
 #include "text.h"
@@ -394,6 +395,7 @@ struct trace_state {
 	struct pyctx *pc;
 	struct spool *rsp;
 	FILE *rfp;
+	struct shapes *sh;		/* the launching ops' input shapes (not with --frames) */
 	unsigned char *capmark;		/* per frame-name id: 1 plain, 2 capture marker */
 	size_t capcap;
 	/*
@@ -475,7 +477,7 @@ static const struct evmembers evm[RT_COUNT] = {
  */
 struct event_ix {
 	int ph, name, cat, ts, dur, pid, tid, args;
-	int a_ext, a_corr, a_stream, a_cstream, a_name, a_pyid, a_pypid;
+	int a_ext, a_corr, a_stream, a_cstream, a_name, a_bytes, a_pyid, a_pypid;
 };
 
 /* What one event is, once read. */
@@ -670,12 +672,12 @@ static struct json_keys event_keys = {
 	{ JSON_KEY("ph"), JSON_KEY("name"), JSON_KEY("cat"), JSON_KEY("ts"), JSON_KEY("dur"),
 	  JSON_KEY("pid"), JSON_KEY("tid"), JSON_KEY("args") },
 	{ JSON_KEY("External id"), JSON_KEY("correlation"), JSON_KEY("stream"),
-	  JSON_KEY("cuda_stream"), JSON_KEY("name"),
+	  JSON_KEY("cuda_stream"), JSON_KEY("name"), JSON_KEY("bytes"),
 	  /* the last two only with --python-ids (event_keys.ninner) */
 	  JSON_KEY("Python id"), JSON_KEY("Python parent id") },
 	7
 };
-_Static_assert(sizeof(struct event_ix) == 15 * sizeof(int), "event_ix follows event_keys");
+_Static_assert(sizeof(struct event_ix) == 16 * sizeof(int), "event_ix follows event_keys");
 
 /* Count the event under its category (for the stats record); returns the category flags. */
 static unsigned
@@ -798,11 +800,20 @@ put_frame(struct trace_state *s, const json_doc *d, const struct event *e)
 }
 
 static void
-put_cpu_op(struct trace_state *s, const struct event *e)
+put_cpu_op(struct trace_state *s, const json_doc *d, const struct event *e)
 {
 	count_limited(s, &s->cpu_ops, LIM_CPU_OPS, "CPU ops");
-	if (s->pc)
-		pyctx_op(s->pc, py_thread(s), e->ts, e->dur, e->has_ext);
+	if (s->pc) {
+		uint32_t th = py_thread(s);
+		pyctx_op(s->pc, th, e->ts, e->dur, e->has_ext);
+		if (e->ix.args >= 0 && d->tok[e->ix.args].type == JSMN_OBJECT)
+			shapes_op(s->sh, th, e->ts, e->dur, e->has_ext, e->ext, s->vname.s,
+			    s->vname.n, d->js + d->tok[e->ix.args].start,
+			    (size_t)(d->tok[e->ix.args].end - d->tok[e->ix.args].start));
+		else
+			shapes_op(s->sh, th, e->ts, e->dur, e->has_ext, e->ext, s->vname.s,
+			    s->vname.n, NULL, 0);
+	}
 	begin_event(s, RT_cpu_op, NULL, e);
 	if (e->has_ext)
 		rec_int(RM_cpu_op_external_id, e->ext);
@@ -824,8 +835,13 @@ put_cpu_op(struct trace_state *s, const struct event *e)
 static void
 put_launch(struct trace_state *s, const struct event *e, int kind)
 {
-	if (s->pc)
-		pyctx_launch(s->pc, py_thread(s), e->ts);
+	if (s->pc) {
+		uint32_t th = py_thread(s);
+		pyctx_launch(s->pc, th, e->ts);
+		/* a graph launch replays the kernels of many ops: none is its op */
+		shapes_launch(s->sh, th, e->ts, e->corr, e->has_ext, e->ext,
+		    memmem(s->vname.s, s->vname.n, "GraphLaunch", 11) != NULL);
+	}
 	xgrow(&s->lkind, &s->caplk, s->nlk + 1, 1);
 	s->lkind[s->nlk++] = (unsigned char)kind;
 	if (kind == LK_KERNEL)
@@ -841,6 +857,13 @@ put_launch(struct trace_state *s, const struct event *e, int kind)
 	rec_end();
 }
 
+/* A memcpy or memset category (gpu_memcpy, gpu_memset; legacy Memcpy, Memset). */
+static int
+is_copy_cat(struct rstr c)
+{
+	return memmem(c.s, c.n, "emcpy", 5) != NULL || memmem(c.s, c.n, "emset", 5) != NULL;
+}
+
 static void
 put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int overlap)
 {
@@ -850,8 +873,10 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	count_limited(s, &s->kernels, LIM_KERNELS, "GPU kernels");
 	if (e->has_corr && !compat_reference)
 		imap_put(&s->gpu_corr, (uint64_t)e->corr, NULL);
-	if (s->pc)
+	if (s->pc) {
 		pyctx_kernel(s->pc, e->ts, overlap);
+		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, is_copy_cat(s->vcat));
+	}
 	begin_event(s, RT_kernel, &s->vcat, e);
 	if (st >= 0) {
 		struct rstr v = pystr(s, st, &s->tmp);
@@ -861,6 +886,11 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 		rec_int(RM_kernel_external_id, e->ext);
 	if (e->has_corr)
 		rec_int(RM_kernel_correlation, e->corr);
+	if (e->ix.a_bytes >= 0 && (e->cf & CF_GPUWORK) && is_copy_cat(s->vcat)) {
+		long long v;
+		if (json_coerce_int(d, e->ix.a_bytes, &v) && v >= 0)
+			rec_int(RM_kernel_bytes, v);
+	}
 	if (overlap)
 		rec_bool(RM_kernel_overlap, 1);
 	rec_end();
@@ -948,7 +978,7 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 		return 0;	/* jsmn refused a validated event: none is known; skip */
 	s->d = d;
 	memcpy(&e.ix, idx, (event_keys.ntop + event_keys.ninner) * sizeof *idx);
-	if (event_keys.ninner < 7)
+	if (event_keys.ninner < 8)
 		e.ix.a_pyid = e.ix.a_pypid = -1;
 	e.has_ext = e.ix.a_ext >= 0 && json_coerce_int(d, e.ix.a_ext, &e.ext);
 	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
@@ -994,12 +1024,15 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	if (e.cf & CF_PYFN)
 		put_frame(s, d, &e);
 	if (e.cf & CF_CPUOP)
-		put_cpu_op(s, &e);
+		put_cpu_op(s, d, &e);
 	if ((e.cf & CF_LAUNCH) && (e.nf & NF_LAUNCH) && e.has_corr)
 		put_launch(s, &e, LK_KERNEL);
 	else if ((e.cf & CF_LAUNCH) && (e.nf & (NF_MEMCPY | NF_MEMSET)) && e.has_corr &&
 	    !compat_reference)
 		put_launch(s, &e, (e.nf & NF_MEMCPY) ? LK_MEMCPY : LK_MEMSET);
+	else if ((e.cf & CF_LAUNCH) && e.has_corr && s->pc)
+		/* other runtime calls with a correlation: no launch record, but their copies have an op */
+		shapes_launch(s->sh, py_thread(s), e.ts, e.corr, e.has_ext, e.ext, 0);
 	if (is_kernel(s, &e, &overlap))
 		put_kernel(s, d, &e, overlap);
 	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 && (e.cf & (CF_UA | CF_GUA)))
@@ -1405,6 +1438,7 @@ trace_state_free(struct trace_state *s)
 	}
 	spool_free(s->rsp);
 	pyctx_free(s->pc);
+	shapes_free(s->sh);
 	free(s->capmark);
 	for (i = 0; i < s->ndev; i++)
 		free(s->dev[i].name);
@@ -1494,12 +1528,23 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 			}
 		}
 	} else if (IS("kernel") && s->pc) {
+		uint32_t sid;
+		double frac;
+		int shaped = shapes_kernel_result(s->sh, rp->nk, &sid, &frac);
 		pyctx_kernel_result(s->pc, rp->nk++, &win, &band, &bandlen);
-		if (win.n) {
-			rec_extend(RT_kernel, RM_kernel_py_window - 1, line, n);
-			put_ids(RM_kernel_py_window, win, &rp->b);
-			if (band)
-				rec_json(RM_kernel_py_window_band, band, bandlen);
+		if (win.n || shaped) {
+			rec_extend(RT_kernel, (win.n ? RM_kernel_py_window : RM_kernel_shape) - 1,
+			    line, n);
+			if (win.n) {
+				put_ids(RM_kernel_py_window, win, &rp->b);
+				if (band)
+					rec_json(RM_kernel_py_window_band, band, bandlen);
+			}
+			if (shaped) {
+				rec_int(RM_kernel_shape, sid);
+				if (frac != 1.0)
+					rec_num(RM_kernel_shape_frac, frac);
+			}
 			rec_end();
 			return;
 		}
@@ -1548,6 +1593,8 @@ put_kept(struct trace_state *s)
 			rec_end();
 		}
 	}
+	if (s->sh)
+		shapes_resolve(s->sh, s->t);
 	size = spool_size(s->rsp);
 	buf = xmalloc(cap);
 	while (off < size || have) {
@@ -1610,8 +1657,10 @@ extract_trace(const char *path, int t)
 		return EXIT_EMPTY;
 	}
 	/* every record waits for the trace's end, where the trace record goes first */
-	if (!frame_records)
+	if (!frame_records) {
 		s.pc = pyctx_new();
+		s.sh = shapes_new();
+	}
 	s.rsp = spool_new();
 	s.rfp = spool_stream(s.rsp);
 	rec_output(s.rfp);
@@ -1620,7 +1669,7 @@ extract_trace(const char *path, int t)
 		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
-	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
+	event_keys.ninner = python_ids ? 8 : 6;	/* no tool reads the Python ids */
 	r = scan_run_members(s.z, path, &event_keys, on_event, NULL, &doc_members, &s, &st, err,
 	    sizeof err);
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);

@@ -34,10 +34,18 @@ spool_limit(void)
 struct spool *
 spool_new(void)
 {
+	return spool_new_limit(0);
+}
+
+struct spool *
+spool_new_limit(size_t max)
+{
 	struct spool *sp = xcalloc(1, sizeof *sp);
 
 	sp->fd = -1;
 	sp->limit = spool_limit();
+	if (max && max < sp->limit)
+		sp->limit = max;
 	sp->dir = getenv("TMPDIR");
 	if (!sp->dir || !*sp->dir)
 		sp->dir = "/tmp";

@@ -20,6 +20,9 @@ struct spool;
  */
 struct spool *spool_new(void);
 
+/* A spool whose memory limit is at most max bytes (0: the default). */
+struct spool *spool_new_limit(size_t max);
+
 /* That memory limit, in bytes (other buffers of the same data are sized by it too). */
 size_t spool_limit(void);
 void spool_free(struct spool *sp);		/* NULL is a no-op */

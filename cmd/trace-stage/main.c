@@ -545,6 +545,8 @@ write_kernel(const struct trace_reader *r, const struct trace *tr, const struct 
 		rec_int(RM_kernel_external_id, k->ext);
 	if (k->has_corr)
 		rec_int(RM_kernel_correlation, k->corr);
+	if (k->bytes >= 0)
+		rec_int(RM_kernel_bytes, k->bytes);
 	if (k->overlap)
 		rec_bool(RM_kernel_overlap, 1);
 	if (k->py_window != NOSTR)
@@ -552,6 +554,11 @@ write_kernel(const struct trace_reader *r, const struct trace *tr, const struct 
 	if (k->py_window_band != NOSTR)
 		rec_json(RM_kernel_py_window_band, S(r, k->py_window_band),
 		    strtab_len(r->str, k->py_window_band));
+	if (k->shape != NOSTR) {
+		rec_int(RM_kernel_shape, k->shape);
+		if (k->shape_frac != 1.0)
+			rec_num(RM_kernel_shape_frac, k->shape_frac);
+	}
 	rec_cstr(RM_kernel_stage, stage);
 	if (sel)
 		rec_bool(RM_kernel_sel, 1);

@@ -336,6 +336,11 @@ static const struct col kernel_cols[] = {
 	{ "launches", "Launches", 1 },
 	{ "python_location", "Python location (site share)", 0 },
 	{ "cpu_op", "CPU op", 0 },
+	/* with kernel-roofline's records (roofline.c) */
+	{ "tflops", "TFLOP/s", 1 },
+	{ "gbps", "GB/s", 1 },
+	{ "pct_of_roof", "% of roof", 1 },
+	{ "bound", "Bound", 0 },
 };
 
 /* Category totals of a stage's rows (all of them, shown or not), largest first. */
@@ -493,12 +498,13 @@ kernel_section(const struct run *run, struct doc *d)
 	char **stages;
 	size_t ns = stages_of(run, RT_kernel_row, &stages), si, i;
 	sbuf b = SBUF_INIT;
+	size_t ncols = roofline_present(run) ? 11 : 7;
 
 	sec->intro = xstrdup("Kernels at or above 1.0% of their stage's GPU time, heaviest "
 	    "first, with the Python code and CPU op that launched them. Shares are of the stage "
 	    "total (the sum of its kernel durations).");
 	for (si = 0; si < ns; si++) {
-		struct tab *t = add_tab(sec, "kernel", stages[si], kernel_cols, 7);
+		struct tab *t = add_tab(sec, "kernel", stages[si], kernel_cols, ncols);
 		const char **names = NULL;
 		char **shorts;
 		size_t nn = 0, capn = 0, hidden = 0, r = 0;
@@ -539,6 +545,8 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_int(&c[4], item_int(it, "launches", 0));
 			cell_sites(&c[5], item_str(it, "location", &b, "unresolved"));
 			cell_list(&c[6], item_str(it, "cpu_op", &b, "-"));
+			if (ncols > 7)
+				roofline_cells(run, stages[si], item_str(it, "kernel", &b, ""), &c[7]);
 		}
 		for (i = 0; i < nn; i++)
 			free((char *)names[i]);
@@ -558,7 +566,7 @@ kernel_section(const struct run *run, struct doc *d)
 		t->empty = xstrdup("No kernel reaches 1.0% of the stage's GPU time.");
 	}
 	if (ns == 0) {
-		struct tab *t = add_tab(sec, "kernel", NULL, kernel_cols, 7);
+		struct tab *t = add_tab(sec, "kernel", NULL, kernel_cols, ncols);
 		t->empty = xstrdup("No kernel rows: the input held no GPU kernels on the analyzed "
 		    "process.");
 	}
@@ -1036,6 +1044,7 @@ charts(const struct run *run, struct doc *d)
 				c->step_us[c->nstep++] = item_num(it, "period_us", item_num(it, "cpu_us", 0));
 			}
 		}
+		roofline_chart(run, stages[si], c);
 	}
 	free_strings(stages, ns);
 	sb_free(&b);
@@ -1050,6 +1059,7 @@ doc_build(const struct run *run, struct doc *d)
 	header(run, d);
 	gpu_section(run, d);
 	kernel_section(run, d);
+	roofline_section(run, d);
 	overlap_section(run, d);
 	fuse_section(run, d, 0);
 	fuse_section(run, d, 1);
@@ -1096,6 +1106,8 @@ doc_free(struct doc *d)
 		free(d->charts[i].cat);
 		free(d->charts[i].cat_us);
 		free(d->charts[i].step_us);
+		free(d->charts[i].roof_peaks);
+		free(d->charts[i].roof_points);
 		free(d->charts[i].stage);
 	}
 	free(d->charts);

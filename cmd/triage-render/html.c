@@ -3,7 +3,8 @@
  * assets.  The tables are written here (short names, the full name on
  * hover); a small script makes them sortable and draws, per stage, a
  * stacked bar of kernel time by category (the headline's base), a bar chart of the
- * heaviest kernels and a strip of step durations, as inline SVG, from data
+ * heaviest kernels, a strip of step durations and, with kernel-roofline's
+ * records, a log-log roofline of the modeled kernels, as inline SVG, from data
  * embedded in the page.  The script marks the body data-ready="1" when it
  * ran and counts errors in data-errors, which the tests read back from a
  * headless browser.
@@ -152,9 +153,45 @@ static const char js[] =
     "{x:i*w,y:40-hh,width:Math.max(w-1,0.5),height:hh,fill:'#0969da','class':'step'});"
     "var t=el('title',{});t.textContent='step '+(i+1)+': period '+ms(u);r.appendChild(t);"
     "svg.appendChild(r);});box.appendChild(svg);}\n"
+    /* the roofline: log-log, FLOP/byte against TFLOP/s, the memory roof and each type's peak */
+    "function roof(box,st){var R=st.roof;if(!R||!R.pts.length)return;var W=1000,H=360,"
+    "L=60,B=36,T=10,Rm=110;var used={};R.pts.forEach(function(p){if(p.dtype)used[p.dtype]=1;});"
+    "var peaks=[];for(var k in R.peaks)if(used[k])peaks.push({k:k,v:R.peaks[k]});"
+    "var xs=R.pts.map(function(p){return p.x;}),ys=R.pts.map(function(p){return p.y;});"
+    "peaks.forEach(function(p){xs.push(1000*p.v/R.bw);ys.push(p.v);});"
+    "var lx0=Math.floor(Math.log10(Math.min.apply(null,xs)))-1,lx1=Math.ceil(Math.log10("
+    "Math.max.apply(null,xs)))+1,ly0=Math.floor(Math.log10(Math.min.apply(null,ys)))-1,"
+    "ly1=Math.ceil(Math.log10(Math.max.apply(null,ys)))+1;"
+    "function X(x){return L+(W-L-Rm)*(Math.log10(x)-lx0)/(lx1-lx0);}"
+    "function Y(y){return T+(H-T-B)*(ly1-Math.log10(y))/(ly1-ly0);}"
+    "var svg=el('svg',{viewBox:'0 0 '+W+' '+H,height:H,'class':'roofline'});"
+    "for(var e=lx0;e<=lx1;e++){var g=el('line',{x1:X(Math.pow(10,e)),x2:X(Math.pow(10,e)),"
+    "y1:T,y2:H-B,stroke:'#eaeef2'});svg.appendChild(g);var t=el('text',{x:X(Math.pow(10,e)),"
+    "y:H-B+14,'text-anchor':'middle','font-size':'11'});t.textContent='1e'+e;svg.appendChild(t);}"
+    "for(e=ly0;e<=ly1;e++){g=el('line',{x1:L,x2:W-Rm,y1:Y(Math.pow(10,e)),y2:Y(Math.pow(10,e)),"
+    "stroke:'#eaeef2'});svg.appendChild(g);t=el('text',{x:L-4,y:Y(Math.pow(10,e))+4,"
+    "'text-anchor':'end','font-size':'11'});t.textContent='1e'+e;svg.appendChild(t);}"
+    "var xl=el('text',{x:(L+W-Rm)/2,y:H-4,'text-anchor':'middle','font-size':'12'});"
+    "xl.textContent='FLOP per byte';svg.appendChild(xl);var yl=el('text',{x:12,y:(T+H-B)/2,"
+    "'font-size':'12',transform:'rotate(-90 12 '+(T+H-B)/2+')','text-anchor':'middle'});"
+    "yl.textContent='TFLOP/s';svg.appendChild(yl);"
+    "peaks.forEach(function(p,i){var xr=1000*p.v/R.bw,x0=Math.pow(10,lx0);"
+    "var m=el('polyline',{points:X(x0)+','+Y(R.bw*x0/1000)+' '+X(xr)+','+Y(p.v)+' '+"
+    "X(Math.pow(10,lx1))+','+Y(p.v),fill:'none',stroke:color(p.k,i+1),'stroke-width':2,"
+    "'class':'roof','data-dtype':p.k});svg.appendChild(m);var lt=el('text',{x:W-Rm+4,"
+    "y:Y(p.v)+4,'font-size':'11'});lt.textContent=p.k+' '+p.v+' TFLOP/s';svg.appendChild(lt);});"
+    "R.pts.forEach(function(p,i){var c=el('circle',{cx:X(p.x),cy:Y(p.y),r:4+Math.min(6,"
+    "Math.sqrt(p.us/1000)),fill:'#0969da','fill-opacity':0.6,'class':'point'});"
+    "var tt=el('title',{});tt.textContent=p.name+' '+p.shape+': '+p.y.toFixed(1)+' TFLOP/s at '"
+    "+p.x.toFixed(1)+' FLOP/byte, '+ms(p.us)+(p.pct>=0?', '+p.pct.toFixed(0)+'% of roof':'');"
+    "c.appendChild(tt);svg.appendChild(c);});box.appendChild(svg);"
+    "var lg=document.createElement('div');lg.className='legend';lg.textContent='Memory roof '+"
+    "R.bw+' GB/s; one point per kernel and shape with FLOPs (memory-only models are not drawn).';"
+    "box.appendChild(lg);}\n"
     "document.querySelectorAll('.chart').forEach(function(box){var st=data[box.dataset.run]"
     "[box.dataset.stage];if(!st)return;if(box.dataset.chart==='stack')stack(box,st);"
-    "else if(box.dataset.chart==='top')bars(box,st);else steps(box,st);});\n"
+    "else if(box.dataset.chart==='top')bars(box,st);else if(box.dataset.chart==='roof')"
+    "roof(box,st);else steps(box,st);});\n"
     "document.querySelectorAll('table.sortable').forEach(function(tb){var ths=tb.tHead.rows[0]"
     ".cells;Array.prototype.forEach.call(ths,function(th,ci){th.addEventListener('click',"
     "function(){var num=th.classList.contains('n');var dir=th.dataset.dir==='asc'?-1:1;"
@@ -214,7 +251,12 @@ chart_data(sbuf *out, const struct doc *d)
 		sb_adds(out, "],\"steps\":[");
 		for (j = 0; j < c->nstep; j++)
 			sb_printf(out, "%s%s", j ? "," : "", num_json(c->step_us[j], buf));
-		sb_adds(out, "]}");
+		sb_adds(out, "]");
+		if (c->roof_bw > 0 && c->roof_points)
+			sb_printf(out, ",\"roof\":{\"bw\":%s,\"peaks\":%s,\"pts\":%s}",
+			    num_json(c->roof_bw, buf), c->roof_peaks ? c->roof_peaks : "{}",
+			    c->roof_points);
+		sb_adds(out, "}");
 	}
 	sb_addc(out, '}');
 }
@@ -326,6 +368,12 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"top\" "
 				    "data-run=\"%zu\" data-stage=\"", run);
 				esc_html(out, t->stage, 1);
+				sb_adds(out, "\"></div>\n");
+			}
+			if (t->stage && strcmp(t->id, "roofline") == 0) {
+				sb_printf(out, "<div class=\"chart\" data-chart=\"roof\" data-run=\"%zu\" "
+				    "data-stage=\"", run);
+				esc(out, t->stage);
 				sb_adds(out, "\"></div>\n");
 			}
 			if (t->total) {

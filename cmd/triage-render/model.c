@@ -20,7 +20,8 @@ wanted(rec_reader *r, enum rec_type t)
 	size_t n, i;
 
 	if (t == RT_input || t == RT_trace || t == RT_kernel_row || t == RT_overlap_row ||
-	    t == RT_fuse_row || t == RT_note || t == RT_device || t == RT_gpu_pids)
+	    t == RT_fuse_row || t == RT_note || t == RT_device || t == RT_gpu_pids ||
+	    t == RT_kernel_eff || t == RT_roofline)
 		return 1;
 	s = rec_type(r, &n);
 	for (i = 0; others[i]; i++)

@@ -121,6 +121,9 @@ struct stagechart {
 	double idle_us;		/* < 0: unknown */
 	double *step_us;
 	size_t nstep;
+	/* the roofline chart (roofline.c): bandwidth GB/s (0: none), peaks and points as JSON */
+	double roof_bw;
+	char *roof_peaks, *roof_points;
 };
 
 struct doc {
@@ -194,6 +197,19 @@ int item_in_stage(const struct item *it, const char *stage, sbuf *b);
 void health_section(const struct run *run, struct doc *d);
 /* The "Ranks" section: per-rank times, stragglers, collectives, kernel deltas. */
 void ranks_section(const struct run *run, struct doc *d);
+/*
+ * roofline.c: kernel-roofline's records (issue 28).  roofline_present: the
+ * run has a roofline to show (modeled kernels, or ops with shapes but no
+ * model).  roofline_cells fills the kernel table's four efficiency cells
+ * (TFLOP/s, GB/s, % of roof, bound) of a stage's kernel; roofline_section
+ * adds the Roofline section; roofline_chart the HTML chart's data.
+ */
+int roofline_present(const struct run *run);
+void roofline_cells(const struct run *run, const char *stage, const char *kernel,
+    struct cell *c);
+void roofline_section(const struct run *run, struct doc *d);
+void roofline_chart(const struct run *run, const char *stage, struct stagechart *c);
+
 /* probe.c: the "Probe requests" fact of a live capture's probe records. */
 void probe_fact(const struct run *run, struct doc *d);
 

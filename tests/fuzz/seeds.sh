@@ -10,7 +10,8 @@ out=$1
 bin=$2
 gen=$(dirname "$0")/../gen-trace
 mkdir -p "$out/seeds-scan" "$out/seeds-extract" "$out/seeds-records" "$out/seeds-discover" \
-    "$out/seeds-serverargs" "$out/seeds-sidefiles" "$out/seeds-capture" "$out/seeds-kname"
+    "$out/seeds-serverargs" "$out/seeds-sidefiles" "$out/seeds-capture" "$out/seeds-kname" \
+    "$out/seeds-roofline"
 i=0
 for opts in "" "--array" "-z" "--graph -s both" "--streams 2 -f vllm" \
     "-d ctrl" "-d utf8" "-d surrogate" "-d nan" "-d inf" "-d strnum" "-d bom" \
@@ -36,6 +37,14 @@ split -l 8 "$out/rec.jsonl" "$out/seeds-records/r"
 rm -f "$out/rec.json" "$out/rec.jsonl"
 # kernel names: the real ones of the name fixture, in groups of 16
 cut -f1 "$(dirname "$0")/../fixtures/common/kernel-names.tsv" | split -l 16 - "$out/seeds-kname/k"
+# kernel-roofline: the GPU table (mode byte "0"), and op shapes ("1": op, dims, types, concrete)
+{ printf 0; cat "$(dirname "$0")/../../data/gpu-specs.jsonl"; } >"$out/seeds-roofline/table"
+printf '1aten::addmm\n[[512],[128,256],[256,512],[],[]]\n["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar","Scalar"]\n["","","","1","1"]' \
+    >"$out/seeds-roofline/gemm"
+printf '1aten::_flash_attention_forward\n[[500,8,64],[500,8,64],[500,8,64],[5],[5],[],[],[],[]]\n["c10::BFloat16","c10::BFloat16","c10::BFloat16","int","int","Scalar","Scalar","Scalar","Scalar"]\n["","","","","","128","128","0.","True"]' \
+    >"$out/seeds-roofline/varlen"
+printf '1aten::convolution_backward\n[[10,512,7,7],[10,512,7,7],[512,512,3,3],[],[],[],[],[],[],[],[]]\n["float","float","float","ScalarList","ScalarList","ScalarList","ScalarList","Scalar","ScalarList","Scalar","ScalarList"]\n["","","","[0]","[1, 1]","[1, 1]","[1, 1]","False","[0, 0]","1","[True, True, False]"]' \
+    >"$out/seeds-roofline/conv"
 # trees: a first byte for the rank mode, then one entry a line (fuzz-discover.c)
 small=$("$gen" -n 1 -l 1 | tr -d '\n')
 printf '%s\n' 0 "d prof" "f t.trace.json $small" "f server_args.json {\"model_path\": \"m\"}" \
