@@ -20,7 +20,8 @@ events with exact decimal arithmetic:
                all_reduce, ...); memory: copies, sets and copy/fill kernels;
                compute: the rest.  comm_total = |union of collectives|,
                overlap = |collectives' union intersected with compute's|.
-  delay        per call, the start of its first item minus the call's end.
+  delay        per call, the start of its first item minus the call's end;
+               per kernel name for names of 0.5 % of the stage's kernel time.
   streams      args.stream, else tid.
   annotations  gpu_user_annotation events of the analyzed process; per name,
                the union of the stage's items on the range's stream (tid)
@@ -282,11 +283,19 @@ def main():
                 per = collections.defaultdict(list)
                 for i, d in delays:
                     per[canon(i["name"])].append(d)
+                name_us = collections.defaultdict(D)
+                for i in its:
+                    name_us[canon(i["name"])] += i["dur"]
+                stage_us = sum((i["dur"] for i in its), D(0))
                 kd = {r["kernel"]: r for r in by_type["kernel_delay"] if r["stage"] == st}
                 for name, ds in per.items():
                     if "0x" in name:
                         continue	# the key rewrites addresses: not recomputed here
                     r = kd.get(name)
+                    if 100 * name_us[name] < D("0.5") * stage_us:
+                        # under the kernel table's reach: no record
+                        c.same(st + " kernel_delay of " + name, None, r)
+                        continue
                     if r is None:
                         c.same(st + " kernel_delay of " + name, "present", "absent")
                         continue

@@ -113,6 +113,22 @@ t_annotations() {
 }
 check 'GPU annotations: busy inside the ranges on their own stream, share, count, range time' t_annotations
 
+# Per-name delays are for the kernel table's names: one under 0.5 % of the
+# stage's kernel time (1 us of 1001) gets none, the stage's figures count it.
+t_kernel_delay_bar() {
+	{
+		trc /p/decode/t.json
+		launch cudaLaunchKernel 0 1 1
+		launch cudaLaunchKernel 2 1 2
+		kern big_gemm kernel 10 1000 1 7
+		kern tiny_kernel kernel 1010 1 2 7
+		end
+	} | ss >"$T/out"
+	eq 'big_gemm' "$(rec kernel_delay .kernel "$T/out")"
+	eq '2 9 1007' "$(rec launch_delay '"\(.launches) \(.p50_us) \(.max_us)"' "$T/out")"
+}
+check 'kernel_delay: only names of at least 0.5 % of the stage (the kernel table shows 1 %)' t_kernel_delay_bar
+
 # The clocks disagree: no delay figure, no verdict, no per-name record.
 t_clock_offset() {
 	trace | sed 's/"time_us":{}/"time_us":{},"clock_offset_us":55000/' | ss >"$T/out"

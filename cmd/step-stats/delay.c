@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imap.h"
 #include "num.h"
 #include "rec.h"
 #include "ss.h"
@@ -19,6 +20,14 @@
  * idled with work queued, in at least this share of the span (step-stats(1)).
  */
 #define IDLE_PCT 10.0
+
+/*
+ * kernel_delay records are for the kernel table, whose rows start at 1.0 %
+ * of the stage's kernel time: names under half that get none, so that
+ * their number stays bounded (200 a stage) whatever the trace's count of
+ * distinct names (issue 30).
+ */
+#define KD_MIN_PCT 0.5
 
 struct dl {
 	uint32_t canon;
@@ -93,12 +102,20 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
     size_t n, const struct figures *f, int has_offset, double offset_us)
 {
 	struct dl *d = xmalloc((n ? n : 1) * sizeof *d);
-	double *v = xmalloc((n ? n : 1) * sizeof *v);
+	double *v = xmalloc((n ? n : 1) * sizeof *v), *name_us = NULL;
+	imap names = { 0 };	/* canonical name -> index into name_us */
 	struct kd *k;
-	size_t i, j, nd = 0, nk = 0;
+	size_t i, j, nd = 0, nk = 0, nn = 0, capn = 0;
 	long long over = 0;
+	int isnew;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		uint64_t *x = imap_insert(&names, it[i].canon, nn, &isnew);
+		if (isnew) {
+			xgrow(&name_us, &capn, nn + 1, sizeof *name_us);
+			name_us[nn++] = 0;
+		}
+		name_us[*x] += it[i].dur;
 		if (it[i].has_delay) {
 			d[nd].canon = it[i].canon;
 			d[nd].us = it[i].delay;
@@ -106,11 +123,9 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
 			over += it[i].delay > LD_OVER_US;
 			nd++;
 		}
-	if (nd == 0) {
-		free(d);
-		free(v);
-		return;
 	}
+	if (nd == 0)
+		goto out;
 	rec_begin(RT_launch_delay);
 	rec_int(RM_launch_delay_t, t);
 	rec_cstr(RM_launch_delay_stage, strtab_str(r->str, stage));
@@ -119,9 +134,7 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
 		/* every delay carries the offset: no figure, no verdict */
 		rec_num(RM_launch_delay_clock_offset_us, offset_us);
 		rec_end();
-		free(d);
-		free(v);
-		return;
+		goto out;
 	}
 	xqsort(v, nd, sizeof *v, dbl_cmp);
 	rec_num(RM_launch_delay_p50_us, percentile(v, nd, 50));
@@ -132,19 +145,22 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
 	rec_cstr(RM_launch_delay_verdict, verdict(percentile(v, nd, 50), f));
 	rec_end();
 
-	/* per kernel name: its delays sorted within the name */
+	/* per kernel name of the kernel table's size: its delays sorted within the name */
 	xqsort(d, nd, sizeof *d, dl_cmp);
 	k = xmalloc(nd * sizeof *k);
 	for (i = 0; i < nd; i = j) {
 		for (j = i; j < nd && d[j].canon == d[i].canon; j++)
 			v[j - i] = d[j].us;
+		if (f->kernel_us > 0 &&
+		    pct(name_us[*imap_get(&names, d[i].canon)], f->kernel_us) < KD_MIN_PCT)
+			continue;
 		k[nk].canon = d[i].canon;
 		k[nk].launches = (long long)(j - i);
 		k[nk].p50 = percentile(v, j - i, 50);
 		k[nk].max = v[j - i - 1];
 		k[nk].over = 0;
-		while (i < j)
-			k[nk].over += d[i++].us > LD_OVER_US;
+		for (; i < j; i++)
+			k[nk].over += d[i].us > LD_OVER_US;
 		nk++;
 	}
 	if (nk > 1)
@@ -161,6 +177,9 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
 		rec_end();
 	}
 	free(k);
+out:
+	imap_free(&names);
+	free(name_us);
 	free(d);
 	free(v);
 }
