@@ -313,6 +313,8 @@
 	M(T, compute_us, NUM, REQ, NULL) \
 	M(T, comm_us, NUM, REQ, NULL) \
 	M(T, memcpy_us, NUM, REQ, NULL) \
+	M(T, comm_total_us, NUM, OPT, NULL) \
+	M(T, comm_overlap_pct, NUM, OPT, NULL) \
 	M(T, graph_us, NUM, OPT, NULL) \
 	M(T, graph_pct, NUM, OPT, NULL) \
 	M(T, eager_kernels, INT, OPT, NULL) \
@@ -334,7 +336,9 @@
 	M(T, tokens, INT, OPT, NULL) \
 	M(T, kernels, INT, OPT, NULL) \
 	M(T, gpu_busy_us, NUM, OPT, NULL) \
-	M(T, gpu_span_us, NUM, OPT, NULL)
+	M(T, gpu_span_us, NUM, OPT, NULL) \
+	M(T, comm_total_us, NUM, OPT, NULL) \
+	M(T, comm_overlap_pct, NUM, OPT, NULL)
 
 #define REC_MEMBERS_graph_escape(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -344,6 +348,47 @@
 	M(T, total_us, NUM, REQ, NULL) \
 	M(T, share_pct, NUM, REQ, NULL) \
 	M(T, location, STR, OPT, NULL)
+
+#define REC_MEMBERS_launch_delay(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, launches, INT, REQ, NULL) \
+	M(T, clock_offset_us, NUM, OPT, NULL) \
+	M(T, p50_us, NUM, OPT, NULL) \
+	M(T, p90_us, NUM, OPT, NULL) \
+	M(T, max_us, NUM, OPT, NULL) \
+	M(T, threshold_us, NUM, OPT, NULL) \
+	M(T, over, INT, OPT, NULL) \
+	M(T, verdict, STR, OPT, NULL)
+
+#define REC_MEMBERS_kernel_delay(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, kernel, STR, REQ, NULL) \
+	M(T, launches, INT, REQ, NULL) \
+	M(T, p50_us, NUM, REQ, NULL) \
+	M(T, max_us, NUM, REQ, NULL) \
+	M(T, over, INT, OPT, "0")
+
+#define REC_MEMBERS_stream_time(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, stream, STR, REQ, NULL) \
+	M(T, kind, STR, OPT, "compute") \
+	M(T, kernels, INT, REQ, NULL) \
+	M(T, kernel_us, NUM, REQ, NULL) \
+	M(T, busy_us, NUM, REQ, NULL) \
+	M(T, span_us, NUM, REQ, NULL) \
+	M(T, idle_us, NUM, REQ, NULL)
+
+#define REC_MEMBERS_annotation_time(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, count, INT, REQ, NULL) \
+	M(T, busy_us, NUM, REQ, NULL) \
+	M(T, share_pct, NUM, REQ, NULL) \
+	M(T, range_us, NUM, REQ, NULL)
 
 #define REC_MEMBERS_health(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -523,6 +568,10 @@
 	T(gpu_time, REC_MEMBERS_gpu_time, X) \
 	T(step, REC_MEMBERS_step, X) \
 	T(graph_escape, REC_MEMBERS_graph_escape, X) \
+	T(launch_delay, REC_MEMBERS_launch_delay, X) \
+	T(kernel_delay, REC_MEMBERS_kernel_delay, X) \
+	T(stream_time, REC_MEMBERS_stream_time, X) \
+	T(annotation_time, REC_MEMBERS_annotation_time, X) \
 	T(health, REC_MEMBERS_health, X) \
 	T(rank_align, REC_MEMBERS_rank_align, X) \
 	T(rank_gap, REC_MEMBERS_rank_gap, X) \

@@ -20,7 +20,8 @@
 # compute K1 10, K2 10 (K3 overlaps it 120-125), K5 5, K6 10, K7 3 = 38;
 # comm K3 alone 125-140 = 15 (K4 overlaps 135-140); memory K4 140-145 = 5.
 # graph: union of K2, K3 = [115,140] = 25, 25/58 = 43.1 %; eager kernels
-# K1 K5 K6 K7 = 4 (the memcpy is no kernel).
+# K1 K5 K6 K7 = 4 (the memcpy is no kernel).  Collectives (issue 32): K3
+# alone, 20; under compute K2's 120-125 (K4 is memory), 5 of 20 = 25 %.
 worked() {
 	trc /p/decode/x.json
 	launch cudaLaunchKernel 90 5 1
@@ -44,7 +45,7 @@ worked() {
 t_worked() {
 	worked >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
 	hasnt "$T/out" '"type":"step"'
@@ -65,7 +66,7 @@ check 'graph_escape: eager kernels by canonical name, largest first, ties by nam
 
 t_no_launches() {
 	worked | grep -v '"type":"launch"' | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	hasnt "$T/out" '"type":"graph_escape"'
 }
@@ -97,7 +98,7 @@ t_copies_host_bound() {
 		end
 	} >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"graph_us":0,"graph_pct":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
 	eq 40 "$(cat "$T/old")"
@@ -138,7 +139,7 @@ t_categories() {
 		STAGE=all kern cudaMemcpyAsync cuda_runtime 10 20 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11}' \
+	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'legacy Kernel/Memcpy/Memset count; cuda_sync and runtime events never' t_categories
@@ -160,7 +161,7 @@ t_degenerate() {
 		kern gemm_f kernel 45 3 - 9
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"graph_us":0,"graph_pct":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'zero-length, negative, identical items and clock skew: exact, never negative' t_degenerate
@@ -173,7 +174,7 @@ t_all_zero() {
 		kern k0 kernel 5 0 1 7
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'only zero-length items: every figure 0, graph_pct 0' t_all_zero
@@ -195,14 +196,15 @@ t_corrupt() {
 		end
 	} | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"steps":1}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
 }
 check 'corrupt times: items and markers left out with a warning, sums stay finite' t_corrupt
 
 # Stages in order extend, decode, all; a kernel without stage takes its
-# trace's path stage; each trace's records come before its own stats.
+# trace's path stage; each trace's records come before its own stats, each
+# stage's stream_time records after its gpu_time (issue 32).
 t_stages() {
 	{
 		trc /p/x.json
@@ -216,8 +218,10 @@ t_stages() {
 	} | ss >"$T/out"
 	jq -r '[.type, .t, .stage // "", .kernel_us // ""] | join(" ")' "$T/out" |
 	    grep -v -e '^kernel ' -e '^gpu_pids ' >"$T/got"
-	printf '%s\n' 'trace 0  ' 'gpu_time 0 extend 10' 'gpu_time 0 decode 10' \
-	    'gpu_time 0 all 5' 'stats 0  ' 'trace 1  ' 'gpu_time 1 decode 7' 'stats 1  ' >"$T/want"
+	printf '%s\n' 'trace 0  ' 'gpu_time 0 extend 10' 'stream_time 0 extend 10' \
+	    'gpu_time 0 decode 10' 'stream_time 0 decode 10' 'gpu_time 0 all 5' \
+	    'stream_time 0 all 5' 'stats 0  ' 'trace 1  ' 'gpu_time 1 decode 7' \
+	    'stream_time 1 decode 7' 'stats 1  ' >"$T/want"
 	same "$T/want" "$T/got"
 }
 check 'one gpu_time per trace and stage, in stage order, before the stats record' t_stages

@@ -197,7 +197,7 @@ t_one_step() {
 		end
 	} | ss >"$T/out"
 	eq 'decode 1 false false false' "$(rec gpu_time '"\(.stage) \(.steps) \(has("step_p50_us")) \(has("step_p90_us")) \(has("step_max_us"))"' "$T/out")"
-	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5}' \
+	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5,"comm_total_us":0}' \
 	    "$(grep '"type":"step"' "$T/out")"
 }
 check 'one step: steps 1 and no percentiles' t_one_step

@@ -30,7 +30,7 @@ t_markdown_structure() {
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
-	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Tokens/s |$'
+	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Tokens/s |$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
 	has "$T/r.md" '^\*\*decode: rank 1 is the straggler (last to arrive at 2 of 2 matched collectives); the ranks waited 0.01 ms to 0.08 ms in collectives.\*\*$'
 	has "$T/r.md" '^| 1 | 0.99 ms | 1.04 ms | 0.03 ms | 0.01 ms | 2 | 2 | 0.00 ms | yes |$'

@@ -52,7 +52,7 @@ t_parsing() {
 	"$TRIAGE" -q -f json -o "$T/s.json" --input "$T/t.json"
 	jq -e '.reports[0].tables | length > 0' "$T/s.json" >/dev/null
 	"$TRIAGE" -q -fcsv -o"$T/s.csv" --input "$T/t.json"
-	eq "stage,kernel,category,gpu_time_us,share_pct,launches,python_location,cpu_op" \
+	eq "stage,kernel,category,gpu_time_us,share_pct,launches,launch_delay_p50_us,launch_delay_max_us,python_location,cpu_op" \
 	    "$(head -n 1 "$T/s.csv" | tr -d '\r')"
 }
 check "options: one error for an ambiguous prefix, did-you-mean, -o/-f/-j short forms" t_parsing

@@ -147,9 +147,24 @@ host_part(const struct item *next, double gap_ts, const struct tcall *ln)
 }
 
 void
+commacc_value(const struct commacc *c, double *total, double *overlap)
+{
+	double comm = uacc_value(&c->comm), both;
+
+	both = comm + uacc_value(&c->compute) - uacc_value(&c->either);
+	if (both < 0)	/* rounding of the three sums */
+		both = 0;
+	if (both > comm)
+		both = comm;
+	*total = comm;
+	*overlap = both;
+}
+
+void
 stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f)
 {
 	double cur_end = 0, first = 0, last = 0, busy_ts = 0;
+	struct commacc ca = { 0 };
 	size_t i;
 
 	memset(f, 0, sizeof *f);
@@ -157,6 +172,7 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 	for (i = 0; i < n; i++) {
 		const struct item *x = &it[i];
 		f->kernel_us += x->dur;
+		commacc_add(&ca, x->bucket, x->ts, x->end);
 		if (x->graph)
 			f->graph_mode = 1;
 		if (i == 0) {
@@ -187,5 +203,6 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 	if (f->graph_mode)
 		for (i = 0; i < n; i++)
 			f->eager += it[i].kernel && !it[i].graph;
+	commacc_value(&ca, &f->comm_total_us, &f->comm_overlap_us);
 	bucket_sweep(it, n, f);
 }

@@ -1,11 +1,14 @@
 /*
- * step-stats: GPU busy and idle time, host-bound gaps, CUDA-graph coverage
- * and per-step latency of each trace and stage of a staged record stream
- * (trace-extract | trace-stage, optionally | kernel-map).
+ * step-stats: GPU busy and idle time, host-bound gaps, CUDA-graph coverage,
+ * per-step latency, and the breakdowns of issue 32 (collectives under
+ * compute, launch delays, streams, GPU annotations) of each trace and stage
+ * of a staged record stream (trace-extract | trace-stage, optionally |
+ * kernel-map).
  *
- * Kernels, launches and step markers are held per trace until its "stats"
- * record; then the trace's gpu_time and step records are written before
- * the stats line.  Every input record passes through.  graph_escape rows
+ * Kernels, launches, step markers and GPU annotations are held per trace
+ * until its "stats" record; then the trace's gpu_time records with their
+ * stages' breakdowns, and its step records, are written before the stats
+ * line.  Every input record passes through.  graph_escape rows
  * wait for the end of the stream, where kernel-map's kernel_row records
  * (if any) have been seen and can name each kernel's Python location.
  */
@@ -20,7 +23,9 @@
 #include "opt.h"
 #include "rec.h"
 #include "rules.h"
+#include "sbuf.h"
 #include "ss.h"
+#include "text.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -30,7 +35,10 @@ static const struct tool tool = {
 	"[-q] [file]",
 	"Add GPU busy/idle time, host-bound gaps, CUDA-graph coverage and step\n"
 	"latency to a staged record stream (trace-extract | trace-stage): one\n"
-	"\"gpu_time\" record per trace and stage, one \"step\" record per step\n"
+	"\"gpu_time\" record per trace and stage (with the collectives' total and\n"
+	"their share under compute), its \"launch_delay\" (what the launch delays\n"
+	"say), \"kernel_delay\" per kernel name, \"stream_time\" per stream and\n"
+	"\"annotation_time\" per GPU annotation; one \"step\" record per step\n"
 	"marker, and \"graph_escape\" rows for eager kernels of graph-mode stages.\n"
 	"Every input record passes through.",
 	opts
@@ -42,6 +50,10 @@ static struct {
 	long long work;		/* work kernels of this trace, selected or not */
 	int staged;		/* this trace has trace-stage's gpu_pids record */
 	int clock_offset;	/* and its clocks disagree (gpu_pids.clock_offset_us) */
+	double offset_us;	/* by this much */
+	uint32_t gpu_pid;	/* gpu_pids.selected (string id), NOSTR before it */
+	uint32_t *canon;	/* raw name id -> canonical name id + 1, 0 unknown */
+	size_t ncanon;
 	long long unstaged, bad_times;
 	unsigned char *bucket;	/* raw name id -> bucket + 1, 0 unknown */
 	size_t nbucket;
@@ -77,8 +89,9 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 	if (t == RT_annotation) {
 		const struct rec_annotation *a = rec;
 		struct marker m;
+		/* GPU ranges for annotation_time; the analyzed process is known at the trace's end */
 		if (rstr_eq(a->cat, "gpu_user_annotation"))
-			return 0;
+			return 1;
 		marker_parse(a->name.s, a->name.n, &m);
 		return m.family != SF_NONE;
 	}
@@ -96,6 +109,8 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 		REC_READ(&r->rd, gpu_pids, &g);
 		run.staged = 1;
 		run.clock_offset = REC_HAS(&g, gpu_pids, clock_offset_us);
+		run.offset_us = g.clock_offset_us;
+		run.gpu_pid = trace_intern(r, g.selected);
 	}
 	if (t != RT_kernel_row)
 		return;
@@ -113,6 +128,7 @@ main(int argc, char **argv)
 	FILE *fp;
 
 	tool_init(argc, argv);
+	run.gpu_pid = NOSTR;
 	while (opt_next(&tool, argc, argv) != -1)
 		opt_usage(&tool, EXIT_USAGE);
 	if (argc - optind > 1)
@@ -147,6 +163,7 @@ main(int argc, char **argv)
 	trace_reader_free(&rd);
 	strtab_free(str);
 	free(run.bucket);
+	free(run.canon);
 	return tool_finish(EXIT_OK);
 }
 
@@ -174,6 +191,24 @@ bucket_of(const strtab *str, uint32_t name, int mem)
 	return run.bucket[name] - 1;
 }
 
+/* The canonical name (the kernel table's key) of a raw name, made once per name. */
+static uint32_t
+canon_of(strtab *str, uint32_t name, sbuf *b)
+{
+	size_t cap = run.ncanon;
+
+	if (name >= run.ncanon) {
+		xgrow(&run.canon, &cap, (size_t)name + 1, sizeof *run.canon);
+		memset(run.canon + run.ncanon, 0, (cap - run.ncanon) * sizeof *run.canon);
+		run.ncanon = cap;
+	}
+	if (!run.canon[name]) {
+		canonicalize_name(strtab_str(str, name), strtab_len(str, name), b);
+		run.canon[name] = 1 + strtab_intern(str, sb_str(b), b->len);
+	}
+	return run.canon[name] - 1;
+}
+
 static int
 graph_launch(const char *name)
 {
@@ -188,6 +223,7 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 	struct item *it = xmalloc((tr->nk ? tr->nk : 1) * sizeof *it);
 	double *first = xmalloc((tr->nln ? tr->nln : 1) * sizeof *first);
 	imap by_corr = { 0 };
+	sbuf canon = SBUF_INIT;
 	size_t i, m = 0;
 	int isnew;
 
@@ -212,6 +248,8 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 		x->end = x->ts + x->dur;
 		x->stage = k->stage != NOSTR ? k->stage : tr->stage;
 		x->name = k->name;
+		x->stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
+		x->canon = canon_of(r->str, k->name, &canon);
 		x->kernel = !strcmp(cat, "kernel") || !strcmp(cat, "Kernel");
 		x->bucket = bucket_of(r->str, k->name, !x->kernel);
 		x->launch = -1;
@@ -227,7 +265,18 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 	}
 	for (i = 0; i < m; i++)
 		it[i].first = it[i].launch >= 0 && it[i].ts == first[it[i].launch];
+	for (i = 0; i < m; i++) {
+		const struct tcall *l;
+		/* one delay a launch: its first item to start (of a tie, the first in input order) */
+		if (!it[i].first || first[it[i].launch] == -INFINITY)
+			continue;
+		l = &tr->ln[it[i].launch];
+		it[i].delay = it[i].ts - (l->ts + (l->dur > 0 ? l->dur : 0));
+		it[i].has_delay = 1;
+		first[it[i].launch] = -INFINITY;
+	}
 	imap_free(&by_corr);
+	sb_free(&canon);
 	free(first);
 	*n = m;
 	return it;
@@ -254,6 +303,9 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 	rec_num(RM_gpu_time_compute_us, f->bucket_us[B_COMPUTE]);
 	rec_num(RM_gpu_time_comm_us, f->bucket_us[B_COMM]);
 	rec_num(RM_gpu_time_memcpy_us, f->bucket_us[B_MEM]);
+	rec_num(RM_gpu_time_comm_total_us, f->comm_total_us);
+	if (f->comm_total_us > 0)
+		rec_num(RM_gpu_time_comm_overlap_pct, pct(f->comm_overlap_us, f->comm_total_us));
 	if (launches) {
 		rec_num(RM_gpu_time_graph_us, f->graph_us);
 		rec_num(RM_gpu_time_graph_pct, pct(f->graph_us, f->busy_us));
@@ -292,6 +344,9 @@ write_step(const struct trace_reader *r, const struct trace *tr, const struct st
 		rec_int(RM_step_kernels, s->kernels);
 		rec_num(RM_step_gpu_busy_us, s->busy_us);
 		rec_num(RM_step_gpu_span_us, s->span_us);
+		rec_num(RM_step_comm_total_us, s->comm_total_us);
+		if (s->comm_total_us > 0)
+			rec_num(RM_step_comm_overlap_pct, pct(s->comm_overlap_us, s->comm_total_us));
 	}
 	rec_end();
 }
@@ -343,10 +398,13 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	size_t n, nst, ns, i, a, b, k, nd;
 	double tok, tok_us;
 	int launches = tr->nln > 0, offset;
+	uint32_t gpu_pid = run.gpu_pid;
+	double offset_us = run.offset_us;
 
 	(void)ctx;
 	offset = run.clock_offset;
 	run.clock_offset = 0;
+	run.gpu_pid = NOSTR;
 	if (run.work && !run.staged) {	/* no sel anywhere: figures of nothing would mislead */
 		run.unstaged++;
 		run.work = 0;
@@ -381,6 +439,10 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		xqsort(dur, nd, sizeof *dur, dbl_cmp);
 		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches,
 		    !offset, tok, tok_us);
+		if (launches)
+			delay_write(r, tr->t, stages[k], it + a, b - a, &f, offset, offset_us);
+		streams_write(r, tr->t, stages[k], it + a, b - a);
+		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f.busy_us);
 		if (launches && f.graph_mode)
 			escape_add(r, tr->t, stages[k], it + a, b - a, f.kernel_us);
 		a = b;

@@ -1,7 +1,9 @@
 /*
  * step-stats internals: the GPU work items of one trace, the interval
  * figures computed from them (busy.c), the step markers and their work
- * (steps.c), and the eager kernels of graph-mode stages (escape.c).
+ * (steps.c), the eager kernels of graph-mode stages (escape.c), and the
+ * breakdowns of issue 32: launch delays (delay.c), streams (streams.c) and
+ * GPU annotations (annot.c).
  *
  * Times are microseconds as in the records: relative to the trace's time
  * base (time_base_us, issue 25), so that they stay exact.  Strings are ids in the tool's
@@ -48,6 +50,9 @@ struct item {
 	double ts, end, dur;	/* dur >= 0, end = ts + dur */
 	uint32_t stage;		/* the kernel's stage, else the trace's path stage */
 	uint32_t name;		/* raw kernel name */
+	uint32_t stream;	/* the kernel record's stream, else its tid (string id) */
+	uint32_t canon;		/* canonical name (the kernel table's key), string id */
+	double delay;		/* launch delay (has_delay): ts - the call's end */
 	long launch;		/* index into the trace's launches, or -1 */
 	long step;		/* index into the steps, or -1 */
 	size_t ord;		/* input order, the last sort key */
@@ -55,6 +60,7 @@ struct item {
 	unsigned graph : 1;	/* launched by a graph launch */
 	unsigned kernel : 1;	/* a kernel (not a copy or set) */
 	unsigned first : 1;	/* starts first among the items of its launch */
+	unsigned has_delay : 1;	/* first, with a launch: it carries its launch's delay */
 };
 
 /* Interval figures of one set of items (a stage); see step-stats(1). */
@@ -63,8 +69,67 @@ struct figures {
 	double kernel_us, busy_us, span_us, idle_us, idle_launch_us;
 	double bucket_us[B_COUNT];
 	double graph_us;
+	double comm_total_us;	/* union of the communication items (issue 32) */
+	double comm_overlap_us;	/* the part of it during which a compute item ran */
 	int graph_mode;		/* at least one item was launched by a graph launch */
 };
+
+/*
+ * The measure of a union of intervals fed in order of start (a start
+ * never before the previous one's): constant memory, one pass (issue 30's
+ * shape).  Touching intervals merge.  Zero-initialize to start.
+ */
+struct uacc {
+	double ts, end, busy;
+	int open;
+};
+
+static inline void
+uacc_add(struct uacc *u, double ts, double end)
+{
+	if (!u->open) {
+		u->ts = ts;
+		u->end = end;
+		u->open = 1;
+	} else if (ts > u->end) {
+		u->busy += u->end - u->ts;
+		u->ts = ts;
+		u->end = end;
+	} else if (end > u->end) {
+		u->end = end;
+	}
+}
+
+static inline double
+uacc_value(const struct uacc *u)
+{
+	return u->busy + (u->open ? u->end - u->ts : 0);
+}
+
+/*
+ * Communication under compute, from three unions over the same items
+ * (issue 32): |comm| + |compute| - |comm or compute| is the measure of
+ * their intersection.  The unions are fed in order of start, so the
+ * figure costs three accumulators, not a sweep.
+ */
+struct commacc {
+	struct uacc comm, compute, either;
+};
+
+static inline void
+commacc_add(struct commacc *c, unsigned bucket, double ts, double end)
+{
+	if (bucket == B_COMM)
+		uacc_add(&c->comm, ts, end);
+	else if (bucket == B_COMPUTE)
+		uacc_add(&c->compute, ts, end);
+	else
+		return;
+	uacc_add(&c->either, ts, end);
+}
+
+/* The union of the communication items, and the part of it under compute (both >= 0). */
+void commacc_value(const struct commacc *c, double *total, double *overlap);
 
 /* ---- busy.c ---- */
 
@@ -124,6 +189,7 @@ struct step {
 	size_t ord;		/* input order, the last sort key */
 	long long kernels;
 	double busy_us, span_us;
+	double comm_total_us, comm_overlap_us;	/* as in struct figures */
 	double gpu_end;		/* the last end of its items (kernels > 0) */
 	double period_us;	/* steps_periods */
 };
@@ -145,7 +211,8 @@ void steps_assign(struct trace_reader *r, const struct trace *tr, struct step *s
     struct item *it, size_t n);
 
 /*
- * Per step: kernels, busy and span of its items, and its stage (the stage
+ * Per step: kernels, busy and span of its items, their communication
+ * total and overlap (issue 32), and its stage (the stage
  * holding most of its items' time; without items the trace's path stage,
  * else the stage the marker names, else "all").  it[0..n) is reordered.
  */
@@ -172,6 +239,45 @@ int step_tokens(const struct trace_reader *r, const struct step *s, double *toke
  * the smallest value with at least p % of the values at or below it.
  */
 double percentile(const double *v, size_t n, int p);
+
+/* ---- delay.c: launch delays (issue 32) ---- */
+
+/*
+ * A launch delay past this counts as an outlier (launch_delay.over):
+ * Holistic Trace Analysis's default launch_delay_cutoff, 100 us.
+ */
+#define LD_OVER_US 100.0
+
+/*
+ * The launch_delay record of one stage and its kernel_delay records:
+ * it[0..n) is the stage's run (sorted by start); f its figures (for the
+ * verdict).  offset_us: the trace's clock offset when has_offset (then
+ * only the count is written, step-stats(1)).  Allocates 16 bytes per
+ * delay of the stage, freed before returning.
+ */
+void delay_write(const struct trace_reader *r, long long t, uint32_t stage,
+    const struct item *it, size_t n, const struct figures *f, int has_offset, double offset_us);
+
+/* ---- streams.c: per-stream busy and idle (issue 32) ---- */
+
+/*
+ * The stream_time records of one stage's run it[0..n) (sorted by start):
+ * one accumulator per distinct stream, one pass.
+ */
+void streams_write(const struct trace_reader *r, long long t, uint32_t stage,
+    const struct item *it, size_t n);
+
+/* ---- annot.c: GPU time per GPU annotation (issue 32) ---- */
+
+/*
+ * The annotation_time records of one stage: the trace's
+ * gpu_user_annotation ranges on process gpu_pid (a string id; NOSTR: none
+ * qualify) against the stage's run it[0..n), sorted by start.  busy_us is
+ * the stage's GPU busy time (for share_pct).  Scratch: the stage's items
+ * and the clipped pieces of the items inside ranges, freed here.
+ */
+void annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid,
+    uint32_t stage, const struct item *it, size_t n, double busy_us);
 
 /* ---- escape.c ---- */
 

@@ -288,9 +288,11 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 		;
 	while (i < n) {
 		struct step *s = &st[it[i].step];
+		struct commacc ca = { 0 };
 		nstt = 0;
 		for (j = i; j < n && it[j].step == it[i].step; j++) {
 			sp[j - i] = (struct span){ it[j].ts, it[j].end };
+			commacc_add(&ca, it[j].bucket, it[j].ts, it[j].end);
 			for (k = 0; k < nstt && stt[k].stage != it[j].stage; k++)
 				;
 			if (k == nstt) {
@@ -301,6 +303,7 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 		}
 		s->kernels = (long long)(j - i);
 		s->busy_us = union_measure(sp, j - i, &s->span_us);
+		commacc_value(&ca, &s->comm_total_us, &s->comm_overlap_us);
 		s->gpu_end = sp[0].end;
 		for (k = 1; k < j - i; k++)
 			if (sp[k].end > s->gpu_end)

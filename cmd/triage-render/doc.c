@@ -343,6 +343,24 @@ static const struct col kernel_cols[] = {
 	{ "bound", "Bound", 0 },
 };
 
+/* The same with step-stats' kernel_delay records (issue 32): the delays after the launches. */
+static const struct col kernel_delay_cols[] = {
+	{ "kernel", "Kernel", 0 },
+	{ "category", "Category", 0 },
+	{ "gpu_time_us", "GPU time", 1 },
+	{ "share_pct", "Share", 1 },
+	{ "launches", "Launches", 1 },
+	{ "launch_delay_p50_us", "Launch delay p50", 1 },
+	{ "launch_delay_max_us", "Launch delay max", 1 },
+	{ "python_location", "Python location (site share)", 0 },
+	{ "cpu_op", "CPU op", 0 },
+	/* with kernel-roofline's records (roofline.c) */
+	{ "tflops", "TFLOP/s", 1 },
+	{ "gbps", "GB/s", 1 },
+	{ "pct_of_roof", "% of roof", 1 },
+	{ "bound", "Bound", 0 },
+};
+
 /* Category totals of a stage's rows (all of them, shown or not), largest first. */
 struct catsum {
 	char *cat;
@@ -437,6 +455,12 @@ headline(const struct run *run, const char *stage)
 			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
 		if (shown)
 			sb_printf(&b, "; of the kernel time:%s", cats.s);
+		if (item_num(g, "comm_total_us", 0) > 0) {	/* issue 32 */
+			sb_adds(&b, "; collectives ");
+			fmt_ms(&b, item_num(g, "comm_total_us", 0));
+			sb_printf(&b, ", %.0f%% of it under compute",
+			    item_num(g, "comm_overlap_pct", 0));
+		}
 		if (span > 0 && idle >= 0)
 			sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
 		if (gp >= 0)
@@ -497,14 +521,18 @@ kernel_section(const struct run *run, struct doc *d)
 	struct section *sec = add_section(d, "kernels", "Kernels");
 	char **stages;
 	size_t ns = stages_of(run, RT_kernel_row, &stages), si, i;
+	int delays = has_type(run, RT_kernel_delay);
+	const struct col *cols = delays ? kernel_delay_cols : kernel_cols;
+	int roof = roofline_present(run);
+	/* sc: the sites' column; the roofline's four columns come last */
+	size_t sc = delays ? 7 : 5, ncols = sc + 2 + (roof ? 4 : 0);
 	sbuf b = SBUF_INIT;
-	size_t ncols = roofline_present(run) ? 11 : 7;
 
 	sec->intro = xstrdup("Kernels at or above 1.0% of their stage's GPU time, heaviest "
 	    "first, with the Python code and CPU op that launched them. Shares are of the stage "
 	    "total (the sum of its kernel durations).");
 	for (si = 0; si < ns; si++) {
-		struct tab *t = add_tab(sec, "kernel", stages[si], kernel_cols, ncols);
+		struct tab *t = add_tab(sec, "kernel", stages[si], cols, ncols);
 		const char **names = NULL;
 		char **shorts;
 		size_t nn = 0, capn = 0, hidden = 0, r = 0;
@@ -543,10 +571,12 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_ms(&c[2], item_num(it, "total_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
-			cell_sites(&c[5], item_str(it, "location", &b, "unresolved"));
-			cell_list(&c[6], item_str(it, "cpu_op", &b, "-"));
-			if (ncols > 7)
-				roofline_cells(run, stages[si], item_str(it, "kernel", &b, ""), &c[7]);
+			if (delays)
+				delay_cells(run, it, &c[5], &c[6]);
+			cell_sites(&c[sc], item_str(it, "location", &b, "unresolved"));
+			cell_list(&c[sc + 1], item_str(it, "cpu_op", &b, "-"));
+			if (roof)
+				roofline_cells(run, stages[si], item_str(it, "kernel", &b, ""), &c[sc + 2]);
 		}
 		for (i = 0; i < nn; i++)
 			free((char *)names[i]);
@@ -566,7 +596,7 @@ kernel_section(const struct run *run, struct doc *d)
 		t->empty = xstrdup("No kernel reaches 1.0% of the stage's GPU time.");
 	}
 	if (ns == 0) {
-		struct tab *t = add_tab(sec, "kernel", NULL, kernel_cols, ncols);
+		struct tab *t = add_tab(sec, "kernel", NULL, cols, ncols);
 		t->empty = xstrdup("No kernel rows: the input held no GPU kernels on the analyzed "
 		    "process.");
 	}
@@ -875,6 +905,8 @@ static const struct col gpu_cols[] = {
 	{ "compute_us", "Busy: compute", 1 },
 	{ "comm_us", "Busy: communication, no compute", 1 },
 	{ "memcpy_us", "Busy: memory only", 1 },
+	{ "comm_total_us", "Communication total", 1 },
+	{ "comm_overlap_pct", "Communication under compute", 1 },
 	{ "graph_pct", "Busy in CUDA graphs", 1 },
 	{ "steps", "Steps", 1 },
 	{ "step_p50_us", "Step period p50", 1 },
@@ -892,6 +924,9 @@ static const struct col step_cols[] = {
 	{ "gpu_busy_us", "GPU busy", 1 },
 	{ "gpu_span_us", "GPU span", 1 },
 	{ "kernels", "Kernels", 1 },
+	/* in a stage with collectives (issue 32) */
+	{ "comm_total_us", "Communication total", 1 },
+	{ "comm_overlap_pct", "Communication under compute", 1 },
 };
 
 static const struct col escape_cols[] = {
@@ -965,8 +1000,11 @@ gpu_section(const struct run *run, struct doc *d)
 	    "copies' and sets' intervals), how long it sat idle between them and how much of "
 	    "that was spent waiting for the host to submit work; the busy time split by kind, "
 	    "each instant once (compute; then communication while no compute runs; then "
-	    "memory while neither does), and its part run in CUDA graphs; the steps' periods "
-	    "(from one step's start to the next's) and tokens per second.  The headline's "
+	    "memory while neither does), the collectives' total and how much of it ran under "
+	    "compute, and its part run in CUDA graphs; the steps' periods (from one step's "
+	    "start to the next's) and tokens per second; what the launch delays (from a "
+	    "launch call's end to its work's start) say about who waited for whom, the "
+	    "streams, and the GPU time inside the trace's GPU annotations.  The headline's "
 	    "category shares are of the kernel time, the sum of the kernels' durations, as "
 	    "in the kernel table (step-stats(1) defines each figure).");
 	ns = stages_of(run, RT_gpu_time, &stages);
@@ -974,18 +1012,24 @@ gpu_section(const struct run *run, struct doc *d)
 		struct tab *t = add_tab(sec, "gpu", stages[si], gpu_cols,
 		    sizeof gpu_cols / sizeof gpu_cols[0]);
 		struct tab *st;
+		size_t nsc = sizeof step_cols / sizeof step_cols[0] - 2;
 		for (i = 0; i < run->n; i++) {
 			const struct item *it = &run->it[i];
 			struct cell *cl;
 			if (it->type != RT_gpu_time || !item_in_stage(it, stages[si], &b))
 				continue;
+			if (item_num(it, "comm_total_us", 0) > 0)
+				nsc = sizeof step_cols / sizeof step_cols[0];	/* their collectives too */
 			cl = add_row(t);
 			for (c = 0; c < t->ncols; c++)
 				cell_member(&cl[c], it, t->cols[c].key);
 		}
 		t->headline = headline(run, stages[si]);
 		t->empty = xstrdup("No GPU work in this stage.");
-		st = add_tab(sec, "step", stages[si], step_cols, sizeof step_cols / sizeof step_cols[0]);
+		launch_tab(run, sec, stages[si]);
+		stream_tab(run, sec, stages[si]);
+		annotation_tab(run, sec, stages[si]);
+		st = add_tab(sec, "step", stages[si], step_cols, nsc);
 		for (i = 0; i < run->n; i++) {
 			const struct item *it = &run->it[i];
 			struct cell *cl;

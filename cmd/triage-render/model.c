@@ -13,7 +13,8 @@
 static int
 wanted(rec_reader *r, enum rec_type t)
 {
-	static const char *const others[] = { "gpu_time", "step", "graph_escape", "health",
+	static const char *const others[] = { "gpu_time", "step", "graph_escape", "launch_delay",
+		"stream_time", "annotation_time", "kernel_delay", "health",
 		"rank_row", "collective_row", "rank_kernel_delta", "rank_align", "rank_gap", "diff_row",
 		"verdict", "probe", "diff_input", "diff_metric", "diff_fuse", "diff_overlap", NULL };
 	const char *s;

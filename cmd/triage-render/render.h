@@ -191,6 +191,25 @@ void free_strings(char **v, size_t n);
 /* Is the item's stage (default "all") `stage`?  b is scratch. */
 int item_in_stage(const struct item *it, const char *stage, sbuf *b);
 
+/*
+ * ---- breakdown.c: the GPU-time section's breakdowns (issue 32) ----
+ *
+ * Each adds its table of the stage to sec when the run holds its records
+ * (step-stats' launch_delay, stream_time, annotation_time), else nothing.
+ */
+void launch_tab(const struct run *run, struct section *sec, const char *stage);
+void stream_tab(const struct run *run, struct section *sec, const char *stage);
+void annotation_tab(const struct run *run, struct section *sec, const char *stage);
+/*
+ * The kernel table's launch-delay cells (p50, max) of a kernel_row item:
+ * its kernel_delay record's, joined on trace, stage and kernel; "-" when
+ * it has none.
+ */
+void delay_cells(const struct run *run, const struct item *row, struct cell *p50,
+    struct cell *max);
+/* A delay in microseconds: "3.0 us" under a millisecond, else "1.23 ms". */
+void fmt_delay(sbuf *out, double us);
+
 /* ---- health.c, ranks.c: the sections of trace-health and rank-skew ---- */
 
 /* The health banner (d->health) and the "Trace health" section. */
