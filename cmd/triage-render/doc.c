@@ -529,6 +529,7 @@ kernel_section(const struct run *run, struct doc *d)
 			    !item_bool(it, "shown"))
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			c[0].text = shorts[r];
 			if (strcmp(shorts[r], names[r]) != 0)
 				c[0].full = xstrdup(names[r]);
@@ -612,6 +613,7 @@ overlap_section(const struct run *run, struct doc *d)
 			if (it->type != RT_overlap_row || !item_in_stage(it, stages[si], &b))
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			cell_text(&c[0], item_str(it, "priority", &b, ""));
 			cell_text(&c[1], item_str(it, "verdict", &b, ""));
 			c[2].text = shorts[r];
@@ -805,6 +807,7 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 			if (used != in_use)
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			nrows++;
 			cell_text(&c[0], item_str(it, "pattern", &b, ""));
 			if (in_use) {
@@ -922,6 +925,7 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
 			continue;
 		cl = add_row(t);
+		row_id(t, it);
 		cl[0].text = shorts[r];
 		if (strcmp(shorts[r], names[r]) != 0)
 			cl[0].full = xstrdup(names[r]);
@@ -972,6 +976,7 @@ gpu_section(const struct run *run, struct doc *d)
 			if (it->type != RT_gpu_time || !item_in_stage(it, stages[si], &b))
 				continue;
 			cl = add_row(t);
+			row_id(t, it);
 			for (c = 0; c < t->ncols; c++)
 				cell_member(&cl[c], it, t->cols[c].key);
 		}
@@ -984,6 +989,7 @@ gpu_section(const struct run *run, struct doc *d)
 			if (it->type != RT_step || !item_in_stage(it, stages[si], &b))
 				continue;
 			cl = add_row(st);
+			row_id(st, it);
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
 			cell_member(&cl[2], it, "batch");
@@ -1085,6 +1091,9 @@ doc_free(struct doc *d)
 			free(t->total);
 			free(t->more);
 			free(t->empty);
+			for (k = 0; k < t->caprowid; k++)
+				free(t->rowid[k]);
+			free(t->rowid);
 		}
 		free(s->tabs);
 		free(s->intro);
