@@ -12,7 +12,8 @@
 #     all-reduce [300, 340]; another process's gemm is none of them
 #   rows: gemm, all-reduce, rms shown (kernel-1..3); rms's overlap row
 #     exposed [150.25, 160); fuse-1 (missing) with rms as evidence, fuse-2
-#     in use (not marked); gemm escaped the graph once (gemm A)
+#     in use (not marked); gemm escaped the graph once (gemm A); a row's
+#     sites and CPU ops, joined by <br> in the records, are arrays
 #   rank 1 of 2: its all-reduce starts at 312 aligned (offset 2, base 10
 #     us after rank-skew's): 300 on its own clock, 40 us against rank 0's
 #     10: it waited 30 for rank 0, the last to arrive
@@ -108,10 +109,10 @@ t_args() {
 	eq '{"row":"step-1","stage":"decode","index":0,"marker":"step[DECODE bs=8]","period_us":300,"cpu_us":30,"gpu_busy_us":150,"gpu_span_us":259.75,"gpu_busy_pct":50,"kernels":4,"batch":8}' "$(x 1)"
 	eq '{"row":"gpu-1","gap":"gap-1","stage":"decode","gap_ts":1700000000000210,"gap_us":90,"host_us":75,"next_kernel":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)","launch":"cudaLaunchKernel","launch_ts":1700000000000280,"launch_dur_us":5,"launch_end":1700000000000285}' "$(x 2)"
 	eq "$(x 2)" "$(x 3)" "both parts of the gap"
-	eq '{"row":"escape-1","kernel":"void gemm_kernel<1>","stage":"decode","eager_launches":1,"total_us":50,"share_pct":31.25,"python_location":"python/model.py:10 forward"}' "$(x 4)"
-	eq '{"row":"kernel-1","kernel":"void gemm_kernel<1>","stage":"decode","category":"gemm","share_pct":62.5,"total_us":100,"launches":2,"python_location":"python/model.py:10 forward","cpu_op":"aten::mm"}' "$(x 5)"
-	eq '{"row":"overlap-1","kernel":"void rms_kernel","stage":"decode","priority":"P1","verdict":"headroom","exclusive_pct":98.75,"hidden_pct":1.25,"share_pct":12.5,"python_scope":"python/norm.py:3 forward","recommendation":"try fusion","exposed_us":9.75,"exposed_intervals":1,"intervals_marked":1}' "$(x 7)"
-	eq '{"row":"fuse-1","pattern":"Fused residual add + RMSNorm","kernel":"void rms_kernel","stage":"decode","confidence":"Candidate","related_us":20,"share_pct":12.5,"candidate_path":"python/layernorm.py"}' "$(x 8)"
+	eq '{"row":"escape-1","kernel":"void gemm_kernel<1>","stage":"decode","eager_launches":1,"total_us":50,"share_pct":31.25,"python_location":["python/model.py:10 forward"]}' "$(x 4)"
+	eq '{"row":"kernel-1","kernel":"void gemm_kernel<1>","stage":"decode","category":"gemm","share_pct":62.5,"total_us":100,"launches":2,"python_location":["python/model.py:10 forward (site share 75%)","python/other.py:3 f (site share 25%)"],"cpu_op":["aten::mm","aten::addmm"]}' "$(x 5)"
+	eq '{"row":"overlap-1","kernel":"void rms_kernel","stage":"decode","priority":"P1","verdict":"headroom","exclusive_pct":98.75,"hidden_pct":1.25,"share_pct":12.5,"python_scope":["python/norm.py:3 forward"],"recommendation":"try fusion","exposed_us":9.75,"exposed_intervals":1,"intervals_marked":1}' "$(x 7)"
+	eq '{"row":"fuse-1","pattern":"Fused residual add + RMSNorm","kernel":"void rms_kernel","stage":"decode","confidence":"Candidate","related_us":20,"share_pct":12.5,"candidate_path":["python/layernorm.py"]}' "$(x 8)"
 	eq '{"row":"collective-1","kind":"all-reduce","kernel":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","stage":"decode","ordinal":1,"rank":1,"wait_us":30,"skew_us":13,"collective_wait_us":30,"last_rank":0}' "$(x 9)"
 }
 check 'the args of each kind' t_args

@@ -52,6 +52,30 @@ arg_str(sbuf *a, const char *k, uint32_t v)
 	json_quote(a, ta_s(v), strlen(ta_s(v)));
 }
 
+/*
+ * A cell of several values (Python sites, CPU ops, candidate paths), which
+ * the records join with "<br>" as the report's tables do, as an array of
+ * strings, like the JSON document's list cells.
+ */
+static void
+arg_list(sbuf *a, const char *k, uint32_t v)
+{
+	const char *p, *q;
+
+	if (v == NOSTR)
+		return;
+	key(a, k);
+	sb_addc(a, '[');
+	for (p = ta_s(v);; p = q + 4) {
+		q = strstr(p, "<br>");
+		json_quote(a, p, q ? (size_t)(q - p) : strlen(p));
+		if (!q)
+			break;
+		sb_addc(a, ',');
+	}
+	sb_addc(a, ']');
+}
+
 static void
 arg_num(sbuf *a, const char *k, double v)
 {
@@ -162,8 +186,8 @@ kernel_slice(const struct ta_krow *k, sbuf *name, sbuf *a)
 	arg_num(a, "share_pct", k->share_pct);
 	arg_num(a, "total_us", k->total_us);
 	arg_int(a, "launches", k->launches);
-	arg_str(a, "python_location", k->location);
-	arg_str(a, "cpu_op", k->cpu_op);
+	arg_list(a, "python_location", k->location);
+	arg_list(a, "cpu_op", k->cpu_op);
 }
 
 static void
@@ -176,7 +200,7 @@ escape_slice(const struct ta_escape *e, sbuf *name, sbuf *a)
 	arg_int(a, "eager_launches", e->launches);
 	arg_num(a, "total_us", e->total_us);
 	arg_num(a, "share_pct", e->share_pct);
-	arg_str(a, "python_location", e->location);
+	arg_list(a, "python_location", e->location);
 }
 
 static void
@@ -191,7 +215,7 @@ exposed_slice(const struct ta_exposed *x, const struct ta_orow *r, sbuf *name, s
 	arg_num(a, "exclusive_pct", 100.0 * r->exclusive_ratio);
 	arg_num(a, "hidden_pct", 100.0 * r->hidden_ratio);
 	arg_num(a, "share_pct", r->share_pct);
-	arg_str(a, "python_scope", r->scope);
+	arg_list(a, "python_scope", r->scope);
 	arg_str(a, "recommendation", r->recommendation);
 	arg_num(a, "exposed_us", x->exposed_us);
 	arg_int(a, "exposed_intervals", x->intervals);
@@ -209,7 +233,7 @@ fuse_slice(const struct ta_frow *r, uint32_t kernel, sbuf *name, sbuf *a)
 	arg_str(a, "confidence", r->confidence);
 	arg_num(a, "related_us", r->related_us);
 	arg_num(a, "share_pct", r->share_pct);
-	arg_str(a, "candidate_path", r->candidate);
+	arg_list(a, "candidate_path", r->candidate);
 }
 
 static void
