@@ -55,6 +55,22 @@ check() {
 	got=$(jq -r 'select(.ph == "X" and (.args.row // "" | startswith("kernel-"))) | .args.row' \
 	    "$tmp/added" | sort | uniq -c | awk '{ print $2, $1 }' | sort)
 	ok "$1: a slice per launch of the top kernel rows" "$want" "$got"
+	# graph escapes: a slice per eager launch step-stats counted
+	ok "$1: a slice per eager launch of the graph_escape rows" \
+	    "$(jq -s --argjson t "$t" '[.[] | select(.type == "graph_escape" and .t == $t) | .launches] | add // 0' "$4")" \
+	    "$(jq -s '[.[] | select(.ph == "X" and (.args.row // "" | startswith("escape-")))] | length' "$tmp/added")"
+	# idle gaps: the host-bound part and the rest of each idle_gap record, as slices
+	ok "$1: the idle_gap records' parts as slices" \
+	    "$(jq -s --argjson t "$t" '[.[] | select(.type == "idle_gap" and .t == $t)
+	        | ((if (.host_us // 0) > 0 then 1 else 0 end) + (if .dur - (.host_us // 0) > 0 then 1 else 0 end))] | add // 0' "$4")" \
+	    "$(jq -s '[.[] | select(.ph == "X" and (.args.gap // null) != null)] | length' "$tmp/added")"
+	# fuse opportunities: a slice per launch of their evidence kernels' rows
+	ok "$1: a slice per launch of the fuse rows' evidence kernels" \
+	    "$(jq -s --argjson t "$t" '
+	        ([.[] | select(.type == "kernel_row" and .t == $t)] | map({key: (.stage + "\u0001" + .kernel), value: .launches}) | from_entries) as $l
+	        | [.[] | select(.type == "fuse_row" and .t == $t and .status != "in use") as $f
+	           | ($f.evidence_kernels // [])[] | $l[$f.stage + "\u0001" + .] // 0] | add // 0' "$4")" \
+	    "$(jq -s '[.[] | select(.ph == "X" and (.args.row // "" | startswith("fuse-")))] | length' "$tmp/added")"
 	# every row id is one of the records' ids
 	jq -r 'select(.id != null) | .id' "$4" | sort -u >"$tmp/ids"
 	jq -r 'select(.ph == "X") | .args.row' "$tmp/added" | sort -u >"$tmp/rows"
