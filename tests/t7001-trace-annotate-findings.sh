@@ -17,8 +17,10 @@
 #   rank 1 of 2: its all-reduce starts at 312 aligned (offset 2, base 10
 #     us after rank-skew's): 300 on its own clock, 40 us against rank 0's
 #     10: it waited 30 for rank 0, the last to arrive
-#   kernel_eff: gemm 2e9 FLOP and 1e8 bytes over its 2 launches; the step's
-#     GPU window [100.25, 360) holds both: 2e9 / 100 us = 20 TFLOP/s, 1000 GB/s
+#   kernel_eff: gemm 2e9 FLOP and 1e8 bytes over its 2 launches, rms 8e7
+#     bytes and no FLOPs; the step's GPU window [100.25, 360) holds all
+#     three: 2e9 FLOP / 100 us = 20 TFLOP/s (rms's time not counted),
+#     1.8e8 bytes / 120 us = 1500 GB/s
 . "$(dirname "$0")/lib.sh"
 TA=$BIN/trace-annotate
 F=$FIX/trace-annotate
@@ -126,8 +128,8 @@ t_counters() {
 	GPU busy % (decode) 1700000000000080 busy_pct=50
 	GPU busy % (decode) 1700000000000380 busy_pct=0
 	Achieved TFLOP/s (decode) 1700000000000100.25 tflops=20
-	Achieved GB/s (decode) 1700000000000100.25 gbps=1000
 	Achieved TFLOP/s (decode) 1700000000000360 tflops=0
+	Achieved GB/s (decode) 1700000000000100.25 gbps=1500
 	Achieved GB/s (decode) 1700000000000360 gbps=0
 	EOF
 	same "$T/want" "$T/got"

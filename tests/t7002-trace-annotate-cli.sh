@@ -107,7 +107,7 @@ t_hostile() {
 		printf '{"type":"kernel_row","t":0,"stage":"all","kernel":"%s","total_us":1,"launches":1,"share_pct":100,"stage_total_us":1,"location":"a.py:1 f","cpu_op":"op\\n\\u001b[31m","shown":true,"id":"kernel-1"}\n' "$k"
 	} | "$TA" -q >"$T/o.json"
 	grep -q '"kernel":"void k\\"x\\u0001\\u0000y<1>"' "$T/o.json"
-	grep -q '"cpu_op":"op\\n\\u001b\[31m"' "$T/o.json"
+	grep -q '"cpu_op":\["op\\n\\u001b\[31m"\]' "$T/o.json"
 	eq '"void k\"x\u0001\u0000y<1>"' "$(jq '.traceEvents[] | select(.cat == "triage" and .args.kernel) | .args.kernel' "$T/o.json")"
 	! LC_ALL=C grep -q "$(printf '\001')" "$T/o.json"
 }

@@ -465,7 +465,7 @@ struct index {
 	struct link { uint32_t frow, k, next; } *link;	/* next: link + 1, 0 the end */
 	size_t nlink, caplink;
 	imap eff;		/* key -> eff accumulator + 1 */
-	struct acc { double flops, bytes; unsigned long long n; } *acc;
+	struct acc { double flops, bytes; int has_flops, has_bytes; unsigned long long n; } *acc;
 	size_t nacc, capacc;
 	unsigned *marks_k, *marks_e, *marks_f;	/* per row: instances marked */
 };
@@ -512,8 +512,14 @@ index_build(struct index *x, long long t)
 			memset(&x->acc[x->nacc], 0, sizeof *x->acc);
 			*v = ++x->nacc;
 		}
-		x->acc[*v - 1].flops += ta.eff[i].has_flops ? ta.eff[i].flops : 0;
-		x->acc[*v - 1].bytes += ta.eff[i].has_bytes ? ta.eff[i].bytes : 0;
+		if (ta.eff[i].has_flops) {
+			x->acc[*v - 1].flops += ta.eff[i].flops;
+			x->acc[*v - 1].has_flops = 1;
+		}
+		if (ta.eff[i].has_bytes) {
+			x->acc[*v - 1].bytes += ta.eff[i].bytes;
+			x->acc[*v - 1].has_bytes = 1;
+		}
 	}
 	x->marks_k = xcalloc(ta.nkrow + 1, sizeof *x->marks_k);
 	x->marks_e = xcalloc(ta.nesc + 1, sizeof *x->marks_e);
@@ -600,12 +606,13 @@ mark_item(void *ctx, const struct ta_kinst *k)
  * Achieved TFLOP/s and GB/s of each step's GPU window (from its first
  * kernel's start over its GPU span), when kernel_eff records are present:
  * the modeled kernels starting in the window, each with its row's FLOPs
- * and bytes per launch (the row's totals over its launches), over their
- * summed durations.
+ * and bytes per launch (the row's totals over its launches), over the
+ * summed durations of the kernels that have them (a memory-bound kernel
+ * modeled by its bytes alone dilutes no FLOP rate).
  */
 struct window {
 	uint32_t stage;
-	double ts, end, flops, bytes, us;
+	double ts, end, flops, bytes, flops_us, bytes_us;
 };
 
 struct rating {
@@ -645,9 +652,14 @@ rate_item(void *ctx, const struct ta_kinst *k)
 	}
 	if (lo == 0 || r->w[lo - 1].stage != k->stage || k->ts >= r->w[lo - 1].end || !a->n)
 		return;
-	r->w[lo - 1].flops += a->flops / (double)a->n;
-	r->w[lo - 1].bytes += a->bytes / (double)a->n;
-	r->w[lo - 1].us += k->dur;
+	if (a->has_flops) {
+		r->w[lo - 1].flops += a->flops / (double)a->n;
+		r->w[lo - 1].flops_us += k->dur;
+	}
+	if (a->has_bytes) {
+		r->w[lo - 1].bytes += a->bytes / (double)a->n;
+		r->w[lo - 1].bytes_us += k->dur;
+	}
 }
 
 static void
@@ -671,18 +683,21 @@ rates(struct ta_out *o, struct index *x)
 	each_item(o->tr->t, rate_item, &r);
 	for (i = 0; i < r.nw; i++) {
 		const struct window *w = &r.w[i];
-		if (!(w->us > 0))
-			continue;
+		int last = i + 1 == r.nw || r.w[i + 1].stage != w->stage || r.w[i + 1].ts > w->end;
 		sb_reset(&tf);
 		sb_reset(&gb);
 		sb_printf(&tf, "Achieved TFLOP/s (%s)", ta_s(w->stage));
 		sb_printf(&gb, "Achieved GB/s (%s)", ta_s(w->stage));
 		/* FLOP per microsecond / 1e6 is TFLOP/s; bytes per microsecond / 1e3 is GB/s */
-		ta_counter(o, sb_str(&tf), w->ts, "tflops", w->flops / w->us / 1e6);
-		ta_counter(o, sb_str(&gb), w->ts, "gbps", w->bytes / w->us / 1e3);
-		if (i + 1 == r.nw || r.w[i + 1].stage != w->stage || r.w[i + 1].ts > w->end) {
-			ta_counter(o, sb_str(&tf), w->end, "tflops", 0);
-			ta_counter(o, sb_str(&gb), w->end, "gbps", 0);
+		if (w->flops_us > 0) {
+			ta_counter(o, sb_str(&tf), w->ts, "tflops", w->flops / w->flops_us / 1e6);
+			if (last)
+				ta_counter(o, sb_str(&tf), w->end, "tflops", 0);
+		}
+		if (w->bytes_us > 0) {
+			ta_counter(o, sb_str(&gb), w->ts, "gbps", w->bytes / w->bytes_us / 1e3);
+			if (last)
+				ta_counter(o, sb_str(&gb), w->end, "gbps", 0);
 		}
 	}
 	free(r.w);
