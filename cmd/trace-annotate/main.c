@@ -28,8 +28,8 @@
 #define TA_PID_MIN 4194305LL
 
 static const struct opt opts[] = {
-	{ "output", 'o', "FILE", "the annotated trace (- is stdout, the default); gzip when it "
-	    "ends in .gz; a directory (DIR/) takes one file per trace" },
+	{ "output", 'o', "FILE", "the annotated trace (default -, stdout); gzip for a .gz name; "
+	    "DIR/: one file a trace" },
 	{ "trace", 't', "N", "annotate the records' trace N (the t of its trace record) only" },
 	{ "trace-file", OPT_LONG + 1, "FILE", "read the trace from FILE, not the path its records "
 	    "name" },
