@@ -157,7 +157,8 @@ uninstall:
 
 # ---- Fuzzing (make fuzz) --------------------------------------------------
 # libFuzzer harnesses under tests/fuzz/, built with clang into build-fuzz/:
-#   fuzz-scan        the event scanner: scan_run over zio (plain or gzip bytes)
+#   fuzz-scan        the event scanner: scan_run over zio (plain or gzip bytes),
+#                    and scan_run_tap: every byte in order, the array's end
 #   fuzz-extract     trace-extract's per-event extraction (on_event)
 #   fuzz-records     the record reader: rec_reader, rec_read and JSON members
 #   fuzz-discover    trace discovery over a directory tree the input describes

@@ -122,6 +122,15 @@ rec_cstr(enum rec_member m, const char *s)
 }
 
 void
+rec_id(enum rec_member m, const char *prefix, long long n)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof buf, "%s-%lld", prefix, n);
+	rec_str(m, buf, strlen(buf));
+}
+
+void
 rec_rstr(enum rec_member m, struct rstr s)
 {
 	rec_str(m, s.s ? s.s : "", s.n);

@@ -121,6 +121,12 @@ void rec_begin(enum rec_type t);
 void rec_str(enum rec_member m, const char *s, size_t n);
 void rec_cstr(enum rec_member m, const char *s);	/* NULL writes null */
 void rec_rstr(enum rec_member m, struct rstr s);
+/*
+ * A row's id (issue 29): the text "PREFIX-N", N the row's place among the
+ * rows of its type that the tool writes, from 1 ("kernel-3").  The report's
+ * JSON document and trace-annotate's findings carry the same text.
+ */
+void rec_id(enum rec_member m, const char *prefix, long long n);
 void rec_int(enum rec_member m, long long v);
 void rec_num(enum rec_member m, double v);		/* non-finite: null */
 void rec_numtext(enum rec_member m, const char *txt, size_t n);	/* verbatim JSON number */

@@ -212,7 +212,8 @@
 	M(T, location, STR, OPT, "unresolved") \
 	M(T, cpu_op, STR, OPT, "-") \
 	M(T, shown, BOOL, OPT, "false") \
-	M(T, entry, JSON, OPT, NULL)
+	M(T, entry, JSON, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_kernel_eff(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -267,7 +268,16 @@
 	M(T, hidden_ratio, NUM, OPT, "0") \
 	M(T, dep_risk, STR, OPT, "") \
 	M(T, dependency_signal, STR, OPT, "") \
-	M(T, recommendation, STR, OPT, "")
+	M(T, recommendation, STR, OPT, "") \
+	M(T, id, STR, OPT, NULL)
+
+#define REC_MEMBERS_overlap_exposed(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, row, STR, REQ, NULL) \
+	M(T, exposed_us, NUM, REQ, NULL) \
+	M(T, intervals, INT, REQ, NULL) \
+	M(T, spans, JSON, REQ, NULL)
 
 #define REC_MEMBERS_fuse_row(M, T) \
 	M(T, t, INT, OPT, "0") \
@@ -282,7 +292,9 @@
 	M(T, rationale, STR, OPT, "") \
 	M(T, status, STR, OPT, "") \
 	M(T, priority, INT, OPT, "0") \
-	M(T, origin, STR, OPT, NULL)
+	M(T, origin, STR, OPT, NULL) \
+	M(T, evidence_kernels, JSON, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_fuse_explain(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -322,7 +334,20 @@
 	M(T, step_p50_us, NUM, OPT, NULL) \
 	M(T, step_p90_us, NUM, OPT, NULL) \
 	M(T, step_max_us, NUM, OPT, NULL) \
-	M(T, tokens_per_s, NUM, OPT, NULL)
+	M(T, tokens_per_s, NUM, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
+
+#define REC_MEMBERS_idle_gap(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, stage, STR, REQ, NULL) \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, host_us, NUM, OPT, NULL) \
+	M(T, kernel, STR, OPT, NULL) \
+	M(T, launch, STR, OPT, NULL) \
+	M(T, launch_ts, NUM, OPT, NULL) \
+	M(T, launch_dur, NUM, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_step(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -338,7 +363,9 @@
 	M(T, gpu_busy_us, NUM, OPT, NULL) \
 	M(T, gpu_span_us, NUM, OPT, NULL) \
 	M(T, comm_total_us, NUM, OPT, NULL) \
-	M(T, comm_overlap_pct, NUM, OPT, NULL)
+	M(T, comm_overlap_pct, NUM, OPT, NULL) \
+	M(T, gpu_ts, NUM, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_graph_escape(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -347,7 +374,8 @@
 	M(T, launches, INT, REQ, NULL) \
 	M(T, total_us, NUM, REQ, NULL) \
 	M(T, share_pct, NUM, REQ, NULL) \
-	M(T, location, STR, OPT, NULL)
+	M(T, location, STR, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_launch_delay(M, T) \
 	M(T, t, INT, REQ, NULL) \
@@ -424,7 +452,9 @@
 	M(T, collectives, INT, OPT, "0") \
 	M(T, matched, INT, OPT, "0") \
 	M(T, offset_us, NUM, OPT, "0") \
-	M(T, straggler, BOOL, OPT, "false")
+	M(T, straggler, BOOL, OPT, "false") \
+	M(T, time_base_us, INT, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_collective_row(M, T) \
 	M(T, stage, STR, REQ, NULL) \
@@ -434,7 +464,8 @@
 	M(T, ranks, JSON, REQ, NULL) \
 	M(T, skew_us, NUM, REQ, NULL) \
 	M(T, wait_us, NUM, REQ, NULL) \
-	M(T, last_rank, INT, OPT, NULL)
+	M(T, last_rank, INT, OPT, NULL) \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_rank_kernel_delta(M, T) \
 	M(T, stage, STR, REQ, NULL) \
@@ -443,7 +474,8 @@
 	M(T, rank_us, NUM, REQ, NULL) \
 	M(T, median_us, NUM, REQ, NULL) \
 	M(T, delta_us, NUM, REQ, NULL) \
-	M(T, launches, INT, OPT, "0")
+	M(T, launches, INT, OPT, "0") \
+	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_probe(M, T) \
 	M(T, stage, STR, OPT, NULL) \
@@ -561,11 +593,13 @@
 	T(kernel_eff, REC_MEMBERS_kernel_eff, X) \
 	T(roofline, REC_MEMBERS_roofline, X) \
 	T(overlap_row, REC_MEMBERS_overlap_row, X) \
+	T(overlap_exposed, REC_MEMBERS_overlap_exposed, X) \
 	T(fuse_row, REC_MEMBERS_fuse_row, X) \
 	T(fuse_explain, REC_MEMBERS_fuse_explain, X) \
 	T(note, REC_MEMBERS_note, X) \
 	T(run, REC_MEMBERS_run, X) \
 	T(gpu_time, REC_MEMBERS_gpu_time, X) \
+	T(idle_gap, REC_MEMBERS_idle_gap, X) \
 	T(step, REC_MEMBERS_step, X) \
 	T(graph_escape, REC_MEMBERS_graph_escape, X) \
 	T(launch_delay, REC_MEMBERS_launch_delay, X) \

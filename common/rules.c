@@ -667,3 +667,11 @@ sample_position(size_t i, size_t n)
 	/* true division then round-half-even; with divisor 15 no tie occurs */
 	return (size_t)nearbyint((double)(i * (n - 1)) / 15.0);
 }
+
+int
+graph_launch_name(const char *s, size_t n)
+{
+	return (n >= 15 && !memcmp(s, "cudaGraphLaunch", 15)) ||
+	    (n >= 14 && !memcmp(s, "hipGraphLaunch", 14)) ||
+	    (n >= 13 && !memcmp(s, "cuGraphLaunch", 13));
+}

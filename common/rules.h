@@ -63,6 +63,13 @@ int overlap_name_hint(const char *lower, size_t n);
 int gpu_work_category(const char *lower, size_t n);
 
 /*
+ * Is a runtime call named s[0..n) a CUDA-graph launch (cudaGraphLaunch,
+ * cuGraphLaunch, hipGraphLaunch and their suffixed forms)?  The kernels it
+ * submits are replayed from a graph, not launched eagerly (step-stats(1)).
+ */
+int graph_launch_name(const char *s, size_t n);
+
+/*
  * Does a classify_kernel category move memory rather than compute: memory
  * (the reference's), memcpy, memset or copy (the corrected ones)?
  */

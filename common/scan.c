@@ -27,6 +27,7 @@ struct sc {
 	struct scan_stats *st;
 	scan_event_fn fn;
 	scan_select_fn sfn;		/* with a key set: events come with their selection */
+	scan_tap_fn tap;		/* scan_run_tap: every chunk, after it was scanned */
 	const struct json_keys *keys;
 	struct json_shapes shapes;	/* the layouts of the events read so far */
 	int idx[32];
@@ -281,6 +282,12 @@ close_container(struct sc *s, size_t i)
 		s->acclen = 0;
 	} else if (s->events_sp >= 0 && s->sp == s->events_sp - 1) {
 		s->events_sp = -1;	/* the events array itself closed */
+		if (!s->st->events_closed) {
+			/* the caller's mode tells what came before the ']' */
+			s->st->events_closed = 1;
+			s->st->events_close = s->base + i;
+			s->st->events_before = s->mode == M_COMMA ? 'v' : s->mode == M_VALUE ? ',' : '[';
+		}
 	}
 	value_done(s);
 	return SCAN_OK;
@@ -691,6 +698,17 @@ scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_sel
 }
 
 int
+scan_run_tap(zio *z, const char *name, scan_tap_fn tap, void *ctx, struct scan_stats *st,
+    char *errbuf, size_t errlen)
+{
+	struct sc *s = xcalloc(1, sizeof *s);
+
+	s->tap = tap;
+	s->ctx = ctx;
+	return run(z, name, s, st, errbuf, errlen, NULL);
+}
+
+int
 scan_run_members(zio *z, const char *name, const struct json_keys *keys, scan_select_fn sfn,
     scan_event_fn fn, const struct scan_members *members, void *ctx, struct scan_stats *st,
     char *errbuf, size_t errlen)
@@ -723,7 +741,7 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 	ssize_t n, m;
 	size_t off = 0;
 	int r = SCAN_OK, first = 1;
-	unsigned long long next_progress = 8u << 20;
+	unsigned long long next_progress = 8u << 20, chunk_off;
 
 	memset(st, 0, sizeof *st);
 	s->name = name;
@@ -783,12 +801,17 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 				}
 			}
 		}
+		chunk_off = s->base - off;
 		r = feed(s, buf + off, (size_t)n - off);
 		st->bytes = s->base + ((size_t)n - off);
 		if (r != SCAN_OK)
 			break;
 		if ((r = end_chunk(s, buf + off, (size_t)n - off)) != SCAN_OK)
 			break;
+		if (s->tap && s->tap(s->ctx, buf, (size_t)n, chunk_off, st)) {
+			r = SCAN_STOPPED;
+			break;
+		}
 		if (progress && st->bytes >= next_progress) {
 			progress(s->ctx, st);
 			next_progress = st->bytes + (8u << 20);
@@ -822,6 +845,11 @@ run(zio *z, const char *name, struct sc *s, struct scan_stats *st, char *errbuf,
 		} else if (s->sp == 1 && s->stack[0] == 'a' && s->events_sp == 1 &&
 		    (s->mode == M_COMMA || s->mode == M_VALUE || s->mode == M_VALUE_OR_CLOSE)) {
 			st->missing_close = 1;	/* allowed by the trace-event format */
+			if (!st->events_closed) {
+				st->events_close = s->base;
+				st->events_before = s->mode == M_COMMA ? 'v' : s->mode == M_VALUE ?
+				    ',' : '[';
+			}
 		} else {
 			snprintf(errbuf, errlen,
 			    "'%s': truncated JSON: input ends at byte %llu (line %llu, column %llu) "

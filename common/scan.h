@@ -30,6 +30,15 @@ struct scan_stats {
 	int early_nonobject;		/* one of the first 8 elements is not an object */
 	unsigned long long bom, ctrl, trailing_commas, missing_close,
 	    nonobject, dup_trace_events, literals;
+	/*
+	 * Where the (first) event array ends (issue 29): the decompressed byte
+	 * offset of its closing ']' (set once seen; for a bare array without
+	 * one, the end of the input at the end of the scan), and what precedes
+	 * it: '[' (no element), ',' (a trailing comma) or 'v' (an element).
+	 */
+	int events_closed;
+	unsigned long long events_close;
+	int events_before;
 };
 
 /*
@@ -72,6 +81,20 @@ typedef int (*scan_select_fn)(void *ctx, const json_doc *ev, const int *idx,
     unsigned long long off);
 int scan_run_select(zio *z, const char *name, const struct json_keys *keys, scan_select_fn fn,
     void *ctx, struct scan_stats *st, char *errbuf, size_t errlen);
+
+/*
+ * scan_run_tap (issue 29): validate the document as scan_run does without
+ * a callback, and hand every decompressed byte of it, in order, to tap:
+ * each chunk as read (a byte order mark included), after the scanner has
+ * read it, with the offset of its first byte.  When the event array closes
+ * inside a chunk, st->events_closed is set before that chunk's tap.  tap
+ * returns 0 to go on, non-zero to stop (SCAN_STOPPED).  Memory: that of
+ * scan_run.
+ */
+typedef int (*scan_tap_fn)(void *ctx, const char *p, size_t n, unsigned long long off,
+    const struct scan_stats *st);
+int scan_run_tap(zio *z, const char *name, scan_tap_fn tap, void *ctx, struct scan_stats *st,
+    char *errbuf, size_t errlen);
 
 /*
  * Members of the top-level object besides the events (Kineto writes

@@ -14,7 +14,11 @@
 #  - memory: one more run of each triage with every tool wrapped in GNU
 #    time, for each tool's peak RSS;
 #  - the record stream: bytes of the largest pipe (trace-extract's output)
-#    per byte of JSON, and of the mapping/formal flow's temporary files.
+#    per byte of JSON, and of the mapping/formal flow's temporary files;
+#  - the annotated trace (issue 29): trace-annotate of the single-trace
+#    run's records into a gzip copy of the trace takes its turn in the
+#    rounds too, and one more run gives its peak RSS, which must not grow
+#    with the trace (it streams the trace through).
 #
 # At the end, the figures the project's budget names (issue 13): single
 # CPU <= 1.0x gzip -dc and mapping/formal <= 2.0x at 20 copies, every
@@ -37,7 +41,7 @@ fi
 runs=${BENCH_RUNS:-5}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench: GNU time (/usr/bin/time) is required: apt-get install time" >&2; exit 1; }
-tools="trace-extract trace-stage trace-health kernel-map step-stats kernel-roofline overlap-sweep fuse-detect triage-render"
+tools="trace-extract trace-stage trace-health kernel-map step-stats kernel-roofline overlap-sweep fuse-detect triage-render trace-annotate"
 
 make_trace() {	# make_trace COPIES -> path
 	f=$out/trace-x$1.json.gz
@@ -99,17 +103,23 @@ for n in $sizes; do
 	t=$(make_trace "$n")
 	bytes=$(gzip -dc "$t" | wc -c)
 	mb=$(echo "$bytes" | awk '{printf "%.0f", $1 / 1048576}')
-	for c in gzip extract single dual; do
+	for c in gzip extract single dual annotate; do
 		: >"$out/runs.$c"
 	done
+	TRIAGE_BINDIR=$bin "$top/scripts/triage" -q --format jsonl --input "$t" >"$out/records.jsonl"
 	r=0
 	while [ "$r" -lt "$runs" ]; do
 		run_once gzip "gzip -dc '$t'"
 		run_once extract "'$bin/trace-extract' -q '$t'"
 		run_once single "TRIAGE_BINDIR='$bin' '$top/scripts/triage' -q --input '$t'"
 		run_once dual "TRIAGE_BINDIR='$bin' '$top/scripts/triage' -q --mapping-input '$t' --formal-input '$t'"
+		run_once annotate "'$bin/trace-annotate' -q -o '$out/annotated.json.gz' '$out/records.jsonl'"
 		r=$((r + 1))
 	done
+	$TIME -f '%M' -o "$out/rss.annotate" "$bin/trace-annotate" -q -o "$out/annotated.json.gz" \
+	    "$out/records.jsonl"
+	asize=$(wc -c <"$out/annotated.json.gz")
+	rm -f "$out/annotated.json.gz" "$out/records.jsonl"
 	# memory: each tool's peak RSS, one wrapped run of each flow
 	: >"$out/rss.single"
 	: >"$out/rss.dual"
@@ -127,12 +137,13 @@ for n in $sizes; do
 
 	printf '\n%s copies, %s MB of JSON (%s)\n' "$n" "$mb" "$(basename "$t")"
 	printf '  %-24s %8s %8s %22s %22s\n' command wall_s cpu_s "wall/gzip" "cpu/gzip"
-	for c in gzip extract single dual; do
+	for c in gzip extract single dual annotate; do
 		case $c in
 		gzip) label="gzip -dc" ;;
 		extract) label=trace-extract ;;
 		single) label="triage --input" ;;
 		dual) label="triage mapping/formal" ;;
+		annotate) label="trace-annotate (.gz)" ;;
 		esac
 		set -- $(ratios "$c" 1)
 		w="$1 ($2-$3)"
@@ -149,6 +160,10 @@ for n in $sizes; do
 		awk -v n="$n" -v f="$f" '{ if ($2 > m) m = $2 } END { print n, f, "rss", m / 1024 }' \
 		    "$out/rss.$f" >>"$out/summary"
 	done
+	printf '  annotated trace: peak RSS %.1f MB, %.1f MB gzip (the trace %.1f MB)\n' \
+	    "$(tail -n 1 "$out/rss.annotate" | awk '{print $1 / 1024}')" \
+	    "$(echo "$asize" | awk '{print $1 / 1048576}')" "$(wc -c <"$t" | awk '{print $1 / 1048576}')"
+	echo "$n annotate rss $(tail -n 1 "$out/rss.annotate" | awk '{print $1 / 1024}')" >>"$out/summary"
 	printf '  record stream: %.3f MB per MB of JSON (trace-extract); mapping/formal temporary files %.3f\n' \
 	    "$(echo "$s1 $bytes" | awk '{print $1 / $2}')" "$(echo "$s2 $bytes" | awk '{print $1 / $2}')"
 	echo "$n stream single $(echo "$s1 $bytes" | awk '{print $1 / $2}')" >>"$out/summary"
@@ -160,6 +175,7 @@ printf '\nload average at the end: %s\n' "$(cut -d ' ' -f 1-3 /proc/loadavg)"
 awk '
 function verdict(ok) { return ok ? "ok" : "NOT MET" }
 $3 == "cpu" { r[$1 " " $2] = $4; c[$1 " " $2] = $5 }
+$2 == "annotate" && $3 == "rss" { arss[$1] = $4; next }
 $3 == "rss" { if ($4 > rss[$1]) rss[$1] = $4 }
 $2 == "stream" { s[$1 " " $3] = $4 }
 END {
@@ -177,6 +193,11 @@ END {
 			g = c["100 " k] / c["20 " k] / 5
 			printf "  %s CPU from 20 to 100 copies: %.2f of linear (within 0.90-1.10): %s\n", k, g, verdict(g >= 0.9 && g <= 1.1)
 		}
+	if (("20" in arss) && ("100" in arss))
+		printf "  trace-annotate peak RSS at 20 and 100 copies: %.1f and %.1f MB (bounded: within 8 MB): %s\n", arss[20], arss[100], verdict(arss[100] - arss[20] <= 8)
+	for (n in arss)
+		if (n == 20 || n == 100)
+			printf "  trace-annotate at %d copies: %.1f MB (<= 64): %s\n", n, arss[n], verdict(arss[n] <= 64)
 	for (k in s)
 		if (k ~ /^20 /)
 			printf "  %s stream at 20 copies: %.3f MB per MB of JSON (<= 0.3): %s\n", substr(k, 4), s[k], verdict(s[k] <= 0.3)

@@ -77,6 +77,7 @@ rank-skew trace kernel input stats
 triage-render kernel_row overlap_row fuse_row diff_input diff_metric diff_row diff_fuse diff_overlap verdict
 step-stats trace kernel launch annotation kernel_row stats
 trace-diff input kernel_row gpu_time step fuse_row overlap_row health
+trace-annotate trace stats kernel launch annotation step gpu_time idle_gap kernel_row graph_escape overlap_row overlap_exposed fuse_row rank_row collective_row
 '
 
 # run_filter SPEC INPUT: run the filter with INPUT as the records it reads

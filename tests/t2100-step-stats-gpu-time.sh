@@ -45,12 +45,75 @@ worked() {
 t_worked() {
 	worked >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
 	hasnt "$T/out" '"type":"step"'
 }
 check 'worked fixture: busy, idle, host-bound gaps, split, graph share' t_worked
+
+# The worked fixture's four gaps (issue 29), after the stage's gpu_time,
+# each with the item after it and its launch call: the host parts add up
+# to idle_launch_us (5 + 15 + 5 + 0 = 25).
+#   110-115 before K2, replay call [100,120]: host until K2 starts, 5
+#   145-165 before K5, call [150,160]: 15
+#   170-180 before K6, call [170,175]: 5
+#   190-192 before K7, call [185,187] ended before the gap: 0
+t_idle_gaps() {
+	worked | ss >"$T/out"
+	rec idle_gap '[.stage, .ts, .dur, .host_us, .kernel, .launch, .launch_ts, .launch_dur, .id] | @tsv' \
+	    "$T/out" >"$T/got"
+	printf '%s\n' \
+	    'decode	110	5	5	void flash_attention_kernel<64>(float*)	cudaGraphLaunch	100	20	gap-1' \
+	    'decode	145	20	15	void rmsnorm_kernel<float>(float*, int)	cudaLaunchKernel	150	10	gap-2' \
+	    'decode	170	10	5	void silu_kernel(float*)	cudaLaunchKernel	170	5	gap-3' \
+	    'decode	190	2	0	void rmsnorm_kernel<float>(half*, int)	cudaLaunchKernel	185	2	gap-4' >"$T/want"
+	same "$T/want" "$T/got"
+	eq 'gpu_time idle_gap idle_gap idle_gap idle_gap' \
+	    "$(jq -r 'select(.type == "gpu_time" or .type == "idle_gap") | .type' "$T/out" | tr '\n' ' ' |
+	        sed 's/ $//')" "order"
+	# without launch records no host part and no call; the gaps stay
+	worked | grep -v '"type":"launch"' | ss >"$T/out"
+	eq '110 5 false false|145 20 false false|170 10 false false|190 2 false false' \
+	    "$(rec idle_gap '"\(.ts) \(.dur) \(has("host_us")) \(has("launch"))"' "$T/out" | paste -sd'|' -)"
+}
+check 'idle_gap: the gaps with the item after them and its late launch call' t_idle_gaps
+
+# Of many gaps, the 32 longest and the 32 longest waiting for the host,
+# never one under 1 us: after a kernel k0 [0,10], 40 kernels of 10 us each
+# 2..41 us after the one before, the gap's host part its length for the 20
+# even ones (the launch call ends at the kernel's start) and 0 for the
+# others (it ended long before), and a last gap of 0.5 us.  The 32 longest are 10..41; the host-bound
+# ones add 2, 4, 6, 8: 36 records.
+t_idle_gap_choice() {
+	{
+		trc /p/decode/x.json
+		launch cudaLaunchKernel 0 1 100
+		kern k0 kernel 0 10 100 7
+		ts=0
+		i=1
+		while [ "$i" -le 40 ]; do
+			g=$((i + 1))
+			start=$((ts + 10 + g))
+			if [ $((g % 2)) -eq 0 ]; then
+				launch cudaLaunchKernel $((start - 1)) 1 "$i"
+			else
+				launch cudaLaunchKernel "$ts" 1 "$i"
+			fi
+			kern "k$i" kernel "$start" 10 "$i" 7
+			ts=$start
+			i=$((i + 1))
+		done
+		launch cudaLaunchKernel 0 1 99
+		kern k99 kernel "$((ts + 10)).5" 1 99 7
+		end
+	} | ss >"$T/out"
+	eq 36 "$(grep -c '"type":"idle_gap"' "$T/out")" "gap records"
+	eq '2 4 6 8' "$(rec idle_gap 'select(.dur < 10) | .dur' "$T/out" | tr '\n' ' ' | sed 's/ $//')"
+	eq 0 "$(rec idle_gap 'select(.dur < 1)' "$T/out" | wc -l | tr -d ' ')" "gaps under 1 us"
+	eq sorted "$(rec idle_gap .ts "$T/out" | sort -n -c && echo sorted)"
+}
+check 'idle_gap: the 32 longest and the 32 longest host-bound, in order, none under 1 us' t_idle_gap_choice
 
 t_escape() {
 	worked | ss >"$T/out"
@@ -66,7 +129,7 @@ check 'graph_escape: eager kernels by canonical name, largest first, ties by nam
 
 t_no_launches() {
 	worked | grep -v '"type":"launch"' | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	hasnt "$T/out" '"type":"graph_escape"'
 }
@@ -98,7 +161,7 @@ t_copies_host_bound() {
 		end
 	} >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
 	eq 40 "$(cat "$T/old")"
@@ -139,7 +202,7 @@ t_categories() {
 		STAGE=all kern cudaMemcpyAsync cuda_runtime 10 20 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'legacy Kernel/Memcpy/Memset count; cuda_sync and runtime events never' t_categories
@@ -161,7 +224,7 @@ t_degenerate() {
 		kern gemm_f kernel 45 3 - 9
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'zero-length, negative, identical items and clock skew: exact, never negative' t_degenerate
@@ -174,7 +237,7 @@ t_all_zero() {
 		kern k0 kernel 5 0 1 7
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'only zero-length items: every figure 0, graph_pct 0' t_all_zero
@@ -196,7 +259,7 @@ t_corrupt() {
 		end
 	} | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
 }

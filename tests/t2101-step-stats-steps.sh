@@ -197,7 +197,7 @@ t_one_step() {
 		end
 	} | ss >"$T/out"
 	eq 'decode 1 false false false' "$(rec gpu_time '"\(.stage) \(.steps) \(has("step_p50_us")) \(has("step_p90_us")) \(has("step_max_us"))"' "$T/out")"
-	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5,"comm_total_us":0}' \
+	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5,"comm_total_us":0,"gpu_ts":5,"id":"step-1"}' \
 	    "$(grep '"type":"step"' "$T/out")"
 }
 check 'one step: steps 1 and no percentiles' t_one_step
@@ -211,7 +211,7 @@ t_steps_no_launches() {
 		kern k kernel 5 5 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"step","t":0,"stage":"decode","index":1,"name":"ProfilerStep#4","ts":100,"cpu_us":50,"period_us":50}' \
+	eq '{"type":"step","t":0,"stage":"decode","index":1,"name":"ProfilerStep#4","ts":100,"cpu_us":50,"period_us":50,"id":"step-2"}' \
 	    "$(grep '"index":1' "$T/out")"
 	eq 'decode 2 50 100 100' "$(rec gpu_time '"\(.stage) \(.steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us)"' "$T/out")"
 }

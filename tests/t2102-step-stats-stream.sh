@@ -28,7 +28,7 @@ t_passthrough() {
 	ss <"$T/in" >"$T/out"
 	grep -v -e '"type":"gpu_time"' -e '"type":"step"' -e '"type":"graph_escape"' \
 	    -e '"type":"launch_delay"' -e '"type":"kernel_delay"' -e '"type":"stream_time"' \
-	    "$T/out" >"$T/rest"
+	    -e '"type":"idle_gap"' "$T/out" >"$T/rest"
 	same "$T/in" "$T/rest"
 }
 check 'every input record passes byte for byte' t_passthrough
@@ -37,15 +37,18 @@ t_order() {
 	two_traces | ss >"$T/out"
 	jq -r '[.type, .t] | join(" ")' "$T/out" | uniq >"$T/got"
 	printf '%s\n' 'trace 0' 'gpu_pids 0' 'annotation 0' 'launch 0' 'kernel 0' 'gpu_time 0' \
-	    'launch_delay 0' 'kernel_delay 0' 'stream_time 0' 'step 0' 'stats 0' 'trace 1' \
-	    'gpu_pids 1' 'annotation 1' 'launch 1' 'kernel 1' 'gpu_time 1' 'launch_delay 1' \
+	    'idle_gap 0' 'launch_delay 0' 'kernel_delay 0' 'stream_time 0' 'step 0' 'stats 0' 'trace 1' \
+	    'gpu_pids 1' 'annotation 1' 'launch 1' 'kernel 1' 'gpu_time 1' 'idle_gap 1' 'launch_delay 1' \
 	    'kernel_delay 1' 'stream_time 1' 'step 1' 'stats 1' 'graph_escape 0' \
 	    'graph_escape 1' >"$T/want"
 	same "$T/want" "$T/got"
+	# ids in the order written, per type, over the whole run (issue 29)
+	eq 'gpu-1 gap-1 gap-2 step-1 gpu-2 gap-3 gap-4 step-2 escape-1 escape-2' \
+	    "$(jq -r 'select(.id) | .id' "$T/out" | tr '\n' ' ' | sed 's/ $//')"
 	eq '0 void argmax_kernel<float> 2 10' \
 	    "$(rec graph_escape 'select(.t == 0) | "\(.t) \(.kernel) \(.launches) \(.total_us)"' "$T/out")"
 }
-check 'gpu_time with the breakdowns of its stage and step before their trace stats, graph_escape at the end' t_order
+check 'gpu_time with its idle gaps and the breakdowns of its stage, and step, before their trace stats, graph_escape at the end; row ids' t_order
 
 # kernel_row records lend their location to the escape row of the same
 # trace, stage and canonical kernel, wherever they come in the stream.

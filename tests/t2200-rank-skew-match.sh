@@ -66,8 +66,8 @@ t_collectives() {
 	# AR 2: aligned starts 270, 265, 285: skew 20; durations 30 35 15: wait 20
 	jq -c 'select(.type == "collective_row") | del(.type, .name)' "$T/out" >"$T/rows"
 	cat >"$T/want" <<-'EOF'
-	{"stage":"decode","kind":"all-reduce","ordinal":1,"ranks":[{"rank":0,"ts":160,"dur":40},{"rank":1,"ts":170,"dur":30},{"rank":2,"ts":190,"dur":10}],"skew_us":30,"wait_us":30,"last_rank":2}
-	{"stage":"decode","kind":"all-reduce","ordinal":2,"ranks":[{"rank":0,"ts":270,"dur":30},{"rank":1,"ts":265,"dur":35},{"rank":2,"ts":285,"dur":15}],"skew_us":20,"wait_us":20,"last_rank":2}
+	{"stage":"decode","kind":"all-reduce","ordinal":1,"ranks":[{"rank":0,"ts":160,"dur":40},{"rank":1,"ts":170,"dur":30},{"rank":2,"ts":190,"dur":10}],"skew_us":30,"wait_us":30,"last_rank":2,"id":"collective-1"}
+	{"stage":"decode","kind":"all-reduce","ordinal":2,"ranks":[{"rank":0,"ts":270,"dur":30},{"rank":1,"ts":265,"dur":35},{"rank":2,"ts":285,"dur":15}],"skew_us":20,"wait_us":20,"last_rank":2,"id":"collective-2"}
 	EOF
 	same "$T/want" "$T/rows"
 }
@@ -81,9 +81,9 @@ t_rank_rows() {
 	# rank 2: busy = kernels = 80+10+70+15 = 175, comm 25, wait 0, last twice: the straggler
 	jq -c 'select(.type == "rank_row") | del(.type, .stage, .offset_us)' "$T/out" >"$T/rows"
 	cat >"$T/want" <<-'EOF'
-	{"rank":0,"busy_us":180,"kernel_us":230,"comm_us":70,"wait_us":45,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false}
-	{"rank":1,"busy_us":165,"kernel_us":165,"comm_us":65,"wait_us":40,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false}
-	{"rank":2,"busy_us":175,"kernel_us":175,"comm_us":25,"wait_us":0,"last_arrivals":2,"collectives":2,"matched":2,"straggler":true}
+	{"rank":0,"busy_us":180,"kernel_us":230,"comm_us":70,"wait_us":45,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false,"time_base_us":0,"id":"rank-1"}
+	{"rank":1,"busy_us":165,"kernel_us":165,"comm_us":65,"wait_us":40,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false,"time_base_us":0,"id":"rank-2"}
+	{"rank":2,"busy_us":175,"kernel_us":175,"comm_us":25,"wait_us":0,"last_arrivals":2,"collectives":2,"matched":2,"straggler":true,"time_base_us":0,"id":"rank-3"}
 	EOF
 	same "$T/want" "$T/rows"
 }
@@ -95,8 +95,8 @@ t_deltas() {
 	# copy_k ran on rank 0 only: 0 on the straggler, not above the median (0)
 	jq -c 'select(.type == "rank_kernel_delta") | del(.type)' "$T/out" >"$T/rows"
 	cat >"$T/want" <<-'EOF'
-	{"stage":"decode","rank":2,"kernel":"gemm_a","rank_us":80,"median_us":50,"delta_us":30,"launches":1}
-	{"stage":"decode","rank":2,"kernel":"gemm_b","rank_us":70,"median_us":50,"delta_us":20,"launches":1}
+	{"stage":"decode","rank":2,"kernel":"gemm_a","rank_us":80,"median_us":50,"delta_us":30,"launches":1,"id":"delta-1"}
+	{"stage":"decode","rank":2,"kernel":"gemm_b","rank_us":70,"median_us":50,"delta_us":20,"launches":1,"id":"delta-2"}
 	EOF
 	same "$T/want" "$T/rows"
 	"$RS" --no-pass -n 1 "$T/late.jsonl" | grep -c rank_kernel_delta >"$T/n" || true

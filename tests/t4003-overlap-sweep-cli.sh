@@ -54,22 +54,22 @@ t_passthrough() {
 	formal_stream >"$T/in" &&
 	minimal_mapping >"$T/map" &&
 	os --mapping "$T/map" <"$T/in" >"$T/out" &&
-	grep -v '"type":"overlap_row"' "$T/out" >"$T/rest" &&
+	grep -v -e '"type":"overlap_row"' -e '"type":"overlap_exposed"' "$T/out" >"$T/rest" &&
 	same "$T/in" "$T/rest" &&
 	eq 1 "$(grep -c '"type":"overlap_row"' "$T/out")" &&
-	eq overlap_row "$(tail -n 1 "$T/out" | jq -r .type)" &&
+	eq 'overlap_row overlap_exposed' "$(tail -n 2 "$T/out" | jq -r .type | tr '\n' ' ' | sed 's/ $//')" &&
 	os --mapping "$T/map" "$T/in" >"$T/out2" &&
 	same "$T/out" "$T/out2" &&
 	os --mapping "$T/map" - <"$T/in" >"$T/out3" &&
 	same "$T/out" "$T/out3"
 }
-check 'records pass through unchanged; rows come last' t_passthrough
+check 'records pass through unchanged; rows come last, their exposure after them' t_passthrough
 
 t_row_members() {
 	formal_stream >"$T/in" &&
 	minimal_mapping >"$T/map" &&
 	os --mapping "$T/map" <"$T/in" >"$T/out" &&
-	eq 'type,stage,priority,verdict,kernel,python_scope,total_us,share_pct,exclusive_ratio,hidden_ratio,dep_risk,dependency_signal,recommendation' \
+	eq 'type,stage,priority,verdict,kernel,python_scope,total_us,share_pct,exclusive_ratio,hidden_ratio,dep_risk,dependency_signal,recommendation,id' \
 	    "$(grep '"type":"overlap_row"' "$T/out" | jq -r 'keys_unsorted | join(",")')"
 }
 check 'overlap_row members follow triage-records(5)' t_row_members

@@ -126,6 +126,19 @@ t_json_missing_figure() {
 }
 check "json: a figure the run lacks is null" t_json_missing_figure
 
+# Issue 29: a row shows its record's id first, null for a record without
+# one; a table none of whose records has one has no id member.
+t_json_row_ids() {
+	awk '/"type":"kernel_row"/ && !n++ { sub(/}$/, ",\"id\":\"kernel-7\"}") } { print }' "$F" |
+	    "$RENDER" -f json >"$T/r.json"
+	eq '"kernel-7",null' "$(jq -r '[.reports[0].tables[] | select(.table == "kernel" and .stage == "decode")
+	    | .rows[:2][] | .id] | map(tojson) | join(",")' "$T/r.json")"
+	eq 'id,kernel' "$(jq -r '.reports[0].tables[] | select(.table == "kernel" and .stage == "decode")
+	    | .rows[0] | keys_unsorted[:2] | join(",")' "$T/r.json")"
+	eq false "$(jq '[.reports[0].tables[] | select(.table == "health") | .rows[] | has("id")] | any' "$T/r.json")"
+}
+check "json: each row the id of its record" t_json_row_ids
+
 t_jsonl_passes_records() {
 	"$RENDER" --format jsonl <"$F" >"$T/r.jsonl"
 	same "$F" "$T/r.jsonl"

@@ -256,6 +256,32 @@ explain_one(const fresult_t *res, const cand_t *c, const fctx_t *ctx)
 	sb_free(&detail);
 }
 
+/* The rows written so far: the next one's id (issue 29). */
+static long long nrows_written;
+
+/*
+ * The names of a candidate's related kernel rows, as a JSON array, at most
+ * FUSE_EVIDENCE_KERNELS of them: what trace-annotate marks on the timeline
+ * (issue 29).  The evidence cell shows three; this is their whole list.
+ */
+#define FUSE_EVIDENCE_KERNELS 50
+
+static void
+evidence_kernels(const cand_t *c, const frow_t *rows, sbuf *out)
+{
+	size_t r;
+
+	sb_reset(out);
+	sb_addc(out, '[');
+	for (r = 0; r < c->nrows && r < FUSE_EVIDENCE_KERNELS; r++) {
+		const char *name = rows[c->rows[r]].name;
+		if (r)
+			sb_addc(out, ',');
+		json_quote(out, name, strlen(name));
+	}
+	sb_addc(out, ']');
+}
+
 static void
 emit_row(const fresult_t *res, const cand_t *c)
 {
@@ -278,6 +304,9 @@ emit_row(const fresult_t *res, const cand_t *c)
 	rec_cstr(RM_fuse_row_status, fuse_status(c));
 	rec_int(RM_fuse_row_priority, c->p->priority);
 	rec_cstr(RM_fuse_row_origin, fuse_origin(c));
+	evidence_kernels(c, grp.rows, &cell);
+	rec_json(RM_fuse_row_evidence_kernels, cell.s, cell.len);
+	rec_id(RM_fuse_row_id, "fuse", ++nrows_written);
 	rec_end();
 	sb_free(&cell);
 }

@@ -114,6 +114,9 @@ write_mapping_sites(void)
 	write_payload("mapping_global", NULL, NULL, kernel_map_global(&km_map));
 }
 
+/* The rows written so far: the next one's id (issue 29). */
+static long long nrows_written;
+
 /* Rows of one (trace, stage) (§5.7-§5.9), in table order. */
 static void
 write_rows(const pending_t *p)
@@ -151,6 +154,7 @@ write_rows(const pending_t *p)
 			rec_json(RM_kernel_row_entry, js.s, js.len);
 		} else
 			rec_null(RM_kernel_row_entry);
+		rec_id(RM_kernel_row_id, "kernel", ++nrows_written);
 		rec_end();
 	}
 	sb_free(&loc);

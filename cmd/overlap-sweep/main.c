@@ -27,6 +27,7 @@ static const char *stage_names[NSTAGES] = { "extend", "decode", "all" };
  */
 typedef struct {
 	int refs;
+	long long t;		/* the trace's index in the stream */
 	size_t order;		/* position in the stream, breaks sort-key ties */
 	int sidx;		/* stage_index of the trace's path stage */
 	char *base;		/* file name of the path */
@@ -70,9 +71,10 @@ static const struct tool tool = {
 	"[-q] [-m FILE] [-l N] [-p TEXT] [file ...]",
 	"The overlap-opportunity table of the mapping/formal flow (spec overlap.md):\n"
 	"reads the formal record stream, passes every record through, and at its end\n"
-	"appends one overlap_row record per table row.  FILE holds the mapping trace's\n"
-	"staged records followed by kernel-map --sites-only's site records.  Without\n"
-	"--mapping the records only pass through.",
+	"appends one overlap_row record per table row, then per row an overlap_exposed\n"
+	"record (where its kernel ran exposed).  FILE holds the mapping trace's staged\n"
+	"records followed by kernel-map --sites-only's site records.  Without --mapping\n"
+	"the records only pass through.",
 	opts
 };
 
@@ -243,6 +245,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	int st, others;
 
 	kp->order = sd->seq++;
+	kp->t = tr->t;
 	kp->sidx = stage_index(S(tr->stage));
 	kp->base = xstrdup(slash ? slash + 1 : path);
 	/* only non-empty names are kept; a later one overrides (§2.6 step 1) */
@@ -449,6 +452,9 @@ pick_payload(const char *stage)
 	return nfpay == 1 ? &fpay[0].p : NULL;
 }
 
+/* The rows written so far: the next one's id (issue 29). */
+static long long nrows_written;
+
 static void
 emit_row(const char *stage, const orow_t *r)
 {
@@ -468,6 +474,7 @@ emit_row(const char *stage, const orow_t *r)
 	rec_cstr(RM_overlap_row_dep_risk, r->risk);
 	rec_cstr(RM_overlap_row_dependency_signal, r->signal);
 	rec_cstr(RM_overlap_row_recommendation, r->recommendation);
+	rec_id(RM_overlap_row_id, "overlap", ++nrows_written);
 	rec_end();
 }
 
@@ -555,6 +562,7 @@ emit_tables(side_t *formal)
 		agg_t *agg;
 		orow_t *rows;
 		size_t nagg, nrows, i;
+		long long first;
 		double busy;
 
 		if (!fb->tr || (st == 2 && others))
@@ -565,8 +573,10 @@ emit_tables(side_t *formal)
 		agg = ov_aggregate(fb->ev, fb->n, &nagg);
 		srcmap_merge_payload(sm, pick_payload(stage_names[st]));
 		rows = ov_rows(fb->ev, fb->n, busy, agg, nagg, sm, table_limit, &nrows);
+		first = nrows_written + 1;
 		for (i = 0; i < nrows; i++)
 			emit_row(stage_names[st], &rows[i]);
+		ov_write_exposed(fb->tr->t, stage_names[st], fb->ev, fb->n, rows, nrows, first);
 		free(rows);
 		free(agg);
 	}

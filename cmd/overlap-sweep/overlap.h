@@ -81,6 +81,17 @@ double ov_sweep(oev_t *ev, size_t n);
 /* The work past which ov_sweep uses running totals; 0: the default (tests set it). */
 extern size_t ov_sweep_max_exact_work;
 
+/*
+ * ov_exclusive (issue 29): the times when exactly one stream of ev[0..n)
+ * runs, the segments ov_sweep adds to exclusive_us (its quirks included),
+ * merged into intervals in order of start.  Returns their count and sets
+ * *out to a heap array (NULL when none); the caller frees it.  O(n log n).
+ */
+struct ov_span {
+	double ts, end;
+};
+size_t ov_exclusive(oev_t *ev, size_t n, struct ov_span **out);
+
 /* Per (canonical name, category) aggregate (§5). */
 typedef struct {
 	uint32_t name;
@@ -239,6 +250,7 @@ void srcmap_free(srcmap_t *sm);		/* leaves an empty, reusable map */
 typedef struct {
 	const char *priority, *verdict, *recommendation, *signal, *risk;
 	uint32_t kernel;
+	int cat;		/* the aggregate's enum ocat: its events are (kernel, cat) */
 	uint32_t scope;		/* NOSTR: "unmapped" */
 	double total_us, share_pct, exclusive_ratio, hidden_ratio;
 } orow_t;
@@ -250,5 +262,16 @@ typedef struct {
  */
 orow_t *ov_rows(const oev_t *ev, size_t n, double busy, const agg_t *agg,
     size_t nagg, srcmap_t *sm, long long limit, size_t *nrows);
+
+/*
+ * The overlap_exposed record of each row of a stage (exposed.c, issue 29):
+ * the parts of its kernel's events ev[] inside the exclusive intervals
+ * (ov_exclusive), their sum and count, and the OV_EXPOSED_SPANS longest as
+ * [ts, dur] pairs in order of start.  t: the stage's trace; first_id: the
+ * number of the first row's id ("overlap-N"), the rows numbered in order.
+ */
+#define OV_EXPOSED_SPANS 100
+void ov_write_exposed(long long t, const char *stage, oev_t *ev, size_t n, const orow_t *rows,
+    size_t nrows, long long first_id);
 
 #endif

@@ -238,6 +238,7 @@ build_row(orow_t *r, const oev_t *ev, const nbr_t *nb, const agg_t *a, double bu
 	const char *dummy;
 
 	r->kernel = a->name;
+	r->cat = a->cat;
 	r->total_us = a->total_us;
 	r->share_pct = busy > 0 ? (a->total_us / busy) * 100.0 : 0.0;
 	r->exclusive_ratio = agg_exclusive_ratio(a);

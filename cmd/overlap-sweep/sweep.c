@@ -294,32 +294,42 @@ sweep_totals(const struct sweep *w)
 	return busy;
 }
 
+/* Dense stream numbers and the sorted points of w->ev[0..w->n), n > 0. */
+static void
+sweep_prepare(struct sweep *w)
+{
+	oev_t *ev = w->ev;
+	size_t i, n = w->n;
+	imap streams = { 0 };
+
+	/* Dense stream numbers so the per-stream counts are plain arrays. */
+	w->sidx = xmallocarray(n, sizeof *w->sidx);
+	for (i = 0; i < n; i++) {
+		int isnew;
+		uint64_t *v = imap_insert(&streams, ev[i].stream, (uint32_t)w->nstreams, &isnew);
+		if (isnew)
+			w->nstreams++;
+		w->sidx[i] = (uint32_t)*v;
+	}
+	imap_free(&streams);
+	w->pt = xmallocarray(n, 2 * sizeof *w->pt);
+	for (i = 0; i < n; i++) {
+		w->pt[2 * i] = (point_t){ ev[i].ts, 1, i };
+		w->pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
+	}
+	qsort(w->pt, 2 * n, sizeof *w->pt, cmp_point);
+}
+
 double
 ov_sweep(oev_t *ev, size_t n)
 {
 	struct sweep w = { ev, n, 0, NULL, NULL };
-	size_t i, max;
+	size_t max;
 	double busy;
-	imap streams = { 0 };
 
 	if (n == 0)
 		return 0.0;
-	/* Dense stream numbers so the per-stream counts are plain arrays. */
-	w.sidx = xmallocarray(n, sizeof *w.sidx);
-	for (i = 0; i < n; i++) {
-		int isnew;
-		uint64_t *v = imap_insert(&streams, ev[i].stream, (uint32_t)w.nstreams, &isnew);
-		if (isnew)
-			w.nstreams++;
-		w.sidx[i] = (uint32_t)*v;
-	}
-	imap_free(&streams);
-	w.pt = xmallocarray(n, 2 * sizeof *w.pt);
-	for (i = 0; i < n; i++) {
-		w.pt[2 * i] = (point_t){ ev[i].ts, 1, i };
-		w.pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
-	}
-	qsort(w.pt, 2 * n, sizeof *w.pt, cmp_point);
+	sweep_prepare(&w);
 	max = ov_sweep_max_exact_work ? ov_sweep_max_exact_work :
 	    n > (SIZE_MAX - EXACT_WORK_MIN) / EXACT_WORK_PER_EVENT ? SIZE_MAX :
 	    EXACT_WORK_PER_EVENT * n + EXACT_WORK_MIN;
@@ -330,6 +340,44 @@ ov_sweep(oev_t *ev, size_t n)
 	free(w.pt);
 	free(w.sidx);
 	return busy;
+}
+
+size_t
+ov_exclusive(oev_t *ev, size_t n, struct ov_span **out)
+{
+	struct sweep w = { ev, n, 0, NULL, NULL };
+	struct active a;
+	struct ov_span *x = NULL;
+	size_t j, nx = 0, cap = 0;
+	double prev = 0.0;
+	int have_prev = 0;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	sweep_prepare(&w);
+	active_init(&a, &w);
+	for (j = 0; j < 2 * w.n; j++) {
+		double t = w.pt[j].t;
+		/* the segments sweep_plain adds to exclusive_us: one stream active */
+		if (have_prev && t > prev && a.nact > 0 && a.nactive_streams < 2) {
+			if (nx && x[nx - 1].end == prev) {
+				x[nx - 1].end = t;
+			} else {
+				xgrow(&x, &cap, nx + 1, sizeof *x);
+				x[nx].ts = prev;
+				x[nx++].end = t;
+			}
+		}
+		apply_point(&a, &w, j);
+		prev = t;
+		have_prev = 1;
+	}
+	active_free(&a);
+	free(w.pt);
+	free(w.sidx);
+	*out = x;
+	return nx;
 }
 
 agg_t *

@@ -54,7 +54,7 @@ time_on(const struct rankstage *x, uint32_t name)
 }
 
 void
-write_deltas(const struct skew *s, struct rankstage *const *rs, size_t n,
+write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
     const struct rankstage *straggler)
 {
 	struct delta *d = NULL;
@@ -94,6 +94,7 @@ write_deltas(const struct skew *s, struct rankstage *const *rs, size_t n,
 		rec_num(RM_rank_kernel_delta_median_us, d[i].median_us);
 		rec_num(RM_rank_kernel_delta_delta_us, d[i].rank_us - d[i].median_us);
 		rec_int(RM_rank_kernel_delta_launches, d[i].launches);
+		rec_id(RM_rank_kernel_delta_id, "delta", ++s->ndelta_rows);
 		rec_end();
 	}
 	imap_free(&seen);

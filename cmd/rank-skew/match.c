@@ -379,6 +379,9 @@ put_rank_rows(const struct stage *st)
 		rec_int(RM_rank_row_matched, x->matched);
 		rec_num(RM_rank_row_offset_us, x->offset_us);
 		rec_bool(RM_rank_row_straggler, x->straggler);
+		if (st->s->has_base)
+			rec_int(RM_rank_row_time_base_us, st->s->base_ref);
+		rec_id(RM_rank_row_id, "rank", ++st->s->nrank_rows);
 		rec_end();
 	}
 }
@@ -412,6 +415,7 @@ put_collective_rows(const struct stage *st)
 		rec_num(RM_collective_row_wait_us, w->wait);
 		if (w->has_last)
 			rec_int(RM_collective_row_last_rank, w->last);
+		rec_id(RM_collective_row_id, "collective", ++st->s->ncollective_rows);
 		rec_end();
 	}
 	sb_free(&j);

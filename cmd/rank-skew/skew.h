@@ -105,6 +105,8 @@ struct skew {
 	 */
 	long long base_ref;
 	int has_base;
+	/* rows written so far, per type: the next one's id (issue 29) */
+	long long nrank_rows, ncollective_rows, ndelta_rows;
 	long long unselected;		/* traces with no "sel" kernel: all kernels used */
 };
 
@@ -147,7 +149,7 @@ double median(double *v, size_t n);
  * did not run) the most, largest first, at most s->top of them (all when
  * 0).  Nothing is written when no kernel exceeds its median.
  */
-void write_deltas(const struct skew *s, struct rankstage *const *rs, size_t n,
+void write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
     const struct rankstage *straggler);
 
 #endif

@@ -206,3 +206,80 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 	commacc_value(&ca, &f->comm_total_us, &f->comm_overlap_us);
 	bucket_sweep(it, n, f);
 }
+
+/* Gap order for the choice: by key (the duration or the host part), longest first, then start. */
+static int
+gap_by_dur(const void *pa, const void *pb)
+{
+	const struct gap *a = *(const struct gap *const *)pa, *b = *(const struct gap *const *)pb;
+	double x = a->end - a->ts, y = b->end - b->ts;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int
+gap_by_host(const void *pa, const void *pb)
+{
+	const struct gap *a = *(const struct gap *const *)pa, *b = *(const struct gap *const *)pb;
+
+	if (a->host_us != b->host_us)
+		return a->host_us > b->host_us ? -1 : 1;
+	return gap_by_dur(pa, pb);
+}
+
+size_t
+stage_gaps(const struct item *it, size_t n, const struct tcall *ln, int by_host, struct gap **out)
+{
+	struct gap *g = NULL, *sel, **ix;
+	unsigned char *pick;
+	size_t ng = 0, cap = 0, i, k, ns = 0;
+	double cur_end = 0;
+
+	*out = NULL;
+	for (i = 0; i < n; i++) {	/* the gaps of stage_figures, in the same sweep */
+		const struct item *x = &it[i];
+		if (i == 0) {
+			cur_end = x->end;
+			continue;
+		}
+		if (x->ts > cur_end) {
+			if (x->ts - cur_end < SS_IDLE_GAP_MIN_US) {
+				cur_end = x->end;
+				continue;
+			}
+			xgrow(&g, &cap, ng + 1, sizeof *g);
+			g[ng].ts = cur_end;
+			g[ng].end = x->ts;
+			g[ng].host_us = host_part(x, cur_end, ln);
+			g[ng++].next = x;
+			cur_end = x->end;
+		} else if (x->end > cur_end) {
+			cur_end = x->end;
+		}
+	}
+	if (ng == 0)
+		return 0;
+	ix = xmalloc(ng * sizeof *ix);
+	pick = xcalloc(ng, 1);
+	for (i = 0; i < ng; i++)
+		ix[i] = &g[i];
+	xqsort(ix, ng, sizeof *ix, gap_by_dur);
+	for (k = 0; k < ng && k < SS_IDLE_GAPS; k++)
+		pick[ix[k] - g] = 1;
+	if (by_host) {
+		xqsort(ix, ng, sizeof *ix, gap_by_host);
+		for (k = 0; k < ng && k < SS_IDLE_GAPS && ix[k]->host_us > 0; k++)
+			pick[ix[k] - g] = 1;
+	}
+	sel = xmalloc(ng * sizeof *sel);
+	for (i = 0; i < ng; i++)	/* the gaps came in order of start */
+		if (pick[i])
+			sel[ns++] = g[i];
+	free(ix);
+	free(pick);
+	free(g);
+	*out = sel;
+	return ns;
+}

@@ -139,6 +139,7 @@ escape_flush(void)
 		rec_num(RM_graph_escape_share_pct, e->share_pct);
 		if (key != NOSTR && key < esc.nloc && esc.loc[key] != NOSTR)
 			rec_cstr(RM_graph_escape_location, strtab_str(esc.str, esc.loc[key]));
+		rec_id(RM_graph_escape_id, "escape", (long long)i + 1);
 		rec_end();
 	}
 	free(esc.row);

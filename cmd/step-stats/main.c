@@ -37,10 +37,11 @@ static const struct tool tool = {
 	"latency to a staged record stream (trace-extract | trace-stage): one\n"
 	"\"gpu_time\" record per trace and stage (with the collectives' total and\n"
 	"their share under compute), its \"launch_delay\" (what the launch delays\n"
-	"say), \"kernel_delay\" per kernel name, \"stream_time\" per stream and\n"
-	"\"annotation_time\" per GPU annotation; one \"step\" record per step\n"
-	"marker, and \"graph_escape\" rows for eager kernels of graph-mode stages.\n"
-	"Every input record passes through.",
+	"say), \"kernel_delay\" per kernel name, \"stream_time\" per stream,\n"
+	"\"annotation_time\" per GPU annotation and \"idle_gap\" records for its\n"
+	"longest idle gaps; one \"step\" record per step marker, and \"graph_escape\"\n"
+	"rows for eager kernels of graph-mode stages.  Every input record passes\n"
+	"through.",
 	opts
 };
 
@@ -57,6 +58,7 @@ static struct {
 	long long unstaged, bad_times;
 	unsigned char *bucket;	/* raw name id -> bucket + 1, 0 unknown */
 	size_t nbucket;
+	long long ngpu, nstep, ngap;	/* records written: the next one's id (issue 29) */
 } run;
 
 static void on_trace(void *ctx, struct trace_reader *r, struct trace *tr);
@@ -209,13 +211,6 @@ canon_of(strtab *str, uint32_t name, sbuf *b)
 	return run.canon[name] - 1;
 }
 
-static int
-graph_launch(const char *name)
-{
-	return !strncmp(name, "cudaGraphLaunch", 15) || !strncmp(name, "hipGraphLaunch", 14) ||
-	    !strncmp(name, "cuGraphLaunch", 13);
-}
-
 /* The trace's GPU work items; n in *n.  Launch indexes come from the correlation. */
 static struct item *
 make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
@@ -257,7 +252,8 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 		x->ord = m;
 		if (k->has_corr && (v = imap_get(&by_corr, (uint64_t)k->corr))) {
 			x->launch = (long)*v;
-			x->graph = graph_launch(strtab_str(r->str, tr->ln[*v].name));
+			x->graph = graph_launch_name(strtab_str(r->str, tr->ln[*v].name),
+			    strtab_len(r->str, tr->ln[*v].name));
 			if (x->ts < first[*v])
 				first[*v] = x->ts;
 		}
@@ -321,7 +317,43 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 	}
 	if (tok_us > 0)
 		rec_num(RM_gpu_time_tokens_per_s, tok / (tok_us / 1e6));
+	rec_id(RM_gpu_time_id, "gpu", ++run.ngpu);
 	rec_end();
+}
+
+/*
+ * The stage's chosen idle gaps (stage_gaps): each with the item after it
+ * and that item's launch call; host_us only when measured (as
+ * idle_launch_us in write_gpu_time).
+ */
+static void
+write_gaps(const struct trace_reader *r, const struct trace *tr, const char *stage,
+    const struct item *it, size_t n, int host_bound)
+{
+	struct gap *g;
+	size_t ng = stage_gaps(it, n, tr->ln, host_bound, &g), i;
+
+	for (i = 0; i < ng; i++) {
+		const struct item *x = g[i].next;
+		rec_begin(RT_idle_gap);
+		rec_int(RM_idle_gap_t, tr->t);
+		rec_cstr(RM_idle_gap_stage, stage);
+		rec_num(RM_idle_gap_ts, g[i].ts);
+		rec_num(RM_idle_gap_dur, g[i].end - g[i].ts);
+		if (host_bound)
+			rec_num(RM_idle_gap_host_us, g[i].host_us);
+		rec_str(RM_idle_gap_kernel, strtab_str(r->str, x->name), strtab_len(r->str, x->name));
+		if (x->launch >= 0) {
+			const struct tcall *l = &tr->ln[x->launch];
+			rec_str(RM_idle_gap_launch, strtab_str(r->str, l->name),
+			    strtab_len(r->str, l->name));
+			rec_num(RM_idle_gap_launch_ts, l->ts);
+			rec_num(RM_idle_gap_launch_dur, l->dur > 0 ? l->dur : 0);
+		}
+		rec_id(RM_idle_gap_id, "gap", ++run.ngap);
+		rec_end();
+	}
+	free(g);
 }
 
 static void
@@ -347,7 +379,10 @@ write_step(const struct trace_reader *r, const struct trace *tr, const struct st
 		rec_num(RM_step_comm_total_us, s->comm_total_us);
 		if (s->comm_total_us > 0)
 			rec_num(RM_step_comm_overlap_pct, pct(s->comm_overlap_us, s->comm_total_us));
+		if (s->kernels > 0)
+			rec_num(RM_step_gpu_ts, s->gpu_ts);
 	}
+	rec_id(RM_step_id, "step", ++run.nstep);
 	rec_end();
 }
 
@@ -439,6 +474,8 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		xqsort(dur, nd, sizeof *dur, dbl_cmp);
 		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches,
 		    !offset, tok, tok_us);
+		write_gaps(r, tr, strtab_str(r->str, stages[k]), it + a, b - a,
+		    launches && !offset);
 		if (launches)
 			delay_write(r, tr->t, stages[k], it + a, b - a, &f, offset, offset_us);
 		streams_write(r, tr->t, stages[k], it + a, b - a);

@@ -152,6 +152,33 @@ void items_sort(struct item *it, size_t n, const strtab *str);
 void stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f);
 
 /*
+ * The idle gaps step-stats writes as idle_gap records (issue 29), per
+ * trace and stage: the SS_IDLE_GAPS longest and, when the host-bound part
+ * is measured, the SS_IDLE_GAPS with the longest host-bound part, so that
+ * an annotated trace shows where the GPU waited without the stream growing
+ * with the kernels.  Only gaps of at least SS_IDLE_GAP_MIN_US count.
+ */
+#define SS_IDLE_GAPS 32
+/* Gaps shorter than this (microseconds) are launch spacing, not waiting: none is written. */
+#define SS_IDLE_GAP_MIN_US 1.0
+
+/* One idle gap [ts, end) of a stage, its host-bound part, and the item after it. */
+struct gap {
+	double ts, end, host_us;
+	const struct item *next;
+};
+
+/*
+ * The chosen gaps of a stage's items it[0..n) (one stage's run as
+ * items_sort leaves it), as above, in order of start; by_host: rank by the
+ * host-bound part too.  ln: the trace's launches.  Returns the count and
+ * sets *out to a heap array (NULL when none) the caller frees; the gaps
+ * point into it[].
+ */
+size_t stage_gaps(const struct item *it, size_t n, const struct tcall *ln, int by_host,
+    struct gap **out);
+
+/*
  * Measure of the union of [ts, end] of spans sorted by start, and their
  * span (last end minus first start) in *span.  n may be 0 (both 0).
  */
@@ -190,7 +217,7 @@ struct step {
 	long long kernels;
 	double busy_us, span_us;
 	double comm_total_us, comm_overlap_us;	/* as in struct figures */
-	double gpu_end;		/* the last end of its items (kernels > 0) */
+	double gpu_ts, gpu_end;	/* the first start, the last end of its items (kernels > 0) */
 	double period_us;	/* steps_periods */
 };
 

@@ -304,6 +304,7 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 		s->kernels = (long long)(j - i);
 		s->busy_us = union_measure(sp, j - i, &s->span_us);
 		commacc_value(&ca, &s->comm_total_us, &s->comm_overlap_us);
+		s->gpu_ts = sp[0].ts;	/* sorted by start */
 		s->gpu_end = sp[0].end;
 		for (k = 1; k < j - i; k++)
 			if (sp[k].end > s->gpu_end)

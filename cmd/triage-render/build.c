@@ -77,6 +77,22 @@ add_row(struct tab *t)
 }
 
 void
+row_id(struct tab *t, const struct item *it)
+{
+	sbuf b = SBUF_INIT;
+	const char *id = item_str(it, "id", &b, NULL);
+	size_t i, old = t->caprowid;
+
+	if (id && t->nrows) {
+		xgrow(&t->rowid, &t->caprowid, t->nrows, sizeof *t->rowid);
+		for (i = old; i < t->caprowid; i++)
+			t->rowid[i] = NULL;
+		t->rowid[t->nrows - 1] = xstrdup(id);
+	}
+	sb_free(&b);
+}
+
+void
 cell_text(struct cell *c, const char *text)
 {
 	c->text = xstrdup(text ? text : "");

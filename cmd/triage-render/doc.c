@@ -563,6 +563,7 @@ kernel_section(const struct run *run, struct doc *d)
 			    !item_bool(it, "shown"))
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			c[0].text = shorts[r];
 			if (strcmp(shorts[r], names[r]) != 0)
 				c[0].full = xstrdup(names[r]);
@@ -650,6 +651,7 @@ overlap_section(const struct run *run, struct doc *d)
 			if (it->type != RT_overlap_row || !item_in_stage(it, stages[si], &b))
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			cell_text(&c[0], item_str(it, "priority", &b, ""));
 			cell_text(&c[1], item_str(it, "verdict", &b, ""));
 			c[2].text = shorts[r];
@@ -843,6 +845,7 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
 			if (used != in_use)
 				continue;
 			c = add_row(t);
+			row_id(t, it);
 			nrows++;
 			cell_text(&c[0], item_str(it, "pattern", &b, ""));
 			if (in_use) {
@@ -965,6 +968,7 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
 			continue;
 		cl = add_row(t);
+		row_id(t, it);
 		cl[0].text = shorts[r];
 		if (strcmp(shorts[r], names[r]) != 0)
 			cl[0].full = xstrdup(names[r]);
@@ -1021,6 +1025,7 @@ gpu_section(const struct run *run, struct doc *d)
 			if (item_num(it, "comm_total_us", 0) > 0)
 				nsc = sizeof step_cols / sizeof step_cols[0];	/* their collectives too */
 			cl = add_row(t);
+			row_id(t, it);
 			for (c = 0; c < t->ncols; c++)
 				cell_member(&cl[c], it, t->cols[c].key);
 		}
@@ -1036,6 +1041,7 @@ gpu_section(const struct run *run, struct doc *d)
 			if (it->type != RT_step || !item_in_stage(it, stages[si], &b))
 				continue;
 			cl = add_row(st);
+			row_id(st, it);
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
 			cell_member(&cl[2], it, "batch");
@@ -1139,6 +1145,9 @@ doc_free(struct doc *d)
 			free(t->total);
 			free(t->more);
 			free(t->empty);
+			for (k = 0; k < t->caprowid; k++)
+				free(t->rowid[k]);
+			free(t->rowid);
 		}
 		free(s->tabs);
 		free(s->intro);

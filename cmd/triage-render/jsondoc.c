@@ -64,11 +64,24 @@ has_short(const struct tab *t, size_t c)
 	return 0;
 }
 
+/* Does any row of t carry its record's id (issue 29)? */
+static int
+has_ids(const struct tab *t)
+{
+	size_t r;
+
+	for (r = 0; r < t->caprowid && r < t->nrows; r++)
+		if (t->rowid[r])
+			return 1;
+	return 0;
+}
+
 static void
 table(sbuf *out, const struct tab *t)
 {
 	size_t r, c;
 	char buf[40];
+	int ids = has_ids(t);
 
 	sb_adds(out, "{\"table\":");
 	str(out, t->id);
@@ -96,6 +109,15 @@ table(sbuf *out, const struct tab *t)
 	sb_adds(out, ",\"rows\":[");
 	for (r = 0; r < t->nrows; r++) {
 		sb_adds(out, r ? ",{" : "{");
+		if (ids) {	/* the row's id first, null for a row without one */
+			sb_adds(out, "\"id\":");
+			if (r < t->caprowid && t->rowid[r])
+				str(out, t->rowid[r]);
+			else
+				sb_adds(out, "null");
+			if (t->ncols)
+				sb_addc(out, ',');
+		}
 		for (c = 0; c < t->ncols; c++) {
 			const struct cell *x = &t->cells[r * t->ncols + c];
 			if (c)

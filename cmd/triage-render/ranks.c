@@ -145,6 +145,7 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		struct cell *cl = add_row(t);
 		const struct item *it = rows[i].it;
 		double w = item_num(it, "wait_us", 0);
+		row_id(t, it);
 		for (c = 0; c + 1 < t->ncols; c++)
 			if (strcmp(t->cols[c].key, "rank") == 0)
 				cell_int(&cl[c], item_int(it, "rank", 0));
@@ -187,6 +188,7 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	for (i = 0; i < show; i++) {
 		struct cell *cl = add_row(t);
 		const struct item *it = colls[i].it;
+		row_id(t, it);
 		cell_text(&cl[0], item_str(it, "kind", &b, ""));
 		cell_member(&cl[1], it, "ordinal");
 		cell_member(&cl[2], it, "skew_us");
@@ -212,6 +214,7 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	for (i = 0; i < nd; i++) {
 		struct cell *cl = add_row(t);
 		const struct item *it = deltas[i].it;
+		row_id(t, it);
 		cell_int(&cl[0], item_int(it, "rank", 0));
 		cl[1].text = shorts[i];
 		cl[1].full = strcmp(shorts[i], names[i]) ? names[i] : (free(names[i]), NULL);

@@ -98,6 +98,8 @@ struct tab {
 	char *total;		/* the totals line, or NULL */
 	char *more;		/* what the bar or a limit left out, or NULL */
 	char *empty;		/* the sentence shown when nrows == 0 */
+	char **rowid;		/* per row, its record's id (issue 29) or NULL; NULL: none */
+	size_t caprowid;
 };
 
 struct section {
@@ -159,6 +161,12 @@ struct tab *add_tab(struct section *s, const char *id, const char *stage,
     const struct col *cols, size_t ncols);
 /* A new row of t->ncols empty cells, to be filled in column order. */
 struct cell *add_row(struct tab *t);
+/*
+ * Give the table's last row the id of the record it shows (its "id"
+ * member, triage-records(5)), the id trace-annotate's findings carry
+ * (issue 29); nothing when the record has none.
+ */
+void row_id(struct tab *t, const struct item *it);
 void cell_text(struct cell *c, const char *text);	/* NULL: "" */
 void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
 void cell_ms(struct cell *c, double us);	/* "1.23 ms", us behind it */

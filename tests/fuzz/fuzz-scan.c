@@ -3,6 +3,10 @@
  * (plain or gzip; zio sniffs it), read through a memfd with zio_open() and
  * split by scan_run().  Every event handed out must be a complete JSON object
  * whose tokens (from the strict fast path or the general one) equal jsmn's.
+ * Through scan_run_tap (issue 29) every decompressed byte comes out in
+ * order, the event array's end is where a closing bracket is, and an event
+ * added there as trace-annotate adds its findings leaves a document that
+ * scans to one event more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +191,107 @@ on_member(void *ctx, int which, const json_doc *v)
 	return 0;
 }
 
+/* What scan_run_tap handed out, and the stats as they were at the bracket's chunk. */
+struct tapped {
+	char *b;
+	size_t n, cap;
+};
+
+static int
+on_tap(void *ctx, const char *p, size_t n, unsigned long long off, const struct scan_stats *st)
+{
+	struct tapped *t = ctx;
+
+	(void)st;
+	if (off != t->n)
+		abort();	/* a chunk out of order, or bytes left out */
+	if (t->n + n > t->cap) {
+		t->cap = (t->n + n) * 2;
+		t->b = realloc(t->b, t->cap);
+		if (!t->b)
+			abort();
+	}
+	memcpy(t->b + t->n, p, n);
+	t->n += n;
+	return 0;
+}
+
+/* Scan text[0..n) from memory; its outcome and stats. */
+static int
+scan_text(const char *text, size_t n, struct scan_stats *st)
+{
+	char path[64], err[1024];
+	int fd = fuzz_memfd((const unsigned char *)text, n), r;
+	zio *z;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	z = zio_open(path);
+	if (!z)
+		abort();
+	r = scan_run(z, "fuzz", NULL, NULL, st, err, sizeof err, NULL);
+	zio_close(z);
+	close(fd);
+	return r;
+}
+
+static void
+check_tap(const unsigned char *data, size_t size, int r0, const struct scan_stats *st0)
+{
+	static const char ev[] = "{\"ph\":\"i\",\"ts\":1}";
+	struct tapped t = { NULL, 0, 0 };
+	struct scan_stats st, st2;
+	char path[64], err[1024], *out;
+	int fd = fuzz_memfd(data, size), r;
+	size_t at, k, on;
+	zio *z;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	z = zio_open(path);
+	if (!z)
+		abort();
+	r = scan_run_tap(z, "fuzz", on_tap, &t, &st, err, sizeof err);
+	zio_close(z);
+	close(fd);
+	if (r != r0 || st.events != st0->events)
+		abort();
+	if (r != SCAN_OK || !st.has_events) {
+		free(t.b);
+		return;
+	}
+	/* plain input comes out as it went in */
+	if (!(size >= 2 && data[0] == 0x1f && data[1] == 0x8b) &&
+	    (t.n != size || memcmp(t.b, data, size) != 0))
+		abort();
+	at = (size_t)st.events_close;
+	if (at > t.n || (st.events_closed && (at == t.n || t.b[at] != ']')) ||
+	    (!st.events_closed && (!st.missing_close || at != t.n)))
+		abort();
+	for (k = at; k > 0 && strchr(" \t\r\n", t.b[k - 1]); k--)
+		;
+	if (k == 0 || (st.events_before == '[' && t.b[k - 1] != '[') ||
+	    (st.events_before == ',' && t.b[k - 1] != ',') ||
+	    (st.events_before == 'v' && (t.b[k - 1] == '[' || t.b[k - 1] == ',')))
+		abort();
+	/* the insertion of trace-annotate: one event more, the rest as it was */
+	out = malloc(t.n + sizeof ev + 4);
+	if (!out)
+		abort();
+	memcpy(out, t.b, at);
+	on = at;
+	if (st.events_before == 'v')
+		out[on++] = ',';
+	memcpy(out + on, ev, sizeof ev - 1);
+	on += sizeof ev - 1;
+	memcpy(out + on, t.b + at, t.n - at);
+	on += t.n - at;
+	if (!st.events_closed)
+		out[on++] = ']';
+	if (scan_text(out, on, &st2) != SCAN_OK || st2.events != st.events + 1)
+		abort();
+	free(out);
+	free(t.b);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -244,6 +349,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (r3 != r || st3.events != st.events || strcmp(err, err3) != 0)
 			abort();
 	}
+	check_tap(data, size, r, &st);
 	check_select_object(data, size, &keysets[0]);
 	check_select_object(data, size, &keysets[1]);
 	if (st.bytes > 0 && st.events > st.elements)

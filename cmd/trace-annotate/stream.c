@@ -1,0 +1,185 @@
+/*
+ * The trace streamed through: every decompressed byte copied as it is
+ * scanned (common/scan.h, scan_run_tap), the findings added before the
+ * closing bracket of its event array, the output plain or gzip (zlib's
+ * deflate) into an output file written whole or not at all
+ * (common/ofile.h).  Memory: the scanner's, a few buffers, whatever the
+ * trace's size.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "err.h"
+#include "ofile.h"
+#include "scan.h"
+#include "ta.h"
+#include "xalloc.h"
+#include "zio.h"
+
+/*
+ * zlib's fastest level: the output is the input's size again, and at the
+ * default level deflate would take several times the CPU of the rest.
+ */
+#define TA_GZIP_LEVEL 1
+
+struct sink {
+	struct ofile of;
+	int gz, open;
+	z_stream zs;
+	unsigned char *zbuf;
+	sbuf why;
+	const char *shown;
+};
+
+#define ZBUF (256u << 10)
+
+static void sink_fail(struct sink *k, int code, const char *fmt, const char *arg)
+	__attribute__((noreturn));
+
+static void
+sink_fail(struct sink *k, int code, const char *fmt, const char *arg)
+{
+	if (k->open)
+		ofile_abort(&k->of);
+	if (k->gz)
+		deflateEnd(&k->zs);
+	k->open = 0;
+	die(code, fmt, arg);
+}
+
+static void
+raw_write(struct sink *k, const void *p, size_t n)
+{
+	int rc = ofile_write(&k->of, p, n, &k->why);
+
+	if (rc)
+		sink_fail(k, rc, "%s", sb_str(&k->why));
+}
+
+static void
+deflate_some(struct sink *k, const void *p, size_t n, int flush)
+{
+	int rc;
+
+	k->zs.next_in = (unsigned char *)(uintptr_t)p;
+	k->zs.avail_in = (uInt)n;
+	do {
+		k->zs.next_out = k->zbuf;
+		k->zs.avail_out = ZBUF;
+		rc = deflate(&k->zs, flush);
+		if (rc == Z_STREAM_ERROR)
+			sink_fail(k, EXIT_DATA, "gzip output of '%s' failed", k->shown);
+		raw_write(k, k->zbuf, ZBUF - k->zs.avail_out);
+	} while (k->zs.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+}
+
+static void
+sink_write(struct sink *k, const void *p, size_t n)
+{
+	if (!k->gz) {
+		raw_write(k, p, n);
+		return;
+	}
+	while (n) {	/* avail_in is 32-bit */
+		size_t m = n > (1u << 30) ? (1u << 30) : n;
+		deflate_some(k, p, m, Z_NO_FLUSH);
+		p = (const char *)p + m;
+		n -= m;
+	}
+}
+
+static void
+put(void *ctx, const char *p, size_t n)
+{
+	sink_write(ctx, p, n);
+}
+
+struct tapctx {
+	struct sink *k;
+	struct ta_out *o;
+	int inserted;
+};
+
+static void
+insert(struct tapctx *c, int before)
+{
+	/* after an element a comma; after '[' or a trailing comma none */
+	ta_events(c->o, before == 'v' ? ",\n" : "\n", put, c->k);
+	c->inserted = 1;
+}
+
+static int
+tap(void *ctx, const char *p, size_t n, unsigned long long off, const struct scan_stats *st)
+{
+	struct tapctx *c = ctx;
+
+	if (!c->inserted && st->events_closed && st->events_close >= off &&
+	    st->events_close < off + n) {
+		size_t at = (size_t)(st->events_close - off);
+		sink_write(c->k, p, at);
+		insert(c, st->events_before);
+		sink_write(c->k, p + at, n - at);
+		return 0;
+	}
+	sink_write(c->k, p, n);
+	return 0;
+}
+
+void
+ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long events)
+{
+	struct sink k;
+	struct tapctx c;
+	struct scan_stats st;
+	char err[1024];
+	zio *z;
+	int rc;
+
+	memset(&k, 0, sizeof k);
+	k.shown = out;
+	if (!(z = zio_open(path)))
+		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
+	if ((rc = ofile_open(&k.of, out, &k.why)))
+		die(rc, "%s", sb_str(&k.why));
+	k.open = 1;
+	k.gz = gz;
+	if (gz) {
+		memset(&k.zs, 0, sizeof k.zs);
+		/* windowBits 15 + 16: a gzip wrapper */
+		if (deflateInit2(&k.zs, TA_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			sink_fail(&k, EXIT_DATA, "cannot start gzip output of '%s'", out);
+		k.zbuf = xmalloc(ZBUF);
+	}
+	c.k = &k;
+	c.o = o;
+	c.inserted = 0;
+	rc = scan_run_tap(z, path, tap, &c, &st, err, sizeof err);
+	zio_close(z);
+	if (rc != SCAN_OK)
+		sink_fail(&k, EXIT_DATA, "%s", err);
+	if (!st.has_events)
+		sink_fail(&k, EXIT_DATA, "'%s' has no event array (traceEvents): nothing to annotate",
+		    path);
+	if (events >= 0 && st.events != (unsigned long long)events) {
+		snprintf(err, sizeof err, "'%s' holds %llu events where the records' trace held "
+		    "%lld: not the trace the records were made from", path, st.events, events);
+		sink_fail(&k, EXIT_DATA, "%s", err);
+	}
+	if (!c.inserted) {
+		/* a bare event array without its closing bracket: the findings, then one */
+		insert(&c, st.events_before);
+		sink_write(&k, "]\n", 2);
+	}
+	if (gz) {
+		deflate_some(&k, "", 0, Z_FINISH);
+		deflateEnd(&k.zs);
+		k.gz = 0;
+		free(k.zbuf);
+	}
+	if ((rc = ofile_commit(&k.of, &k.why)))
+		die(rc, "%s", sb_str(&k.why));
+	sb_free(&k.why);
+}
