@@ -62,7 +62,8 @@ static const struct opt opts[] = {
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
 	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
-	    "name the work in progress lines (a role, an operand) before the file's name" },
+	    "name the work in progress lines (a role, an operand) before the file's name, which "
+	    "a TEXT holding the file's path already names" },
 	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
 	{ "quiet", 'q', NULL, "no warnings or progress" },
 	{ "rank", O_RANK, "N", "rank N's traces of a profile directory only" },
@@ -1185,8 +1186,16 @@ extract_trace(const char *path, int t)
 	if (s.rfp)
 		rec_output(s.rfp);
 	if (progress_label) {
+		/*
+		 * The file once: a label that names it already (the driver's
+		 * "mapping: PATH") is the title; one that names its directory
+		 * gets the file's base name (issue 31).
+		 */
 		const char *b = strrchr(path, '/');
-		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
+		if (strstr(progress_label, path))
+			sb_adds(&title, progress_label);
+		else
+			sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	event_keys.ninner = python_ids ? 7 : 5;	/* no tool reads the Python ids */
