@@ -73,8 +73,9 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [--all-ranks | --rank N]\n"
-	"    [--frames [--python-ids]] [trace-or-dir ...]\n"
+	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME]\n"
+	" [--all-ranks | --rank N] [--frames [--python-ids]]\n"
+	" [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -155,8 +156,11 @@ main(int argc, char **argv)
 		    framework);
 	}
 	if (list_ranks) {
-		if (argc == 0 || ranksel.mode == RANKS_ONE)
+		if (argc == 0 || ranksel.mode == RANKS_ONE) {
+			err_msg(argc == 0 ? "--list-ranks needs a profile directory" :
+			    "--list-ranks and --rank cannot be combined");
 			opt_usage(&tool, EXIT_USAGE);
+		}
 		for (i = 0; i < argc; i++) {
 			r = print_ranks(argv[i]);
 			if (r != EXIT_OK && (rval == EXIT_OK || rval == EXIT_EMPTY))
