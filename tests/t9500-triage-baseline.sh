@@ -120,7 +120,7 @@ check "mapping/formal pairs on both sides" t_dual
 
 t_formats() {
 	"$TRIAGE" -q --baseline "$T/a.json" --input "$T/a.json" --format csv >"$T/c"
-	eq "stage,kernel,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,python_location" \
+	eq "stage,kernel,kernel_short,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,location" \
 	    "$(head -n 1 "$T/c" | tr -d '\r')"
 	"$TRIAGE" -q --baseline "$T/a.json" --input "$T/a.json" --format tsv --table verdict >"$T/t"
 	eq "overall neutral" "$(sed -n 3p "$T/t" | cut -f 2,3 | tr '\t' ' ')"

@@ -69,6 +69,23 @@ input_traces(const struct item *it, sbuf *out)
 	sb_free(&s);
 }
 
+/* The traces of an input record as a JSON array field of the facts. */
+static void
+traces_field(struct doc *d, const char *name, const struct item *it)
+{
+	int i = item_get(it, "traces");
+	size_t n;
+	const char *s;
+	char *js;
+
+	if (i < 0 || it->doc.tok[i].type != JSMN_ARRAY)
+		return;
+	s = json_span(&it->doc, i, &n);
+	js = xstrndup(s, n);
+	add_field(d, name, js);
+	free(js);
+}
+
 /* The input record of a role (single, mapping, formal), or NULL. */
 static const struct item *
 find_input(const struct run *run, const char *role)
@@ -85,9 +102,12 @@ header(const struct run *run, struct doc *d)
 	const char *fw = "none", *title;
 	size_t i;
 
+	/* the JSON document's facts are the figures; the labels' phrases are md and HTML's */
+	add_field_str(d, "mode", m || f ? "mapping_formal" : "single");
 	add_fact(d, "Mode", m || f ? "mapping/formal (a graph-off mapping trace gives the Python "
 	    "sites, a graph-on formal trace the schedule)" : "single trace");
 	if (main) {
+		const char *source, *evidence;
 		fw = item_str(main, "framework", &b, "none");
 		/* one deployment: a formal trace nothing named (stdin) takes the mapping's */
 		if (f && m && strcmp(fw, "none") == 0 &&
@@ -95,13 +115,22 @@ header(const struct run *run, struct doc *d)
 			main = m;
 		fw = item_str(main, "framework", &b, "none");
 		d->framework = xstrdup(fw);
-		add_fact(d, "Framework", framework_phrase(fw, item_str(main, "framework_source",
-		    &src, NULL), item_str(main, "framework_evidence", &ev, NULL), &v));
+		source = item_str(main, "framework_source", &src, NULL);
+		evidence = item_str(main, "framework_evidence", &ev, NULL);
+		add_field_str(d, "framework", fw);
+		if (source)
+			add_field_str(d, "framework_source", source);
+		else
+			add_field(d, "framework_source", "null");
+		if (evidence)
+			add_field_str(d, "framework_evidence", evidence);
+		add_fact(d, "Framework", framework_phrase(fw, source, evidence, &v));
 		if (m && f) {
 			sbuf mf = SBUF_INIT;
 			const char *mfw = item_str(m, "framework", &mf, "none");
 			if (strcmp(mfw, fw) != 0) {
 				sbuf ph = SBUF_INIT;
+				add_field_str(d, "mapping_framework", mfw);
 				sb_reset(&v);
 				sb_printf(&v, "%s; the formal trace's differs",
 				    framework_phrase(mfw, NULL, NULL, &ph));
@@ -120,19 +149,24 @@ header(const struct run *run, struct doc *d)
 			d->model = xstrdup(title);
 		}
 	}
+	if (!d->model)
+		add_field(d, "model", "null");
 	if (s) {
 		sb_reset(&v);
 		input_traces(s, &v);
+		traces_field(d, "traces", s);
 		add_fact(d, "Traces", sb_str(&v));
 	}
 	if (m) {
 		sb_reset(&v);
 		input_traces(m, &v);
+		traces_field(d, "mapping_traces", m);
 		add_fact(d, "Mapping traces", sb_str(&v));
 	}
 	if (f) {
 		sb_reset(&v);
 		input_traces(f, &v);
+		traces_field(d, "formal_traces", f);
 		add_fact(d, "Formal traces", sb_str(&v));
 	}
 	sb_reset(&v);
@@ -157,15 +191,22 @@ header(const struct run *run, struct doc *d)
 
 /* ---- kernels ---- */
 
+/* Column keys are kernel_row's member names (triage-records(5); issue 31). */
 static const struct col kernel_cols[] = {
 	{ "kernel", "Kernel", 0 },
 	{ "category", "Category", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
+	{ "total_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
 	{ "launches", "Launches", 1 },
-	{ "python_location", "Python location (site share)", 0 },
+	{ "mean_us", "Mean", 1 },
+	{ "min_us", "Min", 1 },
+	{ "max_us", "Max", 1 },
+	{ "p50_us", "p50", 1 },
+	{ "p90_us", "p90", 1 },
+	{ "location", "Python location (site share)", 0 },
 	{ "cpu_op", "CPU op", 0 },
 };
+#define NKCOLS (sizeof kernel_cols / sizeof kernel_cols[0])
 
 /* Category totals of a stage's rows (all of them, shown or not), largest first. */
 struct catsum {
@@ -287,6 +328,26 @@ cell_list(struct cell *c, const char *joined)
 	c->text = b.s ? sb_detach(&b) : xstrdup("");
 }
 
+/*
+ * A duration statistic of a kernel row (per launch): microseconds, as
+ * nsys and HTA show kernel durations; "-" when the row has none (records
+ * of an older kernel-map).
+ */
+static void
+cell_stat(struct cell *c, const struct item *it, const char *m)
+{
+	double us;
+
+	if (item_get(it, m) < 0) {
+		cell_text(c, "-");
+		return;
+	}
+	us = item_num(it, m, 0);
+	c->text = printf_dup("%.1f \u00b5s", us);
+	c->num = us;
+	c->has_num = 1;
+}
+
 static void
 kernel_section(const struct run *run, struct doc *d)
 {
@@ -299,7 +360,7 @@ kernel_section(const struct run *run, struct doc *d)
 	    "first, with the Python code and CPU op that launched them. Shares are of the stage "
 	    "total (the sum of its kernel durations).");
 	for (si = 0; si < ns; si++) {
-		struct tab *t = add_tab(sec, "kernel", stages[si], kernel_cols, 7);
+		struct tab *t = add_tab(sec, "kernel", stages[si], kernel_cols, NKCOLS);
 		const char **names = NULL;
 		char **shorts;
 		size_t nn = 0, capn = 0, hidden = 0, r = 0;
@@ -338,8 +399,13 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_ms(&c[2], item_num(it, "total_us", 0));
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
-			cell_list(&c[5], item_str(it, "location", &b, "unresolved"));
-			cell_list(&c[6], item_str(it, "cpu_op", &b, "-"));
+			cell_stat(&c[5], it, "mean_us");
+			cell_stat(&c[6], it, "min_us");
+			cell_stat(&c[7], it, "max_us");
+			cell_stat(&c[8], it, "p50_us");
+			cell_stat(&c[9], it, "p90_us");
+			cell_list(&c[10], item_str(it, "location", &b, "unresolved"));
+			cell_list(&c[11], item_str(it, "cpu_op", &b, "-"));
 		}
 		for (i = 0; i < nn; i++)
 			free((char *)names[i]);
@@ -359,7 +425,7 @@ kernel_section(const struct run *run, struct doc *d)
 		t->empty = xstrdup("No kernel reaches 1.0% of the stage's GPU time.");
 	}
 	if (ns == 0) {
-		struct tab *t = add_tab(sec, "kernel", NULL, kernel_cols, 7);
+		struct tab *t = add_tab(sec, "kernel", NULL, kernel_cols, NKCOLS);
 		t->empty = xstrdup("No kernel rows: the input held no GPU kernels on the analyzed "
 		    "process.");
 	}
@@ -374,13 +440,24 @@ static const struct col overlap_cols[] = {
 	{ "verdict", "Verdict", 0 },
 	{ "kernel", "Kernel", 0 },
 	{ "python_scope", "Python scope", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
+	{ "total_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "exclusive_pct", "Exclusive", 1 },
-	{ "hidden_pct", "Hidden", 1 },
+	{ "exclusive_ratio", "Exclusive", 1 },
+	{ "hidden_ratio", "Hidden", 1 },
 	{ "dep_risk", "Dep risk", 0 },
 	{ "recommendation", "Recommendation", 0 },
 };
+
+/* A ratio (0..1) shown as a percentage; the ratio behind it, as the record has it. */
+static void
+cell_ratio(struct cell *c, double r)
+{
+	sbuf b = SBUF_INIT;
+
+	fmt_pct(&b, 100 * r);
+	cell_num(c, r, sb_str(&b));
+	sb_free(&b);
+}
 
 static void
 overlap_section(const struct run *run, struct doc *d)
@@ -422,8 +499,8 @@ overlap_section(const struct run *run, struct doc *d)
 			cell_text(&c[3], item_str(it, "python_scope", &b, "unmapped"));
 			cell_ms(&c[4], item_num(it, "total_us", 0));
 			cell_pct(&c[5], item_num(it, "share_pct", 0));
-			cell_pct(&c[6], 100 * item_num(it, "exclusive_ratio", 0));
-			cell_pct(&c[7], 100 * item_num(it, "hidden_ratio", 0));
+			cell_ratio(&c[6], item_num(it, "exclusive_ratio", 0));
+			cell_ratio(&c[7], item_num(it, "hidden_ratio", 0));
 			cell_text(&c[8], item_str(it, "dep_risk", &b, ""));
 			cell_text(&c[9], item_str(it, "recommendation", &b, ""));
 		}
@@ -483,23 +560,24 @@ cell_evidence(struct cell *c, const char *joined)
 
 /* ---- fuse ---- */
 
+/* Column keys are fuse_row's member names (triage-records(5); issue 31). */
 static const struct col fuse_cols[] = {
 	{ "pattern", "Pattern", 0 },
 	{ "confidence", "Confidence", 0 },
-	{ "related_gpu_time_us", "Related GPU time", 1 },
+	{ "related_us", "Related GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "evidence_kernels", "Evidence kernels", 0 },
-	{ "current_python_locations", "Current Python location", 0 },
-	{ "candidate_fused_path", "Candidate fused path", 0 },
+	{ "evidence", "Evidence kernels", 0 },
+	{ "current_locations", "Current Python location", 0 },
+	{ "candidate_path", "Candidate fused path", 0 },
 	{ "rationale", "Rationale", 0 },
 };
 
 static const struct col inuse_cols[] = {
 	{ "pattern", "Fusion", 0 },
-	{ "related_gpu_time_us", "GPU time", 1 },
+	{ "related_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "evidence_kernels", "Fused kernels", 0 },
-	{ "current_python_locations", "Python location", 0 },
+	{ "evidence", "Fused kernels", 0 },
+	{ "current_locations", "Python location", 0 },
 };
 
 static void
@@ -595,6 +673,7 @@ static const struct col step_cols[] = {
 	{ "index", "Step", 1 },
 	{ "name", "Marker", 0 },
 	{ "batch", "Batch", 1 },
+	{ "tokens", "Tokens", 1 },
 	{ "cpu_us", "CPU time", 1 },
 	{ "gpu_busy_us", "GPU busy", 1 },
 	{ "gpu_span_us", "GPU span", 1 },
@@ -606,7 +685,7 @@ static const struct col escape_cols[] = {
 	{ "launches", "Eager launches", 1 },
 	{ "total_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "python_location", "Python location", 0 },
+	{ "location", "Python location", 0 },
 };
 
 /* The graph_escape rows of a stage, when step-stats wrote any. */
@@ -699,7 +778,8 @@ gpu_section(const struct run *run, struct doc *d)
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
 			cell_member(&cl[2], it, "batch");
-			for (c = 3; c < st->ncols; c++)
+			cell_member(&cl[3], it, "tokens");
+			for (c = 4; c < st->ncols; c++)
 				cell_member(&cl[c], it, st->cols[c].key);
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
@@ -713,42 +793,85 @@ gpu_section(const struct run *run, struct doc *d)
 
 /* ---- charts ---- */
 
+/*
+ * Per stage of the kernel table, a stacked bar of its GPU time by kernel
+ * category (all its rows, shown or not) and, when step-stats measured it,
+ * its idle time; the other charts come from the tables (charts.c).
+ */
 static void
 charts(const struct run *run, struct doc *d)
 {
 	char **stages;
 	size_t ns = stages_of(run, RT_kernel_row, &stages), si, i;
-	sbuf b = SBUF_INIT;
+	sbuf b = SBUF_INIT, s = SBUF_INIT;
 
-	d->charts = xcalloc(ns ? ns : 1, sizeof *d->charts);
 	for (si = 0; si < ns; si++) {
-		struct stagechart *c = &d->charts[d->ncharts++];
 		struct catsum *cs;
-		double total;
+		double total, idle = -1;
 		size_t n = category_sums(run, stages[si], &cs, &total);
 
-		c->stage = xstrdup(stages[si]);
-		c->cat = xcalloc(n ? n : 1, sizeof *c->cat);
-		c->cat_us = xcalloc(n ? n : 1, sizeof *c->cat_us);
+		for (i = 0; i < run->n; i++)
+			if (item_is(&run->it[i], "gpu_time") && item_in_stage(&run->it[i], stages[si], &b))
+				idle = item_num(&run->it[i], "idle_us", -1);
+		sb_reset(&s);
+		sb_adds(&s, "{\"kind\":\"hbar\",\"cls\":\"seg\",\"stacked\":true,\"pct\":true,"
+		    "\"title\":");
+		spec_str(&s, idle >= 0 ? "GPU time by kernel category, then the GPU's idle time" :
+		    "GPU time by kernel category");
+		sb_adds(&s, ",\"axis\":");
+		spec_str(&s, idle >= 0 ? "time in the stage (ms): kernel durations summed, then idle" :
+		    "kernel durations summed (ms)");
+		sb_adds(&s, ",\"names\":[");
 		for (i = 0; i < n; i++) {
-			c->cat[i] = cs[i].cat;
-			c->cat_us[i] = cs[i].us;
+			if (i)
+				sb_addc(&s, ',');
+			spec_str(&s, cs[i].cat);
 		}
-		c->ncat = n;
+		if (idle >= 0)
+			sb_adds(&s, n ? ",\"idle\"" : "\"idle\"");
+		sb_adds(&s, "],\"legend\":[");
+		for (i = 0; i < n; i++) {
+			sb_adds(&s, i ? ",{\"name\":" : "{\"name\":");
+			spec_str(&s, cs[i].cat);
+			sb_adds(&s, ",\"color\":");
+			spec_str(&s, cs[i].cat);
+			sb_addc(&s, '}');
+		}
+		if (idle >= 0)
+			sb_adds(&s, n ? ",{\"name\":\"idle\",\"color\":\"idle\"}" :
+			    "{\"name\":\"idle\",\"color\":\"idle\"}");
+		sb_adds(&s, "],\"rows\":[{\"label\":");
+		spec_str(&s, stage_label(stages[si]));
+		sb_adds(&s, ",\"v\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_addc(&s, ',');
+			spec_num(&s, cs[i].us);
+		}
+		if (idle >= 0) {
+			if (n)
+				sb_addc(&s, ',');
+			spec_num(&s, idle);
+		}
+		sb_adds(&s, "],\"c\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_addc(&s, ',');
+			spec_str(&s, cs[i].cat);
+		}
+		if (idle >= 0)
+			sb_adds(&s, n ? ",\"idle\"" : "\"idle\"");
+		sb_adds(&s, "]}]}");
+		if (n || idle >= 0)
+			add_chart(d, "kernel", stages[si], sb_detach(&s));
+		for (i = 0; i < n; i++)
+			free(cs[i].cat);
 		free(cs);
-		c->idle_us = -1;
-		for (i = 0; i < run->n; i++) {
-			const struct item *it = &run->it[i];
-			if (item_is(it, "gpu_time") && item_in_stage(it, stages[si], &b))
-				c->idle_us = item_num(it, "idle_us", -1);
-			if (item_is(it, "step") && item_in_stage(it, stages[si], &b)) {
-				c->step_us = xrealloc(c->step_us, (c->nstep + 1) * sizeof *c->step_us);
-				c->step_us[c->nstep++] = item_num(it, "cpu_us", 0);
-			}
-		}
 	}
 	free_strings(stages, ns);
 	sb_free(&b);
+	sb_free(&s);
+	doc_charts(run, d);
 }
 
 void
@@ -778,6 +901,11 @@ doc_free(struct doc *d)
 		free(d->facts[i].value);
 	}
 	free(d->facts);
+	for (i = 0; i < d->nfields; i++) {
+		free(d->fields[i].name);
+		free(d->fields[i].json);
+	}
+	free(d->fields);
 	for (i = 0; i < d->nnotes; i++)
 		free(d->notes[i]);
 	free(d->notes);
@@ -801,12 +929,8 @@ doc_free(struct doc *d)
 	}
 	free(d->secs);
 	for (i = 0; i < d->ncharts; i++) {
-		for (j = 0; j < d->charts[i].ncat; j++)
-			free(d->charts[i].cat[j]);
-		free(d->charts[i].cat);
-		free(d->charts[i].cat_us);
-		free(d->charts[i].step_us);
 		free(d->charts[i].stage);
+		free(d->charts[i].spec);
 	}
 	free(d->charts);
 	free(d->health);

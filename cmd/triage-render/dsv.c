@@ -1,7 +1,10 @@
 /*
  * One table of the report as CSV (RFC 4180) or TSV: a header of the
- * column names, the stage first; numbers as plain numbers in the column's
- * unit (microseconds, percent); a cell's several values joined with "; ".
+ * column names (the records' member names), the stage first; numbers as
+ * plain numbers in the column's unit (microseconds, percent) rounded to
+ * the figure's precision, an empty cell for a number the run does not
+ * have; a shortened name's short form in a <key>_short column beside the
+ * whole one; a cell's several values joined with "; " (issue 31).
  */
 #include <string.h>
 
@@ -79,7 +82,7 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 	const char *eol = sep == ',' ? "\r\n" : "\n";
 	const struct tab *first = NULL;
 	size_t i, j, r, c;
-	char buf[40];
+	char buf[64];
 
 	for (i = 0; i < d->nsecs && !first; i++)
 		for (j = 0; j < d->secs[i].ntabs && !first; j++)
@@ -91,6 +94,11 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 	for (c = 0; c < first->ncols; c++) {
 		sb_addc(out, sep);
 		sb_adds(out, first->cols[c].key);
+		if (doc_col_has_short(d, table, c)) {
+			sb_addc(out, sep);
+			sb_adds(out, first->cols[c].key);
+			sb_adds(out, "_short");
+		}
 	}
 	sb_adds(out, eol);
 	for (i = 0; i < d->nsecs; i++)
@@ -104,9 +112,14 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 					const struct cell *x = &t->cells[r * t->ncols + c];
 					sb_addc(out, sep);
 					if (x->has_num)
-						sb_adds(out, num_json(x->num, buf));
-					else
+						sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
+					else if (!t->cols[c].num)
 						list_field(out, x->full ? x->full : x->text, sep);
+					/* a number the run does not have: an empty cell */
+					if (doc_col_has_short(d, table, c)) {
+						sb_addc(out, sep);
+						list_field(out, x->text, sep);
+					}
 				}
 				sb_adds(out, eol);
 			}
