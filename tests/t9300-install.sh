@@ -1,5 +1,7 @@
 #!/bin/sh
 # make install / uninstall into a DESTDIR; the installed triage runs on its own.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 
 t_install() {
