@@ -170,13 +170,14 @@ t_failures() {
 check "a broken baseline or candidate: its error, no report, no temporary files" t_failures
 
 t_readme() {
-	# the README's CI example, as written, in a directory of its own
+	# the README's CI example, as written, in a directory of its own, with
+	# build/bin on PATH as the README says (triage is there too)
 	mkdir -p "$T/ci/base" "$T/ci/cand"
 	cp "$T/a.json" "$T/ci/base/run.json"
 	slow 30 "$T/a.json" "$T/ci/cand/run.json"
 	sed -n '/^<!-- t9500 -->$/,/^```$/p' "$TOP/README.md" | sed '1,2d;$d' >"$T/example.sh"
 	[ -s "$T/example.sh" ]
-	(cd "$T/ci" && PATH=$BIN:$TOP/scripts:$PATH status 5 sh "$T/example.sh" >"$T/ci.out" 2>"$T/ci.err")
+	(cd "$T/ci" && PATH=$BIN:$PATH status 5 sh "$T/example.sh" >"$T/ci.out" 2>"$T/ci.err")
 	has "$T/ci/diff.md" 'regression'
 	eq 30 "$(jq -r 'select(.type == "verdict" and .scope == "overall") | .delta_pct | round' "$T/ci/diff.jsonl")"
 }
