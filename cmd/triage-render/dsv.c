@@ -6,11 +6,13 @@
  * have; a shortened name's short form in a <key>_short column beside the
  * whole one; a cell's several values joined with "; " (issue 31).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "esc.h"
 #include "num.h"
 #include "render.h"
+#include "xalloc.h"
 
 /*
  * A text cell made safe (issue 27): control characters escaped (CSV keeps
@@ -81,6 +83,7 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 {
 	const char *eol = sep == ',' ? "\r\n" : "\n";
 	const struct tab *first = NULL;
+	char *shorts;
 	size_t i, j, r, c;
 	char buf[64];
 
@@ -90,11 +93,15 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 				first = &d->secs[i].tabs[j];
 	if (!first)
 		return -1;
+	/* which columns have a _short companion: once per table, not per cell */
+	shorts = xcalloc(first->ncols ? first->ncols : 1, 1);
+	for (c = 0; c < first->ncols; c++)
+		shorts[c] = (char)doc_col_has_short(d, table, c);
 	sb_adds(out, "stage");
 	for (c = 0; c < first->ncols; c++) {
 		sb_addc(out, sep);
 		sb_adds(out, first->cols[c].key);
-		if (doc_col_has_short(d, table, c)) {
+		if (shorts[c]) {
 			sb_addc(out, sep);
 			sb_adds(out, first->cols[c].key);
 			sb_adds(out, "_short");
@@ -116,7 +123,7 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 					else if (!t->cols[c].num)
 						list_field(out, x->full ? x->full : x->text, sep);
 					/* a number the run does not have: an empty cell */
-					if (doc_col_has_short(d, table, c)) {
+					if (c < first->ncols && shorts[c]) {
 						sb_addc(out, sep);
 						list_field(out, x->text, sep);
 					}
@@ -124,5 +131,6 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 				sb_adds(out, eol);
 			}
 		}
+	free(shorts);
 	return 0;
 }

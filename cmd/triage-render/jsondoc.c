@@ -7,11 +7,13 @@
  * them.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "num.h"
 #include "render.h"
+#include "xalloc.h"
 
 static void
 str(sbuf *out, const char *s)
@@ -54,7 +56,11 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 {
 	size_t r, c;
 	char buf[64];
+	/* which columns have a _short companion: once per table, not per cell */
+	char *shorts = xcalloc(t->ncols ? t->ncols : 1, 1);
 
+	for (c = 0; c < t->ncols; c++)
+		shorts[c] = (char)doc_col_has_short(d, t->id, c);
 	sb_adds(out, "{\"table\":");
 	str(out, t->id);
 	sb_adds(out, ",\"stage\":");
@@ -95,7 +101,7 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 				list(out, x->text);
 			else
 				str(out, x->full ? x->full : x->text);
-			if (doc_col_has_short(d, t->id, c)) {
+			if (shorts[c]) {
 				sb_adds(out, ",\"");
 				sb_adds(out, t->cols[c].key);
 				sb_adds(out, "_short\":");
@@ -105,6 +111,7 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 		sb_addc(out, '}');
 	}
 	sb_adds(out, "]}");
+	free(shorts);
 }
 
 static void
