@@ -1,9 +1,13 @@
 # llm-torch-profiler-analysis: one Makefile, no recursion.
 #
 # Tools are the directories under cmd/; each builds build/bin/<tool> from its
-# own *.c files plus build/libcommon.a.  O= selects the build directory, so a
-# sanitizer build can live beside the normal one:
+# own *.c files plus build/libcommon.a, and build/bin/triage is the driver
+# (scripts/triage), so that build/bin on PATH gives every command.  O=
+# selects the build directory, so a sanitizer build can live beside the
+# normal one:
 #   make O=build-san SANITIZE=1
+# The build prints one line per program (none under make -s); V=1 prints
+# every command instead.
 
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
@@ -26,6 +30,15 @@ else
 CPPFLAGS += -DNO_ISAL
 endif
 
+# Q hides a command unless V=1; say prints its one line (none with make -s).
+ifeq ($(V),1)
+Q   :=
+say  = :
+else
+Q   := @
+say  = $(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,printf '  %-5s %s\n')
+endif
+
 ifeq ($(SANITIZE),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -43,7 +56,13 @@ MAN5       := $(wildcard man/man5/*.5)
 # Per-tool extra libraries.
 LDLIBS_trace-capture = -lcurl
 
-all: $(BINS) $(O)/ldlibs
+all: $(BINS) $(O)/bin/triage $(O)/ldlibs
+
+# The driver beside the tools: it finds them in its own directory.
+$(O)/bin/triage: scripts/triage
+	@mkdir -p $(@D)
+	@$(say) CP $@
+	$(Q)cp -f scripts/triage $@.tmp && chmod 755 $@.tmp && mv -f $@.tmp $@
 
 # The libraries a program linked with libcommon.a needs (tests build some).
 $(O)/ldlibs: FORCE
@@ -52,18 +71,20 @@ $(O)/ldlibs: FORCE
 
 $(O)/libcommon.a: $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	@$(say) AR $@
+	$(Q)$(AR) rcs $@ $^
 
 # A tool's private headers count too: a struct changed in one of them must
 # rebuild every file of the tool that uses it.
 $(O)/%.o: %.c $(COMMON_HDR) $(TOOL_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 define tool_rule
 $(O)/bin/$(1): $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c)) $(O)/libcommon.a
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(O)/libcommon.a $$(LDLIBS_$(1)) $$(LDLIBS)
+	@$$(say) LD $$@
+	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(O)/libcommon.a $$(LDLIBS_$(1)) $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
@@ -73,58 +94,69 @@ $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 # double quote are escaped for C, and '?' too so that no trigraph can form.
 $(O)/gen/fuse_catalog.c: data/fuse-patterns.jsonl
 	@mkdir -p $(@D)
-	{ echo '/* Generated from data/fuse-patterns.jsonl by the Makefile; do not edit. */'; \
+	$(Q){ echo '/* Generated from data/fuse-patterns.jsonl by the Makefile; do not edit. */'; \
 	  echo 'const char *const fuse_catalog_lines[] = {'; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
 	      -e 's/^/	"/' -e 's/$$/",/' data/fuse-patterns.jsonl; \
 	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 $(O)/gen/fuse_catalog.o: $(O)/gen/fuse_catalog.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The kernel-category rules (common/kcat.h) go into the library the same way.
 $(O)/gen/kernel_categories.c: data/kernel-categories.jsonl
 	@mkdir -p $(@D)
-	{ echo '/* Generated from data/kernel-categories.jsonl by the Makefile; do not edit. */'; \
+	$(Q){ echo '/* Generated from data/kernel-categories.jsonl by the Makefile; do not edit. */'; \
 	  echo 'const char *const kernel_category_lines[] = {'; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
 	      -e 's/^/	"/' -e 's/$$/",/' data/kernel-categories.jsonl; \
 	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 $(O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
 
 # kernel-roofline carries the GPU peak table the same way (--gpu-specs FILE replaces it).
 $(O)/gen/gpu_specs.c: data/gpu-specs.jsonl
 	@mkdir -p $(@D)
-	{ echo '/* Generated from data/gpu-specs.jsonl by the Makefile; do not edit. */'; \
+	$(Q){ echo '/* Generated from data/gpu-specs.jsonl by the Makefile; do not edit. */'; \
 	  echo 'const char *const gpu_spec_lines[] = {'; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
 	      -e 's/^/	"/' -e 's/$$/",/' data/gpu-specs.jsonl; \
 	  echo '	0'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 $(O)/gen/gpu_specs.o: $(O)/gen/gpu_specs.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/bin/kernel-roofline: $(O)/gen/gpu_specs.o
 
-# The suite runs against $(O)/bin; test-sanitize rebuilds under ASan+UBSan
-# and runs the same suite again.
-test: all
+# The suite runs against $(O)/bin, a line per script as it ends and a
+# summary (tests/run.sh); test-sanitize rebuilds under ASan+UBSan in
+# build-san/ and runs the scripts that exercise C code again (a script that
+# tests only the sh driver or documents says "# sanitize: no").
+# test-quick is the normal build's pass alone.
+# The builds the tests start use every processor unless -j says otherwise.
+NPROC    := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+SUBJOBS   = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC))
+
+test:
+	@$(MAKE) $(SUBJOBS) all
 	TRIAGE_BINDIR=$(CURDIR)/$(O)/bin sh tests/run.sh
 	@if command -v mandoc >/dev/null; then $(MAKE) -s lint-man && echo "man pages: mandoc -Tlint clean"; fi
 	$(MAKE) test-sanitize
 
 check: test
 
-test-fast: all
+test-quick:
+	@$(MAKE) $(SUBJOBS) all
 	TRIAGE_BINDIR=$(CURDIR)/$(O)/bin sh tests/run.sh
 
+test-fast: test-quick
+
 test-sanitize:
-	$(MAKE) O=build-san SANITIZE=1 all
-	TRIAGE_BINDIR=$(CURDIR)/build-san/bin ASAN_OPTIONS=detect_leaks=1 \
+	@$(MAKE) $(SUBJOBS) O=build-san SANITIZE=1 all
+	TRIAGE_BINDIR=$(CURDIR)/build-san/bin TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh tests/run.sh
 
 lint-man:
@@ -245,5 +277,5 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE all test check test-fast test-sanitize lint-man bench scale install uninstall clean \
+.PHONY: FORCE all test check test-quick test-fast test-sanitize lint-man bench scale install uninstall clean \
 	fuzz fuzz-build fuzz-seeds

@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "esc.h"
+#include "progress.h"
 #include "sbuf.h"
 
 const char *progname = "triage";
@@ -71,6 +72,7 @@ vmsg(const char *tag, const char *fmt, va_list ap)
 		else
 			text = stack, n = (int)strlen(stack);
 	}
+	progress_end_line();	/* a message never continues a progress line */
 	esc_ctrl(progname, strlen(progname), 0, &line);
 	sb_adds(&line, ": ");
 	sb_adds(&line, tag);

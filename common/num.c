@@ -443,6 +443,51 @@ floordiv10(double x)
 	return copysign(0.0, x / 10.0);
 }
 
+/* The k-th smallest of v[0..n) (0-based), by Hoare's selection; reorders v. */
+static double
+select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		/* the median of three as the pivot: sorted or reversed runs stay linear */
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		double a = v[lo], b = v[mid], c = v[hi], x, t;
+		x = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		for (;;) {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i >= j)
+				break;
+			t = v[i];
+			v[i] = v[j];
+			v[j] = t;
+			i++;
+			j--;
+		}
+		/* v[lo..j] <= x <= v[j+1..hi] */
+		if (k <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+	return v[k];
+}
+
+double
+num_percentile(double *v, size_t n, int p)
+{
+	size_t rank = ((size_t)p * n + 99) / 100;	/* ceil(p * n / 100) */
+
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return select_kth(v, n, rank - 1);
+}
+
 int
 parse_num(const char *s, long long min, long long max, long long *out,
     const char **errstr)

@@ -79,6 +79,15 @@ double nsum_value(const nsum *a);
 /* pct(part, whole) = (100.0 * part) / whole, or 0.0 when whole == 0 (§0.2). */
 double pct(double part, double whole);
 
+/*
+ * Nearest-rank percentile p (1..100) of v[0..n), n > 0, in any order: the
+ * smallest value with at least p % of the values at or below it
+ * (v[ceil(p n / 100) - 1] of v sorted), as step-stats gives its step
+ * percentiles.  Linear on average (quickselect); reorders v.  Used for the
+ * per-kernel duration statistics of kernel-map (issue 31).
+ */
+double num_percentile(double *v, size_t n, int p);
+
 /* Python round(x, 3): correctly rounded to 3 decimals (§0.4). */
 double round3(double x);
 

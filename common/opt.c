@@ -44,10 +44,18 @@ own(const struct tool *t, const char *name)
 	return 0;
 }
 
+/*
+ * One option of the help: "-f, --format FMT" in 24 columns (on a line of
+ * its own when longer), then its help as words wrapped to lines of at
+ * most 79 columns (a help string's own line breaks count as spaces).
+ */
 static void
 help_line(FILE *fp, const struct opt *o)
 {
 	char left[64];
+	const char *p, *w;
+	size_t col = 0, len;
+	int first;
 
 	if (!o->help)
 		return;
@@ -59,20 +67,50 @@ help_line(FILE *fp, const struct opt *o)
 		    o->arg ? o->arg : "");
 	else
 		snprintf(left, sizeof left, "    --%s%s%s", o->name, sep, o->arg ? o->arg : "");
-	if (strlen(left) >= 24)
-		fprintf(fp, "  %s\n  %-24s %s\n", left, "", o->help);
-	else
-		fprintf(fp, "  %-24s %s\n", left, o->help);
+	first = strlen(left) < 24;
+	if (!first)
+		fprintf(fp, "  %s\n", left);
+	for (p = o->help; *p;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		for (w = p; *p && *p != ' ' && *p != '\n'; p++)
+			;
+		len = (size_t)(p - w);
+		if (col && col + 1 + len > 51) {
+			fputc('\n', fp);
+			col = 0;
+		}
+		if (!col)
+			fprintf(fp, "  %-24s ", first ? left : "");
+		else
+			fputc(' ', fp);
+		first = 0;
+		fwrite(w, 1, len, fp);
+		col += (col ? 1 : 0) + len;
+	}
+	if (col)
+		fputc('\n', fp);
 }
 
+/*
+ * code 0: the usage, the purpose and every option on stdout, exit 0.
+ * Otherwise (a usage error, its message already said): where the help is,
+ * on stderr, and exit with code -- one line, not the whole usage.
+ */
 void
 opt_usage(const struct tool *t, int code)
 {
-	FILE *fp = code == EXIT_OK ? stdout : stderr;
+	FILE *fp = stdout;
 	const char *p = t->synopsis, *nl;
 	const struct opt *o;
 	int first = 1;
 
+	if (code != EXIT_OK) {
+		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+		exit(code);
+	}
 	/* every form of the synopsis; a line starting with a space continues the last */
 	do {
 		int cont = !first && *p == ' ';
@@ -86,16 +124,13 @@ opt_usage(const struct tool *t, int code)
 		first = 0;
 		p = nl ? nl + 1 : NULL;
 	} while (p);
-	if (code == EXIT_OK) {
-		fprintf(fp, "%s\n\n", t->purpose);
-		for (o = t->opts; o && o->name; o++)
+	fprintf(fp, "\n%s\n\n", t->purpose);
+	for (o = t->opts; o && o->name; o++)
+		help_line(fp, o);
+	for (o = common; o->name; o++)
+		if (!own(t, o->name))
 			help_line(fp, o);
-		for (o = common; o->name; o++)
-			if (!own(t, o->name))
-				help_line(fp, o);
-		exit(tool_finish(EXIT_OK));
-	}
-	exit(code);
+	exit(tool_finish(EXIT_OK));
 }
 
 void

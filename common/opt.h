@@ -6,7 +6,8 @@
  * opt_next() handles what every tool shares: -h/--help (help on stdout,
  * exit 0), --version, -q/--quiet (sets `quiet`, see err.h), --compat
  * reference (sets compat_reference), and unknown options or missing
- * arguments (the usage on stderr, exit 2).  It returns
+ * arguments (one line saying what is wrong, then "Try 'TOOL --help' for
+ * more information.", on stderr, exit 2; issue 31).  It returns
  * each other option's code with its argument in `optarg`, and -1 after the
  * last option (`optind` indexes the operands).
  */
@@ -41,12 +42,16 @@ extern int compat_reference;
 
 int opt_next(const struct tool *t, int argc, char **argv);
 
-/* Print the usage (code 0: the whole help, on stdout) and exit with code. */
+/*
+ * code 0: the whole help on stdout (usage, purpose, every option, each
+ * help wrapped to 79 columns), exit 0.  Otherwise a usage error whose
+ * message is said already: "Try 'TOOL --help' ..." on stderr, exit code.
+ */
 void opt_usage(const struct tool *t, int code) __attribute__((noreturn));
 
 /*
- * A bad option value: "<tool>: bad --name value, <why>: <value>", the
- * usage, exit 2.
+ * A bad option value: "<tool>: bad --name value, <why>: <value>", then
+ * where the help is, exit 2.
  */
 void opt_bad(const struct tool *t, const char *name, const char *why, const char *value)
 	__attribute__((noreturn));

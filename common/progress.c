@@ -1,4 +1,5 @@
 /* Throttled progress display on stderr. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,54 @@ struct progress {
 	unsigned long long done, total, items;
 };
 
+/* A progress line is on stderr without its newline (set by show). */
+static volatile sig_atomic_t line_open;
+
+void
+progress_end_line(void)
+{
+	if (line_open) {
+		line_open = 0;
+		fputc('\n', stderr);
+		fflush(stderr);
+	}
+}
+
+/* A signal that ends the process ends the line first (write(2) is async-signal-safe). */
+static void
+on_fatal(int sig)
+{
+	if (line_open) {
+		line_open = 0;
+		(void)!write(2, "\n", 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Once: the line is ended at exit and by SIGINT, SIGTERM, SIGHUP (unless ignored). */
+static void
+guard_line(void)
+{
+	static int done;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	size_t i;
+
+	if (done)
+		return;
+	done = 1;
+	atexit(progress_end_line);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa, old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 progress *
 progress_start(const char *title, int force)
 {
@@ -25,6 +74,7 @@ progress_start(const char *title, int force)
 
 	if (force < 0 || quiet || (force == 0 && !isatty(2)))
 		return NULL;
+	guard_line();
 	p = xcalloc(1, sizeof *p);
 	esc_ctrl(title, strlen(title), 0, &p->title);
 	p->start = p->last = time(NULL);
@@ -59,6 +109,8 @@ show(progress *p, const char *end)
 	else
 		fprintf(stderr, "%s: %s: %.0f MiB%s, %llu events%s%s", progname, sb_str(&p->title), mib,
 		    extra, p->items, p->tty ? "\033[K" : "", end);
+	fflush(stderr);
+	line_open = end[strlen(end) - 1] != '\n';
 	p->shown = 1;
 }
 

@@ -2,6 +2,10 @@
  * Progress lines on stderr for long work: on by default only when stderr is
  * a terminal, at most one update per second, "\r"-rewritten, ended with a
  * final line by progress_stop().  A NULL handle is a no-op everywhere.
+ *
+ * A line left open ("\r", no newline) is ended before any message of
+ * err.h, at exit, and when SIGINT, SIGTERM or SIGHUP ends the process
+ * (issue 31: a Ctrl-C left the shell's prompt after the progress text).
  */
 #ifndef PROGRESS_H
 #define PROGRESS_H
@@ -22,5 +26,8 @@ void progress_update(progress *p, unsigned long long done,
 
 /* Print the final line (always, however short the work) and free; sets *pp to NULL. */
 void progress_stop(progress **pp);
+
+/* End an open progress line with a newline (err.c calls it before each message). */
+void progress_end_line(void);
 
 #endif

@@ -213,6 +213,11 @@
 	M(T, cpu_op, STR, OPT, "-") \
 	M(T, shown, BOOL, OPT, "false") \
 	M(T, entry, JSON, OPT, NULL) \
+	M(T, mean_us, NUM, OPT, NULL) \
+	M(T, min_us, NUM, OPT, NULL) \
+	M(T, max_us, NUM, OPT, NULL) \
+	M(T, p50_us, NUM, OPT, NULL) \
+	M(T, p90_us, NUM, OPT, NULL) \
 	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_kernel_eff(M, T) \

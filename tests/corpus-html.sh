@@ -1,9 +1,13 @@
 #!/bin/sh
-# The HTML report of real traces, and of a comparison of two, in headless
-# Chromium: the page's script ran (data-ready), nothing went to the console
-# or to window.onerror, and each stage's stacked bar has one segment per
-# kernel category of the stage (shares of the kernel time), as counted with
-# jq from the same run's records.  Usage: sh tests/corpus-html.sh SHARED_DIR
+# The HTML report of real traces, of a comparison of two, of a bundle and
+# of a rank set, in headless Chromium at 1400 px: the page's script ran
+# (data-ready), nothing went to the console or to window.onerror, the page
+# is no wider than the window (tables fit or scroll inside their section),
+# every chart has its title, axis and legend, and each stage's stacked bar
+# has one segment per kernel category of the stage (shares of the kernel
+# time, the headline's base: idle is the span's, in the GPU-time table),
+# as counted with jq from the same run's records.
+# Usage: sh tests/corpus-html.sh SHARED_DIR
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-html.XXXXXX")
@@ -24,11 +28,16 @@ command -v chromium >/dev/null 2>&1 || { echo "not ok - chromium not installed (
 # load NAME: the DOM of $tmp/NAME.html after its script ran, and the console
 load() {
 	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" \
-	    --enable-logging=stderr --v=0 --dump-dom "file://$tmp/$1.html" \
+	    --enable-logging=stderr --v=0 --window-size=1400,1000 --dump-dom "file://$tmp/$1.html" \
 	    >"$tmp/$1.dom" 2>"$tmp/$1.log"
-	ok "$1: the page's script ran without errors" '<body data-ready="1" data-errors="0">' \
+	ok "$1: the page's script ran without errors, no wider than 1400 px" \
+	    '<body data-ready="1" data-errors="0" data-overflow="0">' \
 	    "$(grep -o '<body[^>]*>' "$tmp/$1.dom")"
 	ok "$1: nothing on the console" 0 "$(grep -c 'CONSOLE' "$tmp/$1.log")"
+	_f=$(grep -o '<figure class="chart"' "$tmp/$1.dom" | wc -l | tr -d ' ')
+	ok "$1: every chart drawn with its title, axis and legend" "$_f $_f $_f" \
+	    "$(grep -o 'class="ctitle"' "$tmp/$1.dom" | wc -l | tr -d ' ') $(grep -o 'class="axis"' \
+	    "$tmp/$1.dom" | wc -l | tr -d ' ') $(grep -o 'class="legend"' "$tmp/$1.dom" | wc -l | tr -d ' ')"
 }
 
 for n in tl_sglang_qwen3_8b_prefilldecode tl_vllm_b200_eager_tp8 hta_mi250_minitoy_rocm62 \
@@ -57,6 +66,30 @@ case $rc in 0|5) ok "diff: triage --baseline exit status" ok ok ;;
 load diff
 ok "diff: the kernel diff table is there" 1 "$(grep -c 'data-table="diff"' "$tmp/diff.dom" |
     awk '{print ($1 > 0)}')"
+
+# a bundle of the four runs: the summary table and its bars
+set --
+for n in tl_sglang_qwen3_8b_prefilldecode tl_vllm_b200_eager_tp8 hta_mi250_minitoy_rocm62 \
+    kineto_docs_after_fix; do
+	set -- "$@" "$(ls "$shared/corpus/traces/$n".json* | head -n 1)"
+done
+"$top/scripts/triage" -q --bundle --format html --output "$tmp/bundle.html" "$@"
+load bundle
+ok "bundle: the summary table" 1 "$(grep -c 'data-table="runs"' "$tmp/bundle.dom" |
+    awk '{print ($1 > 0)}')"
+ok "bundle: a bar per run and stage" "$(grep -o '"cls":"ubar"' "$tmp/bundle.html" | wc -l |
+    awk '{print ($1 == 1)}')" "$(grep -o 'class="ubar"' "$tmp/bundle.dom" | wc -l | awk '{print ($1 >= 4)}')"
+
+# the rank set: the ranks' chart, a group of three bars per rank and stage
+if [ -d "$shared/ranks" ]; then
+	r=$(ls -d "$shared"/ranks/*/ | head -n 1)
+	"$top/scripts/triage" -q --all-ranks -j 2 --format jsonl --input "$r" >"$tmp/ranks.jsonl"
+	"$top/build/bin/triage-render" -q --format html <"$tmp/ranks.jsonl" >"$tmp/ranks.html"
+	load ranks
+	ok "ranks: busy, communication and wait per rank and stage" \
+	    "$(jq -s '[.[] | select(.type == "rank_row")] | length * 3' "$tmp/ranks.jsonl")" \
+	    "$(grep -o 'class="rbar"' "$tmp/ranks.dom" | wc -l | tr -d ' ')"
+fi
 
 echo "corpus html: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

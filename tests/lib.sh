@@ -41,8 +41,12 @@ check() {
 	shift
 	# Not inside `if`, `||` or `&&`: there the shell ignores set -e, and only
 	# the last assertion of a check would count.
+	[ -n "${TEST_PROFILE:-}" ] && _t0=$(date +%s%N)
 	( set -e; "$@" ) >"$T/.out" 2>&1
 	_rc=$?
+	# TEST_PROFILE=FILE: each check's wall time appended to FILE (ms)
+	[ -n "${TEST_PROFILE:-}" ] &&
+	    echo "$((($(date +%s%N) - _t0) / 1000000)) $_name: $_desc" >>"$TEST_PROFILE"
 	if [ "$_rc" -eq 0 ]; then
 		_npass=$((_npass + 1))
 		echo "ok - $_name: $_desc"
@@ -97,6 +101,46 @@ hasnt() {
 		echo "'$2' unexpectedly found in $1"
 		return 1
 	fi
+}
+
+# gate_bin DIR: a tool set whose trace-extract keeps a semaphore log: each
+# one registers in DIR/running while it runs and logs how many are
+# registered as it starts (DIR/concurrent).  The first $GATE_N to start
+# (DIR/order) wait until all $GATE_N have started (after 20 s one logs
+# "stuck" and goes on).  A driver that runs more than N analyses at once
+# logs a count above N; one that runs fewer never lets the first N past
+# the gate; one that runs N logs N.  No sleep decides the outcome.
+gate_bin() {
+	mkdir -p "$1/bin" "$1/running"
+	for t in "$BIN"/*; do ln -s "$t" "$1/bin/$(basename "$t")"; done
+	rm "$1/bin/trace-extract"
+	cat >"$1/bin/trace-extract" <<EOF
+#!/bin/sh
+case " \$* " in *" --list-ranks "*) exec "$BIN/trace-extract" "\$@" ;; esac
+: >"$1/running/\$\$"
+ls "$1/running" | wc -l >>"$1/concurrent"
+echo \$\$ >>"$1/order"
+if [ "\$(grep -c . "$1/order")" -le "\$GATE_N" ]; then
+	i=0
+	while [ "\$(grep -c . "$1/order")" -lt "\$GATE_N" ]; do
+		i=\$((i + 1))
+		[ \$i -gt 400 ] && { echo stuck >>"$1/concurrent"; break; }
+		sleep 0.05
+	done
+fi
+"$BIN/trace-extract" "\$@"
+rc=\$?
+rm -f "$1/running/\$\$"
+exit \$rc
+EOF
+	chmod +x "$1/bin/trace-extract"
+}
+
+# usage_err FILE TOOL MESSAGE: FILE is a usage error of TOOL (issue 31):
+# the line "TOOL: MESSAGE" and where the help is, nothing else.
+usage_err() {
+	eq "$2: $3|Try '$2 --help' for more information." "$(tr '\n' '|' <"$1" | sed 's/|$//')" \
+	    "usage error"
 }
 
 # done_testing: print the summary line the runner reads; exit 1 on failure.

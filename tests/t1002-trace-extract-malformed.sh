@@ -195,7 +195,9 @@ check "several operands: malformed beats empty, good ones still extracted" t_wor
 
 t_usage() {
 	status 2 "$EX" --bogus >/dev/null 2>"$T/u.err"
-	has "$T/u.err" "usage: trace-extract"
+	usage_err "$T/u.err" trace-extract "unknown or ambiguous option '--bogus'"
+	status 2 "$EX" --list-ranks >/dev/null 2>"$T/u.err"
+	usage_err "$T/u.err" trace-extract "--list-ranks needs a profile directory"
 	status 0 "$EX" --help >"$T/h.out"
 	has "$T/h.out" "usage: trace-extract"
 }

@@ -18,25 +18,29 @@ staged() {
 }
 
 # health NAME [OPTION...]: trace-health over $T/NAME.jsonl; $T/NAME.{out,err,h}
-# (h: the health record alone)
+# (h: the health record alone) and $T/NAME.ck, its checks one a line
+# ("id<TAB>status value affects<TAB>detail", by one jq: the lookups below
+# read it with awk, not a jq each; issue 31)
 health() {
 	_n=$1
 	shift
 	"$TH" "$@" "$T/$_n.jsonl" >"$T/$_n.out" 2>"$T/$_n.err"
-	jq -c 'select(.type == "health")' "$T/$_n.out" >"$T/$_n.h"
+	grep '^{"type":"health"' "$T/$_n.out" >"$T/$_n.h"
+	jq -r '.checks[] | "\(.id)\t\(.status) \(.value) \(.affects | join(","))\t\(.detail)"' \
+	    "$T/$_n.h" >"$T/$_n.ck"
 }
 
 # ck NAME ID: the check ID of $T/NAME.h as "status value [affects]"
 ck() {
-	jq -r --arg id "$2" '.checks[] | select(.id == $id) |
-	    "\(.status) \(.value) \(.affects | join(","))"' "$T/$1.h" | sed 's/ $//'
+	awk -F'\t' -v id="$2" '$1 == id { s = $2; sub(/ $/, "", s); print s }' "$T/$1.ck"
 }
 detail() {
-	jq -r --arg id "$2" '.checks[] | select(.id == $id) | .detail' "$T/$1.h"
+	awk -F'\t' -v id="$2" '$1 == id { print $3 }' "$T/$1.ck"
 }
 # the checks that are not ok, as "id=status"
 notok() {
-	jq -r '[.checks[] | select(.status != "ok") | "\(.id)=\(.status)"] | join(" ")' "$T/$1.h"
+	awk -F'\t' '{ split($2, f, " ") } f[1] != "ok" { l = l (l == "" ? "" : " ") $1 "=" f[1] }
+	    END { print l }' "$T/$1.ck"
 }
 
 # Hand-made staged records: GPU pid 0, stream 7; CPU pid and thread 9.

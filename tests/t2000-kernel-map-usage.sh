@@ -23,9 +23,9 @@ check '--version' t_version
 
 t_badopt() {
 	status 2 km --no-such-option </dev/null 2>"$T/err" &&
-	has "$T/err" 'usage: kernel-map'
+	usage_err "$T/err" kernel-map "unknown or ambiguous option '--no-such-option'"
 }
-check 'unknown option exits 2 with usage' t_badopt
+check 'unknown option exits 2: one line and where the help is' t_badopt
 
 t_badlimit() {
 	status 2 km --kernel-table-limit 12x </dev/null 2>"$T/err" &&
@@ -47,7 +47,7 @@ check '--mapping - with records on stdin is a usage error' t_stdin_twice
 
 t_operands() {
 	status 2 km a b </dev/null 2>"$T/err" &&
-	has "$T/err" 'usage: kernel-map'
+	usage_err "$T/err" kernel-map "one record file at most (got 2)"
 }
 check 'more than one operand is a usage error' t_operands
 

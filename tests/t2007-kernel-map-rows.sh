@@ -58,4 +58,33 @@ t_duplicate_stage_rows() {
 }
 check 'rows of one stage from two traces stay separate' t_duplicate_stage_rows
 
+t_duration_stats() {
+	# per row, its launches' mean, min, max and nearest-rank p50/p90 (issue
+	# 31): "many" runs 10 times in file order 5 1 3 2 4 10 6 7 8 9 us, so
+	# mean 5.5, min 1, max 10, p50 the 5th smallest (5), p90 the 9th (9);
+	# "two" runs 2 and 8 (p50 2, p90 8); "one" once
+	{
+		printf '{"type":"trace","v":1,"t":0,"path":"/s.json","stage":"all"}\n'
+		printf '{"type":"gpu_pids","t":0,"selected":"0","time_us":{"0":1}}\n'
+		ts=0
+		for dur in 5 1 3 2 4 10 6 7 8 9; do
+			ts=$((ts + 20))
+			printf '{"type":"kernel","t":0,"name":"many","ts":%d,"dur":%d,"stage":"decode","sel":true}\n' \
+			    "$ts" "$dur"
+			[ "$dur" = 3 ] && printf '{"type":"kernel","t":0,"name":"two","ts":%d,"dur":2,"stage":"decode","sel":true}\n' $((ts + 5))
+			[ "$dur" = 7 ] && printf '{"type":"kernel","t":0,"name":"two","ts":%d,"dur":8,"stage":"decode","sel":true}\n' $((ts + 5))
+		done
+		printf '{"type":"kernel","t":0,"name":"one","ts":500,"dur":0.125,"stage":"decode","sel":true}\n'
+		printf '{"type":"stats","t":0}\n'
+	} >"$T/stats.jsonl"
+	km <"$T/stats.jsonl" >"$T/out"
+	jq -r 'select(.type == "kernel_row") |
+	    [.kernel, .launches, .total_us, .mean_us, .min_us, .max_us, .p50_us, .p90_us] | @tsv' \
+	    "$T/out" >"$T/got"
+	printf 'many\t10\t55\t5.5\t1\t10\t5\t9\ntwo\t2\t10\t5\t2\t8\t2\t8\none\t1\t0.125\t0.125\t0.125\t0.125\t0.125\t0.125\n' \
+	    >"$T/want"
+	same "$T/want" "$T/got"
+}
+check "each row: its launches' mean, min, max, p50 and p90 duration" t_duration_stats
+
 done_testing

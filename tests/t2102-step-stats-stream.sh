@@ -102,7 +102,7 @@ t_cli() {
 	ss --help >"$T/out"
 	eq 'usage: step-stats [-q] [file]' "$(head -n 1 "$T/out")"
 	status 2 ss a b 2>"$T/err"
-	has "$T/err" '^usage: step-stats '
+	usage_err "$T/err" step-stats "one record file at most (got 2)"
 	status 2 ss --bogus 2>"$T/err"
 	status 1 ss "$T/nonexistent" 2>"$T/err"
 	has "$T/err" "cannot open"

@@ -12,8 +12,7 @@ kr() {
 t_usage() {
 	kr k 1 >"$T/a"
 	status 2 "$TD" "$T/a" 2>"$T/err"
-	has "$T/err" "trace-diff: --baseline FILE is required"
-	has "$T/err" "^usage: trace-diff"
+	usage_err "$T/err" trace-diff "--baseline FILE is required"
 	status 2 "$TD" --baseline "$T/a" --gate x "$T/a" 2>"$T/err"
 	has "$T/err" "bad --gate value, not a number: x"
 	status 2 "$TD" --baseline "$T/a" --gate -5 "$T/a" 2>"$T/err"

@@ -48,9 +48,9 @@ t_report() {
 	# every member in CSV
 	# shellcheck disable=SC2086
 	"$TRIAGE" -q --input "$FX/mapping.json" $GPU -f csv --table roofline >"$T/r.csv"
-	eq "stage,kernel,op,shape,gpu_time_us,launches,tflops,gbps,intensity,bound,roof_us,pct_of_roof,dtype,estimate,source,flops,bytes" \
+	eq "stage,kernel,kernel_short,op,shape,time_us,launches,tflops,gbps,intensity,bound,roof_us,pct_of_roof,dtype,estimate,source,flops,bytes" \
 	    "$(sed -n 1p "$T/r.csv" | tr -d '\r')"
-	eq "all,gemm_k,aten::mm,M=128 N=512 K=256 bf16,20,2,3.3554432000000003,45.8752,73.14285714285714,memory,0.917504,4.58752,bf16,exact,trace,67108864,917504" \
+	eq "all,gemm_k,gemm_k,aten::mm,M=128 N=512 K=256 bf16,20,2,3.355443,45.8752,73.142857,memory,0.918,4.58752,bf16,exact,trace,67108864,917504" \
 	    "$(sed -n 2p "$T/r.csv" | tr -d '\r')"
 	# shellcheck disable=SC2086
 	"$TRIAGE" -q --input "$FX/mapping.json" $GPU -f json >"$T/r.json"
@@ -89,7 +89,7 @@ t_html_chart() {
 	need chromium
 	# shellcheck disable=SC2086
 	"$TRIAGE" -q --input "$FX/mapping.json" $GPU -f html >"$T/r.html"
-	has "$T/r.html" 'data-chart="roof"'
+	has "$T/r.html" '"kind":"roof"'
 	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
 	    --dump-dom "file://$T/r.html" >"$T/dom.html" 2>"$T/chr.err"
 	has "$T/dom.html" '<body data-ready="1" data-errors="0"'

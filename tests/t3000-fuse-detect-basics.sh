@@ -21,9 +21,9 @@ check '--version' t_version
 
 t_badopt() {
 	status 2 fd --no-such-option </dev/null 2>"$T/err" &&
-	has "$T/err" 'usage: fuse-detect'
+	usage_err "$T/err" fuse-detect "unknown or ambiguous option '--no-such-option'"
 }
-check 'unknown option exits 2 with usage' t_badopt
+check 'unknown option exits 2: one line and where the help is' t_badopt
 
 t_badexplain() {
 	status 2 fd --explain=stdout </dev/null 2>"$T/err" &&

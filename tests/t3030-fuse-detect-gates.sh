@@ -22,10 +22,12 @@ rows9() {	# rows9 T: one row per pattern of mkcat
 		srow "$1" decode "key_${p}_end" 10 90 'a.py:1 f'
 	done
 }
+# The catalog and the rows, written once.
+mkcat >"$T/cat"
+rows9 0 >"$T/rows9"
 # The patterns that produce a row, sorted.
 fired() {	# fired FRAMEWORK ARGS_JSON
-	mkcat >"$T/cat"
-	{ inp "$1" "$2"; rows9 0; } >"$T/in"
+	{ inp "$1" "$2"; cat "$T/rows9"; } >"$T/in"
 	fd -p "$T/cat" <"$T/in" 2>"$T/err" >"$T/out" &&
 	jq -r 'select(.type=="fuse_row") | .pattern' "$T/out" | sort | paste -sd' ' -
 }

@@ -22,9 +22,9 @@ check '--version' t_version
 
 t_badopt() {
 	status 2 os --no-such-option </dev/null 2>"$T/err" &&
-	has "$T/err" 'usage: overlap-sweep'
+	usage_err "$T/err" overlap-sweep "unknown or ambiguous option '--no-such-option'"
 }
-check 'unknown option exits 2 with usage' t_badopt
+check 'unknown option exits 2: one line and where the help is' t_badopt
 
 t_badlimit() {
 	status 2 os --overlap-table-limit abc </dev/null 2>"$T/err" &&

@@ -25,8 +25,7 @@ check '--version' t_version
 
 t_no_url() {
 	status 2 "$CAPTURE" 2>"$T/e"
-	has "$T/e" 'trace-capture: --url is required'
-	has "$T/e" '^usage: trace-capture'
+	usage_err "$T/e" trace-capture "--url is required"
 	status 2 "$CAPTURE" --url '' 2>"$T/e"
 	has "$T/e" '--url is required'
 }

@@ -66,7 +66,6 @@ unmock b38
 
 t_b38() {
 	eq 4 "$(cat "$T/b38.rc")" exit
-	[ "$(cat "$T/b38.secs")" -le 6 ]
 	has "$T/b38.err" "no new trace appeared in '$T/b38' within 1 s"
 	eq "" "$(cat "$T/b38.out")" stdout
 }
@@ -93,7 +92,6 @@ unmock part
 
 t_partial() {
 	eq 0 "$(cat "$T/part.rc")" exit
-	[ "$(cat "$T/part.secs")" -ge 1 ]
 	gzip -t "$T/part/prefill/host-1234.pt.trace.json.gz"
 }
 check 'partial then complete: the wait holds until the gzip trailer is there' t_partial

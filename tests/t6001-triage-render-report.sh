@@ -54,8 +54,15 @@ def rows(name):
 k = rows("kernel")
 assert [r["stage"] for r in k] == ["extend", "extend", "decode", "decode", "decode"], k
 assert k[2]["kernel"].startswith("void cutlass::Kernel2<cutlass_80_tensorop"), k[2]
-assert float(k[2]["gpu_time_us"]) == 600 and float(k[2]["share_pct"]) == 60, k[2]
+# the short name beside the whole one; the records' member names as columns
+assert k[2]["kernel_short"] == "cutlass::Kernel2<cutlass_80_tensorop_bf16_…_64x64_32x6_tn_align8>", k[2]
+assert list(k[0].keys()) == ["stage", "kernel", "kernel_short", "category", "total_us",
+    "share_pct", "launches", "mean_us", "min_us", "max_us", "p50_us", "p90_us", "location",
+    "cpu_op"], list(k[0].keys())
+assert float(k[2]["total_us"]) == 600 and float(k[2]["share_pct"]) == 60, k[2]
 assert int(k[2]["launches"]) == 10
+# a figure the records do not have (kernel-map's statistics): an empty cell, not "-"
+assert k[2]["mean_us"] == "" and k[2]["p90_us"] == "", k[2]
 r = rows("rank")
 assert [(x["rank"], x["straggler"]) for x in r] == [("0", ""), ("1", "yes")], r
 assert float(r[0]["wait_us"]) == 80
@@ -65,6 +72,7 @@ g = rows("gpu")
 assert float(g[0]["idle_launch_us"]) == 200 and float(g[0]["step_p50_us"]) == 550
 s = rows("step")
 assert [float(x["cpu_us"]) for x in s] == [500, 600]
+assert [x["batch"] for x in s] == ["8", "8"] and [x["tokens"] for x in s] == ["", ""], s
 c = rows("collective")
 assert [int(x["ordinal"]) for x in c] == [1, 2] and float(c[0]["skew_us"]) == 40
 for name in ("overlap", "fuse", "fuse_in_use", "rank_kernel"):
@@ -77,10 +85,43 @@ EOF
 	# TSV: as many fields on every line as in the header
 	"$RENDER" --format tsv --table kernel <"$F" >"$T/k.tsv"
 	eq 1 "$(awk -F'\t' '{print NF}' "$T/k.tsv" | sort -u | wc -l)" "TSV field counts"
-	status 2 "$RENDER" --format csv --table nosuch <"$F" 2>"$T/err"
-	has "$T/err" "no table .nosuch. in this report; it has: gpu, step, kernel, overlap, fuse, fuse_in_use, rank, collective, rank_kernel, health$"
+	# a name no report has: exit 2 before any record is read (stdin is never read)
+	status 2 "$RENDER" --format csv --table nosuch </dev/full 2>"$T/err"
+	usage_err "$T/err" triage-render "bad --table value, not a table of the report (gpu, launch, stream, annotation, step, escape, kernel, roofline, unmodeled, overlap, fuse, fuse_in_use, rank, collective, rank_kernel, health, verdict, diff_gpu, diff, diff_fuse, diff_overlap, runs): nosuch"
+	# a table of other reports only: said once the records are read
+	status 2 "$RENDER" --format csv --table verdict <"$F" 2>"$T/err"
+	has "$T/err" "no table .verdict. in this report; it has: gpu, step, kernel, overlap, fuse, fuse_in_use, rank, collective, rank_kernel, health$"
 }
 check "csv/tsv: every table parses with named columns and raw numbers" t_csv
+
+t_precision() {
+	# sums of floating-point durations carry noise; the machine formats
+	# round each figure to its precision: microseconds and percentages to 3
+	# decimals, ratios to 5
+	jq -c 'if .type == "kernel_row" and .stage == "decode" and .total_us == 600 then
+	    .total_us = 29461.400999999998 | .share_pct = 60.00000000000001 |
+	    .mean_us = 2946.1400999999996 | .min_us = 10 | .max_us = 5000.0005 | .p50_us = 2900 |
+	    .p90_us = 4999.99999999 else . end |
+	    if .type == "overlap_row" then .exclusive_ratio = 0.8999999999999999 else . end' "$F" \
+	    >"$T/noise.jsonl"
+	"$RENDER" --format csv --table kernel <"$T/noise.jsonl" >"$T/n.csv"
+	has "$T/n.csv" ',gemm,29461.401,60,10,2946.14,10,5000.001,2900,5000,'
+	"$RENDER" --format csv --table overlap <"$T/noise.jsonl" >"$T/o.csv"
+	has "$T/o.csv" ',300,30,0.9,0.1,low,'
+	"$RENDER" --format json <"$T/noise.jsonl" >"$T/n.json"
+	eq '29461.401 2946.14 5000.001' "$(jq -r '.reports[0].tables[] | select(.table == "kernel" and
+	    .stage == "decode") | .rows[0] | "\(.total_us) \(.mean_us) \(.max_us)"' "$T/n.json")"
+	# markdown: the statistics as a column set with --stats, in place of the sites
+	"$RENDER" --stats <"$T/noise.jsonl" >"$T/s.md"
+	has "$T/s.md" '^| Kernel | Category | GPU time | Share | Launches | Mean | Min | Max | p50 | p90 |$'
+	has "$T/s.md" '^| cutlass::Kernel2\\<cutlass_80_tensorop_bf16\\_…\\_64x64_32x6_tn_align8> | gemm | 29.46 ms | 60.0% | 10 | 2946.1 µs | 10.0 µs | 5000.0 µs | 2900.0 µs | 5000.0 µs |$'
+	"$RENDER" <"$T/noise.jsonl" >"$T/m.md"
+	hasnt "$T/m.md" '| Mean |'
+	# HTML: on the GPU time's hover
+	"$RENDER" -f html <"$T/noise.jsonl" >"$T/s.html"
+	has "$T/s.html" 'title="per launch: mean 2946.1 µs, min 10.0 µs, max 5000.0 µs, p50 2900.0 µs, p90 5000.0 µs"'
+}
+check "csv, json: figures rounded to their precision; --stats and hover: the duration statistics" t_precision
 
 t_json() {
 	"$RENDER" --format json <"$F" >"$T/r.json"
@@ -90,15 +131,23 @@ doc = json.load(open(sys.argv[1]))
 r = doc["reports"][0]
 assert r["health"] == {"verdict": "degraded",
     "text": "no python_function events (affects the kernel and fuse tables)."}, r["health"]
-assert r["facts"]["Model"] == "Qwen/Qwen3-8B"
+# the facts are fields with the figures; the labels' phrases are md and HTML's
+f = r["facts"]
+assert f["model"] == "Qwen/Qwen3-8B", f
+# the fixture holds rank-skew's rows: all ranks (issue 25)
+assert f["mode"] == "all_ranks" and f["framework"] == "sglang", f
+assert f["framework_source"] == "server_args", f
+assert f["traces"] == ["/p/qwen/t.json"], f
+assert all(k == k.lower() and " " not in k for k in f), f
 assert r["notes"] == ["A note to pass on."]
 ids = [(t["table"], t["stage"]) for t in r["tables"]]
 assert ids == [("gpu", "decode"), ("step", "decode"), ("kernel", "extend"), ("kernel", "decode"),
     ("overlap", "decode"), ("fuse", "decode"), ("fuse_in_use", "decode"), ("rank", "decode"),
     ("collective", "decode"), ("rank_kernel", "decode"), ("health", None)], ids
 k = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "decode"][0]
-assert k["rows"][0]["gpu_time_us"] == 600 and k["rows"][0]["kernel_short"] == "cutlass::Kernel2<cutlass_80_tensorop_bf16_…_64x64_32x6_tn_align8>"
-assert k["rows"][0]["python_location"] == ["python/sglang/srt/layers/linear.py:300 forward"]
+assert k["rows"][0]["total_us"] == 600 and k["rows"][0]["kernel_short"] == "cutlass::Kernel2<cutlass_80_tensorop_bf16_…_64x64_32x6_tn_align8>"
+assert k["rows"][0]["location"] == ["python/sglang/srt/layers/linear.py:300 forward"]
+assert k["rows"][0]["mean_us"] is None, k["rows"][0]
 # short names stay unique within a table even when the elided forms collide
 e = [t for t in r["tables"] if t["table"] == "kernel" and t["stage"] == "extend"][0]
 shorts = [x["kernel_short"] for x in e["rows"]]
@@ -169,9 +218,11 @@ t_html_in_browser() {
 	need chromium
 	"$RENDER" --format html <"$F" >"$T/r.html"
 	# headless, no sandbox (CI runs as root); the DOM after the page's script ran
+	# (at 1400 px: the page is no wider than the window, its tables fit or
+	# scroll inside their sections)
 	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
-	    --dump-dom "file://$T/r.html" >"$T/dom.html" 2>"$T/chr.err"
-	has "$T/dom.html" '<body data-ready="1" data-errors="0"'
+	    --window-size=1400,1000 --dump-dom "file://$T/r.html" >"$T/dom.html" 2>"$T/chr.err"
+	has "$T/dom.html" '<body data-ready="1" data-errors="0" data-overflow="0"'
 	# decode: gemm, attention, elementwise, reduction; extend: gemm (shares of the
 	# kernel time, as the headline's: idle is the GPU-time table's, of the span)
 	eq 5 "$(grep -o 'class="seg"' "$T/dom.html" | wc -l)" "stacked segments"
@@ -181,6 +232,29 @@ t_html_in_browser() {
 	hasnt "$T/dom.html" 'data-cat="idle"'
 	has "$T/dom.html" 'Kernel time by category (shares of the sum of kernel durations, as in the headline)'
 	has "$T/dom.html" 'class="banner degraded"'
+	# ranks: busy, communication and wait for each of the 2 ranks
+	eq 6 "$(grep -o 'class="rbar"' "$T/dom.html" | wc -l)" "rank bars"
+	eq 2 "$(grep -o 'class="stepgpu"' "$T/dom.html" | wc -l)" "GPU-busy step bars"
+	# every chart: a title, an axis with its unit, a legend (issue 31)
+	figs=$(grep -o '<figure class="chart"' "$T/dom.html" | wc -l)
+	eq 6 "$figs" "charts"
+	eq "$figs" "$(grep -o 'class="ctitle"' "$T/dom.html" | wc -l)" "chart titles"
+	eq "$figs" "$(grep -o 'class="legend"' "$T/dom.html" | wc -l)" "legends"
+	eq 0 "$(grep -o '<text[^>]*class="axis"[^>]*>[^<]*</text>' "$T/dom.html" | grep -vc '(ms)')" \
+	    "axes without their unit"
+	eq "$figs" "$(grep -o 'class="axis"' "$T/dom.html" | wc -l)" "axes"
+	eq 1 "$(grep -o '<text[^>]*class="xaxis"[^>]*>step (its index in the table)</text>' \
+	    "$T/dom.html" | wc -l)" "the steps' x axis"
+	# the steps along the table's own index, in their hover too
+	has "$T/dom.html" '<text[^>]*class="xtick"[^>]*>0</text>'
+	has "$T/dom.html" '<title>step 0 (ProfilerStep#1): step time (CPU) 0.500 ms</title>'
+	# one step: a bar of its own width on the axis, not a slab across it
+	jq -c 'select(.type != "step" or .index == 0)' "$F" >"$T/one-step.jsonl"
+	"$RENDER" --format html <"$T/one-step.jsonl" >"$T/one.html"
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+	    --dump-dom "file://$T/one.html" >"$T/one.dom" 2>>"$T/chr.err"
+	w=$(grep -o '<rect [^>]*class="step"' "$T/one.dom" | grep -o 'width="[0-9.]*"' | tr -dc '0-9.\n')
+	awk -v w="$w" 'BEGIN { exit !(w > 0 && w <= 40) }' || { echo "one step's bar: width $w"; return 1; }
 	# the page draws: a non-trivial PNG
 	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
 	    --window-size=1200,1600 --screenshot="$T/shot.png" "file://$T/r.html" 2>>"$T/chr.err"
@@ -200,6 +274,17 @@ t_bundle() {
 	"$RENDER" --bundle <"$T/b.jsonl" >"$T/b.md"
 	cmark-gfm -e table "$T/b.md" >"$T/b.html"
 	has "$T/b.md" '^# Triage bundle: 2 runs$'
+	# the summary: a row per run, before the contents
+	has "$T/b.md" '^| Run | Model | Framework | GPU | extend/prefill GPU time | decode GPU time | GPU time (no stage) | Step p50 | Step stage | Health |$'
+	has "$T/b.md" '^| runs/a | Qwen/Qwen3-8B | SGLang | - | 4.00 ms | 1.00 ms | - | 0.55 ms | decode | degraded |$'
+	[ "$(grep -n '^## Summary' "$T/b.md" | cut -d: -f1)" -lt "$(grep -n '^## Contents' "$T/b.md" | cut -d: -f1)" ]
+	# in HTML with its chart: each run's stages stacked
+	"$RENDER" --bundle -f html <"$T/b.jsonl" >"$T/bb.html"
+	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+	    --dump-dom "file://$T/bb.html" >"$T/bb.dom" 2>/dev/null
+	has "$T/bb.dom" '<body data-ready="1" data-errors="0"'
+	has "$T/bb.dom" 'data-table="runs"'
+	eq 4 "$(grep -o 'class="ubar"' "$T/bb.dom" | wc -l)" "run bars (2 runs, 2 stages)"
 	# the table of contents links each run once, grouped by model
 	eq 2 "$(sed -n '/^## Contents/,/^## [^C]/p' "$T/b.md" | grep -c '](#')" "TOC entries"
 	has "$T/b.md" 'Qwen3-8B'
@@ -209,7 +294,13 @@ t_bundle() {
 	"$RENDER" --bundle --format json <"$T/b.jsonl" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert [r["facts"]["Model"] for r in d["reports"]] == ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B"]'
+assert [r["facts"]["model"] for r in d["reports"]] == ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B"]
+s = d["summary"]
+assert s["table"] == "runs" and [x["run"] for x in s["rows"]] == ["runs/a", "runs/b"], s
+assert [x["framework"] for x in s["rows"]] == ["SGLang", "vLLM"], s
+assert [x["decode_us"] for x in s["rows"]] == [1000, 1000] and s["rows"][0]["extend_us"] == 4000, s
+assert [x["step_p50_us"] for x in s["rows"]] == [550, 550], s
+assert [x["health"] for x in s["rows"]] == ["degraded", "degraded"], s'
 }
 check "bundle: one document of two runs with a table of contents" t_bundle
 

@@ -81,7 +81,8 @@ check "a NUL in a name is kept, as \\u0000 in JSON" t_nul_json
 t_csv() {
 	"$RENDER" --format csv --table kernel --names full <"$T/r.jsonl" | tr -d '\r' >"$T/k.csv"
 	# formulas neutralised with a leading ', numbers and the "-" placeholder kept
-	has "$T/k.csv" "^extend,\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",other,120,"
+	# (the whole name, then its short form: the same under --names full)
+	has "$T/k.csv" "^extend,\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",other,120,"
 	has "$T/k.csv" ",'@SUM(A1:A9)$"
 	hasnt "$T/k.csv" ',=\|,@\|,"=\|,"@'
 	eq 0 "$(grep -c "$ESC" "$T/k.csv")" "raw ESC characters"

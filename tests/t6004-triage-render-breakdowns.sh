@@ -18,7 +18,7 @@ t_markdown() {
 	# the collectives in the GPU-time table, the headline and the steps
 	has "$T/r.md" '^| 30 | 2.00 ms | 2.00 ms | 0.20 ms | 4.00 ms | 1.50 ms | 0.30 ms | 0.20 ms | 0.80 ms | 62.5% | 90.0% | 1 | - | - | - | - |$'
 	has "$T/r.md" '; collectives 0.80 ms, 62% of it under compute;'
-	has "$T/r.md" '^| 0 | step\\\[DECODE bs=8\\\] | 8 | 4.00 ms | 0.90 ms | 2.00 ms | 4.00 ms | 30 | 0.80 ms | 62.5% |$'
+	has "$T/r.md" '^| 0 | step\\\[DECODE bs=8\\\] | 8 | - | 4.00 ms | 0.90 ms | 2.00 ms | 4.00 ms | 30 | 0.80 ms | 62.5% |$'
 	# a stage without collectives: no such step columns, "-" for the percentage
 	has "$T/r.md" '^| 10 | 0.40 ms | 0.60 ms | 0.50 ms | 1.00 ms | 0.40 ms | 0.00 ms | 0.00 ms | 0.00 ms | - | 0.0% |'
 	# clocks apart: no interpretation, said so
@@ -57,9 +57,9 @@ t_csv_json() {
 	"$RENDER" --format csv --table launch <"$F" | tr -d '\r' >"$T/l.csv"
 	has "$T/l.csv" '^extend,10,3.5,9,120,1,host-bound$'
 	"$RENDER" --format csv --table kernel --names full <"$F" | tr -d '\r' >"$T/k.csv"
-	has "$T/k.csv" '^stage,kernel,category,gpu_time_us,share_pct,launches,launch_delay_p50_us,launch_delay_max_us,python_location,cpu_op$'
-	has "$T/k.csv" '^extend,void gemm_kernel<128>,gemm,300,75,4,3.5,120,'
-	has "$T/k.csv" '^extend,void norm_kernel<128>,norm,100,25,6,-,-,'
+	has "$T/k.csv" '^stage,kernel,kernel_short,category,total_us,share_pct,launches,launch_delay_p50_us,launch_delay_max_us,mean_us,min_us,max_us,p50_us,p90_us,location,cpu_op$'
+	has "$T/k.csv" '^extend,void gemm_kernel<128>,void gemm_kernel<128>,gemm,300,75,4,3.5,120,'
+	has "$T/k.csv" '^extend,void norm_kernel<128>,void norm_kernel<128>,norm,100,25,6,,,'
 	"$RENDER" --format json <"$F" >"$T/r.json"
 	eq 'launch:extend:host-bound launch:decode:stalled launch:all:-' \
 	    "$(jq -r '[.reports[0].tables[] | select(.table == "launch") | "launch:\(.stage):\(.rows[0].verdict)"] | join(" ")' "$T/r.json")"

@@ -82,23 +82,25 @@ t_json() {
 	eq "verdict diff_gpu diff diff_fuse" "$(jq -r '.reports[0].tables[].table' "$T/j" | xargs)"
 	# numbers in the column's unit (microseconds per step), full names, lists as arrays
 	eq '[800,900,100,12.5,["a.py:1 f"]]' "$(jq -c '.reports[0].tables[] | select(.table == "diff") |
-	    .rows[0] | [.base_us, .cand_us, .delta_us, .delta_pct, .python_location]' "$T/j")"
+	    .rows[0] | [.base_us, .cand_us, .delta_us, .delta_pct, .location]' "$T/j")"
 	eq "gemm_MT256x64
 was gemm_MT128x64" "$(jq -r '.reports[0].tables[] | select(.table == "diff") | .rows[0].kernel' "$T/j")"
-	eq "neutral in stage decode: GPU time per step +5.0% (threshold 10.0%)" \
-	    "$(jq -r '.reports[0].facts.Verdict' "$T/j")"
+	# the facts are fields: the verdict itself, each side's input as its record has it
+	eq "neutral" "$(jq -r '.reports[0].facts.verdict' "$T/j")"
+	eq 'diff /runs/base/t.json.gz 2 4' "$(jq -r '.reports[0].facts |
+	    "\(.mode) \(.baseline.path) \(.baseline.steps.decode) \(.candidate.steps.decode)"' "$T/j")"
 }
 check "json: the tables, numbers in their units" t_json
 
 t_csv_tsv() {
 	"$TR" -f csv <"$T/d" >"$T/c"
-	eq "stage,kernel,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,python_location" \
+	eq "stage,kernel,kernel_short,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,location" \
 	    "$(head -n 1 "$T/c" | tr -d '\r')"
 	eq 5 "$(wc -l <"$T/c" | tr -d ' ')"
-	eq 'decode,void old_kernel,removed,98,0,-98,-100,2,0,a.py:1 f' "$(sed -n 3p "$T/c" | tr -d '\r')"
+	eq 'decode,void old_kernel,old_kernel,removed,98,0,-98,-100,2,0,a.py:1 f' "$(sed -n 3p "$T/c" | tr -d '\r')"
 	"$TR" -f tsv --table verdict <"$T/d" >"$T/t"
 	# 50 / 1000.25 of the baseline
-	eq "	overall	neutral	kernel_us_per_step	1000.25	1050.25	4.998750312421895	10	-	-" \
+	eq "	overall	neutral	kernel_us_per_step	1000.25	1050.25	4.999	10	-	-" \
 	    "$(sed -n 3p "$T/t")"
 	"$TR" -f tsv --table diff_gpu <"$T/d" | grep -q '^decode	Steps	2	4	2	100$'
 	mkdir "$T/dir"
@@ -109,7 +111,19 @@ check "csv and tsv: the kernel diff by default, any table by name" t_csv_tsv
 
 t_html() {
 	"$TR" -f html <"$T/d" >"$T/h"
-	has "$T/h" '<table class="sortable" data-table="diff">'
+	has "$T/h" '<div class="tw"><table class="sortable" data-table="diff">'
+	# the charts (issue 31): the stage's GPU time in both runs, the kernel changes
+	has "$T/h" '"cls":"dbar","title":"GPU time per stage in both runs"'
+	has "$T/h" '"axis":"GPU time per step (ms), the sum of the kernel durations"'
+	has "$T/h" '"cls":"kbar","title":"The largest changes of the stage'"'"'s kernels"'
+	if command -v chromium >/dev/null 2>&1; then
+		cp "$T/h" "$T/h.html"
+		chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \
+		    --dump-dom "file://$T/h.html" >"$T/dom" 2>/dev/null
+		has "$T/dom" '<body data-ready="1" data-errors="0"'
+		eq 2 "$(grep -o 'class="dbar"' "$T/dom" | wc -l)" "stage bars (baseline, candidate)"
+		eq 4 "$(grep -o 'class="kbar"' "$T/dom" | wc -l)" "kernel change bars (the shown rows)"
+	fi
 	has "$T/h" '<section data-section="verdict">'
 	has "$T/h" '<td class="k" data-v="gemm_MT256x64&#10;was gemm_MT128x64">'
 	has "$T/h" '<td class="k" title="void old_kernel" data-v="old_kernel">'

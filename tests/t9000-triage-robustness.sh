@@ -62,7 +62,7 @@ t_quick_start_sample() {
 	"$GEN" -s both -n 6 --streams 2 --graph --world 2 -o "$T/g2.json"
 	cmp "$T/g1.json" "$T/g2.json"
 	# the README's quick-start command, as written, fills all three tables
-	cmd=$(sed -n 's/^sh scripts\/install-deps && make && \(\.\/scripts\/triage .*\)$/\1/p' "$TOP/README.md")
+	cmd=$(sed -n 's/^sh scripts\/install-deps && make -s && \(build\/bin\/triage .*\)$/\1/p' "$TOP/README.md")
 	[ -n "$cmd" ] || { echo "no quick-start command in README.md"; return 1; }
 	(cd "$TOP" && TRIAGE_BINDIR=$BIN sh -c "$cmd") >"$T/q.md" 2>"$T/q.err"
 	for s in Kernels 'Overlap opportunities' 'Fuse opportunities'; do

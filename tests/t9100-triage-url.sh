@@ -1,6 +1,8 @@
 #!/bin/sh
 # scripts/triage --url / --mapping-url / --formal-url against loopback fakes:
 # capture, then the tables of what was captured.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 

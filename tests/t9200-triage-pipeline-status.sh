@@ -1,6 +1,8 @@
 #!/bin/sh
 # scripts/triage reports the stage that failed, not the upstream stages that
 # were killed by SIGPIPE when it stopped reading; nothing reaches stdout.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 
 # A tool directory where one filter is replaced by a failing stand-in.

@@ -1,5 +1,7 @@
 #!/bin/sh
 # make install / uninstall into a DESTDIR; the installed triage runs on its own.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 
 t_install() {
@@ -17,6 +19,19 @@ t_install() {
 	[ -f "$T/root/usr/share/llm-torch-profiler-analysis/fuse-patterns.jsonl" ]
 }
 check "make install puts binaries, the driver, man pages and the catalog in place" t_install
+
+t_build_bin() {
+	# make leaves the driver beside the tools: build/bin on PATH gives every command
+	same "$TOP/scripts/triage" "$BIN/triage"
+	[ -x "$BIN/triage" ]
+	(cd "$T" && env -u TRIAGE_BINDIR PATH="$BIN:/usr/bin:/bin" triage --input \
+	    "$TOP/examples/sglang-serving.trace.json.gz") >"$T/b.md"
+	has "$T/b.md" "^# Triage report: "
+	# the build prints a line per program; with -s nothing
+	make -s -C "$TOP" O="${O:-build}" all >"$T/quiet.out" 2>&1
+	eq 0 "$(wc -c <"$T/quiet.out" | tr -d ' ')" "bytes make -s printed"
+}
+check "make leaves triage in build/bin with the tools; make -s prints nothing" t_build_bin
 
 t_run_installed() {
 	# Only the installed directory: no build tree, no TRIAGE_BINDIR.

@@ -2,6 +2,8 @@
 # triage --all-ranks: every rank's pipeline in its own processes, -j at a
 # time, merged into rank-skew and the renderer; and the README's xargs
 # example of the same pipelines, run as written.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 
 GEN=$TESTDIR/gen-trace
@@ -90,31 +92,16 @@ t_jobs_same() {
 check "-j 1 and -j 4 give the same records" t_jobs_same
 
 t_jobs_limit() {
-	# a trace-extract that notes how many ranks run at once
-	slow=$T/slowbin
-	mkdir -p "$slow" "$T/running"
-	for t in "$BIN"/*; do ln -s "$t" "$slow/$(basename "$t")"; done
-	rm "$slow/trace-extract"
-	cat >"$slow/trace-extract" <<EOF
-#!/bin/sh
-case " \$* " in
-*" --rank "*)
-	: >"$T/running/\$\$"
-	ls "$T/running" | wc -l >>"$T/concurrent"
-	sleep 0.4
-	rm "$T/running/\$\$"
-	;;
-esac
-exec "$BIN/trace-extract" "\$@"
-EOF
-	chmod +x "$slow/trace-extract"
+	# N ranks register before any goes on, never more (gate_bin, lib.sh)
 	for j in 1 2 4; do
-		: >"$T/concurrent"
-		TRIAGE_BINDIR=$slow "$TRIAGE" --all-ranks -j "$j" --input "$d" >/dev/null
-		eq "$j" "$(sort -n "$T/concurrent" | tail -n 1)" "most ranks at once with -j $j"
+		rm -rf "$T/g"
+		gate_bin "$T/g"
+		GATE_N=$j TRIAGE_BINDIR=$T/g/bin "$TRIAGE" --all-ranks -j "$j" --input "$d" >/dev/null
+		hasnt "$T/g/concurrent" stuck
+		eq "$j" "$(sort -n "$T/g/concurrent" | tail -n 1)" "most ranks at once with -j $j"
 	done
 }
-check "-j N runs N ranks at a time" t_jobs_limit
+check "-j N runs N ranks at a time, never more (a semaphore the jobs keep)" t_jobs_limit
 
 t_failed_rank() {
 	b=$T/broken
@@ -160,5 +147,46 @@ t_readme_example() {
 	has "$T/ex.err" "no kernels of rank 2"
 }
 check "the README's xargs example runs as written and agrees with triage" t_readme_example
+
+# readme_block MARK: the README's code block after "<!-- MARK -->", with
+# every --sshlogin naming this machine (":") instead of the fleet.
+readme_block() {
+	sed -n "/^<!-- $1 -->\$/,/^"'```'"\$/p" "$TOP/README.md" | sed '1,2d;$d' |
+	    sed 's/--sshlogin [^ ]*/--sshlogin :/'
+}
+
+# The README's GNU parallel examples, with this machine as the one host
+# (parallel runs the job through the shell here, as a remote host would).
+t_readme_parallel() {
+	if ! command -v parallel >/dev/null 2>&1; then
+		echo "GNU parallel not installed (scripts/install-deps --test) # SKIP"
+		return 0
+	fi
+	readme_block "t9400 parallel" >"$T/par.sh"
+	has "$T/par.sh" "parallel --sshlogin : "
+	mkdir -p "$T/par"
+	sed "s#/shared/prof#$d#g" "$T/par.sh" >"$T/par/run.sh"
+	(cd "$T/par" && HOME=$T/par PATH=$BIN:$PATH sh -e run.sh) >"$T/par.out" 2>"$T/par.err" ||
+	    { cat "$T/par.err"; return 1; }
+	# every rank's stream, whole, in all.jsonl; rank_row as from one process
+	eq "0 1 2 3" "$(jq -r 'select(.type == "trace") | .rank' "$T/par/all.jsonl" | sort -n |
+	    tr '\n' ' ' | sed 's/ $//')" "ranks"
+	grep '"type":"rank_row"' "$T/skew.want" | sort >"$T/rows.want"
+	sort "$T/par.out" >"$T/rows.got"
+	same "$T/rows.want" "$T/rows.got"
+	# the fleet: a report per run directory, written beside it
+	readme_block "t9400 fleet" >"$T/fleet.sh"
+	has "$T/fleet.sh" "parallel --sshlogin : "
+	mkdir -p "$T/fl/runs/a" "$T/fl/runs/b"
+	cp "$d/run-TP-0.trace.json.gz" "$T/fl/runs/a/"
+	cp "$d/run-TP-1.trace.json.gz" "$T/fl/runs/b/"
+	(cd "$T/fl" && HOME=$T/fl PATH=$BIN:$PATH sh -e "$T/fleet.sh") 2>"$T/fl.err" ||
+	    { cat "$T/fl.err"; return 1; }
+	for r in a b; do
+		(cd "$T/fl" && "$TRIAGE" --input "runs/$r/") >"$T/fl-$r.want"
+		same "$T/fl-$r.want" "$T/fl/runs/$r/triage.md"
+	done
+}
+check "the README's GNU parallel examples run with this machine as the host" t_readme_parallel
 
 done_testing

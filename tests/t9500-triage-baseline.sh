@@ -120,7 +120,7 @@ check "mapping/formal pairs on both sides" t_dual
 
 t_formats() {
 	"$TRIAGE" -q --baseline "$T/a.json" --input "$T/a.json" --format csv >"$T/c"
-	eq "stage,kernel,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,python_location" \
+	eq "stage,kernel,kernel_short,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,location" \
 	    "$(head -n 1 "$T/c" | tr -d '\r')"
 	"$TRIAGE" -q --baseline "$T/a.json" --input "$T/a.json" --format tsv --table verdict >"$T/t"
 	eq "overall neutral" "$(sed -n 3p "$T/t" | cut -f 2,3 | tr '\t' ' ')"
@@ -170,13 +170,14 @@ t_failures() {
 check "a broken baseline or candidate: its error, no report, no temporary files" t_failures
 
 t_readme() {
-	# the README's CI example, as written, in a directory of its own
+	# the README's CI example, as written, in a directory of its own, with
+	# build/bin on PATH as the README says (triage is there too)
 	mkdir -p "$T/ci/base" "$T/ci/cand"
 	cp "$T/a.json" "$T/ci/base/run.json"
 	slow 30 "$T/a.json" "$T/ci/cand/run.json"
 	sed -n '/^<!-- t9500 -->$/,/^```$/p' "$TOP/README.md" | sed '1,2d;$d' >"$T/example.sh"
 	[ -s "$T/example.sh" ]
-	(cd "$T/ci" && PATH=$BIN:$TOP/scripts:$PATH status 5 sh "$T/example.sh" >"$T/ci.out" 2>"$T/ci.err")
+	(cd "$T/ci" && PATH=$BIN:$PATH status 5 sh "$T/example.sh" >"$T/ci.out" 2>"$T/ci.err")
 	has "$T/ci/diff.md" 'regression'
 	eq 30 "$(jq -r 'select(.type == "verdict" and .scope == "overall") | .delta_pct | round' "$T/ci/diff.jsonl")"
 }

@@ -3,6 +3,8 @@
 # loopback fake server (--url, or --mapping-url with --formal-url), the
 # baseline a saved report of an earlier capture; the fake writes the same
 # traces every time, so nothing changes.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 . "$TESTDIR/capture-lib.sh"
 

@@ -5,6 +5,8 @@
 # $TMPDIR, and a stream of blank lines refused; the run dies with the
 # driver, even by SIGKILL; numbers past 64 bits "too large"; names in the
 # driver's own messages escaped.
+# sanitize: no (the driver's own logic; the tools it runs are tested under
+# the sanitizers by their own scripts)
 . "$(dirname "$0")/lib.sh"
 GEN=$TESTDIR/gen-trace
 ESC=$(printf '\033')
@@ -12,13 +14,15 @@ ESC=$(printf '\033')
 "$TRIAGE" -q --input "$T/t.json" >"$T/want.md"
 
 # tool_bin DIR: the tools, with trace-extract and trace-diff wrapped: the
-# first sleeps $SLEEP seconds, the second records the size of $TMPDIR.
+# first logs its start (DIR/started) and sleeps $SLEEP seconds, the second
+# records the size of $TMPDIR.
 tool_bin() {
 	mkdir -p "$1/bin"
 	for t in "$BIN"/*; do ln -sf "$t" "$1/bin/$(basename "$t")"; done
 	rm "$1/bin/trace-extract" "$1/bin/trace-diff"
 	cat >"$1/bin/trace-extract" <<EOF
 #!/bin/sh
+echo \$\$ >>"$1/started"
 sleep \${SLEEP:-0}
 exec "$BIN/trace-extract" "\$@"
 EOF
@@ -53,18 +57,17 @@ t_output_targets() {
 	[ ! -e ./- ]
 	"$TRIAGE" -q --input "$T/t.json" -o /dev/stdout | cat >"$T/devout.md"
 	same "$T/want.md" "$T/devout.md"
-	# other hard links: exit 2 before any work (an extraction would sleep 5 s)
+	# other hard links: exit 2 before any work (no extraction started)
 	echo old >"$T/o/h1.md"
 	ln "$T/o/h1.md" "$T/o/h2.md"
-	t0=$(date +%s)
+	rm -f "$T/w/started"
 	set +e
-	SLEEP=5 TRIAGE_BINDIR=$T/w/bin "$TRIAGE" --input "$T/t.json" -o "$T/o/h1.md" 2>"$T/err"
+	TRIAGE_BINDIR=$T/w/bin "$TRIAGE" --input "$T/t.json" -o "$T/o/h1.md" 2>"$T/err"
 	rc=$?
 	set -e
 	eq 2 "$rc" "exit status"
-	[ "$(($(date +%s) - t0))" -lt 5 ]
-	eq "triage: error: --output '$T/o/h1.md': it has 1 other hard link(s), which a new file would cut (remove them, or write elsewhere)" \
-	    "$(tail -n 1 "$T/err")"
+	[ ! -e "$T/w/started" ] || { echo "an extraction started"; return 1; }
+	usage_err "$T/err" triage "error: --output '$T/o/h1.md': it has 1 other hard link(s), which a new file would cut (remove them, or write elsewhere)"
 	eq old "$(cat "$T/o/h1.md")" "the linked file"
 	eq "h1.md h2.md l.md p.md r.md" "$(ls -A "$T/o" | tr '\n' ' ' | sed 's/ $//')" "files"
 }
@@ -75,15 +78,15 @@ t_batch_newline() {
 	cp "$T/t.json" "$T/nl/line
 x.json"
 	cp "$T/t.json" "$T/nl/line.json"
-	t0=$(date +%s)
+	rm -f "$T/w/started"
 	set +e
-	SLEEP=5 TRIAGE_BINDIR=$T/w/bin "$TRIAGE" -o "$T/b" "$T/nl/line
+	TRIAGE_BINDIR=$T/w/bin "$TRIAGE" -o "$T/b" "$T/nl/line
 x.json" "$T/nl/line.json" 2>"$T/err"
 	rc=$?
 	set -e
 	eq 2 "$rc" "exit status"
-	[ "$(($(date +%s) - t0))" -lt 5 ]
-	eq "triage: error: a batch operand holds a line break: '$T/nl/line\\x0ax.json'" "$(tail -n 1 "$T/err")"
+	[ ! -e "$T/w/started" ] || { echo "an extraction started"; return 1; }
+	usage_err "$T/err" triage "error: a batch operand holds a line break: '$T/nl/line\\x0ax.json'"
 	eq "" "$(ls -A "$T/b")" "reports written"
 }
 check "batch: an operand with a line break is refused (exit 2) before any work" t_batch_newline

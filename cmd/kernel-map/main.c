@@ -35,7 +35,8 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-q] [--kernel-table-limit N] [--mapping FILE | --sites-only] [file]",
+	"[-q] [--kernel-table-limit N] [--mapping FILE | --sites-only]\n"
+	" [file]",
 	"Attribute kernels to Python sites and build the kernel table from a staged\n"
 	"record stream (trace-extract | trace-stage).  Writes \"site\" records (the\n"
 	"kernel -> location payloads) and \"kernel_row\" records; frames, CPU ops\n"
@@ -230,8 +231,10 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 1)
+	if (argc > 1) {
+		err_msg("one record file at most (got %d)", argc);
 		opt_usage(&tool, EXIT_USAGE);
+	}
 	if (argc == 1)
 		in = argv[0];
 	if (run.mapping_file && run.sites_only) {

@@ -16,12 +16,18 @@
 #include "sbuf.h"
 #include "xalloc.h"
 
-/* One (trace, stage) of the kernel table, waiting for the final mapping map. */
+/*
+ * One row of a (trace, stage) of the kernel table, waiting for the final
+ * mapping map: the name's launches and their durations' total and
+ * statistics (issue 31: mean, min, max, p50, p90 per launch; 40 bytes a
+ * row beside the total).
+ */
 typedef struct {
 	uint32_t canon;
 	const char *category;
 	double total;
 	long long count;
+	double min, max, p50, p90;
 } agg_t;
 
 typedef struct {
@@ -154,6 +160,13 @@ write_rows(const pending_t *p)
 			rec_json(RM_kernel_row_entry, js.s, js.len);
 		} else
 			rec_null(RM_kernel_row_entry);
+		if (a->count > 0) {
+			rec_num(RM_kernel_row_mean_us, a->total / (double)a->count);
+			rec_num(RM_kernel_row_min_us, a->min);
+			rec_num(RM_kernel_row_max_us, a->max);
+			rec_num(RM_kernel_row_p50_us, a->p50);
+			rec_num(RM_kernel_row_p90_us, a->p90);
+		}
 		rec_id(RM_kernel_row_id, "kernel", ++nrows_written);
 		rec_end();
 	}
@@ -230,12 +243,43 @@ stage_before(const sgroup_t *a, const sgroup_t *b)
 	return stage_index(km_s(a->stage)) < stage_index(km_s(b->stage));
 }
 
+/*
+ * The p50 and p90 of each row's launch durations (nearest rank, as
+ * step-stats' step percentiles): the group's durations laid out row by
+ * row (a counting sort by row; 8 bytes a launch, freed on return, beside
+ * the caller's 4 of row[]), each row's run selected in place.  row[j] is
+ * the row of the group's kernel j.
+ */
+static void
+row_percentiles(const kmtrace_t *kt, const sgroup_t *g, const uint32_t *row, agg_t *rows,
+    size_t nrows)
+{
+	double *dur = xmalloc((g->n ? g->n : 1) * sizeof *dur);
+	size_t *at = xcalloc(nrows + 1, sizeof *at), j, r;
+
+	for (j = 0; j < g->n; j++)
+		at[row[j] + 1]++;
+	for (r = 0; r < nrows; r++)
+		at[r + 1] += at[r];
+	for (j = 0; j < g->n; j++)
+		dur[at[row[j]]++] = kt->tr->k[g->idx[j]].dur;
+	/* at[r] is now the end of row r's run, the start of row r + 1's */
+	for (r = 0; r < nrows; r++) {
+		size_t start = r ? at[r - 1] : 0, n = at[r] - start;
+		rows[r].p90 = num_percentile(dur + start, n, 90);
+		rows[r].p50 = num_percentile(dur + start, n, 50);
+	}
+	free(at);
+	free(dur);
+}
+
 /* Row aggregates of one stage group (§5.1): by canonical name, first-seen order. */
 static void
 aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
 {
 	imap idx = { 0 };
 	nsum sum = NSUM_INIT;
+	uint32_t *row = xmalloc((g->n ? g->n : 1) * sizeof *row);
 	size_t j;
 
 	p->rows = xmalloc((g->n ? g->n : 1) * sizeof p->rows[0]);
@@ -252,14 +296,22 @@ aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
 			r->canon = a->canon;
 			r->total = 0.0;
 			r->count = 0;
+			r->min = r->max = dur;
 		}
 		r = &p->rows[*v];
 		r->total += dur;
 		r->count++;
+		if (dur < r->min)
+			r->min = dur;
+		if (dur > r->max)
+			r->max = dur;
 		r->category = a->category;	/* the last kernel's (§2.2) */
+		row[j] = (uint32_t)*v;
 	}
 	p->stage_total = nsum_value(&sum);
 	imap_free(&idx);
+	row_percentiles(kt, g, row, p->rows, p->nrows);
+	free(row);
 	sort_aggs(p->rows, p->nrows);
 }
 

@@ -48,7 +48,7 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-q] [--gpu NAME] [--gpu-specs FILE] [--mapping FILE] [file]",
+	"[-q] [--gpu NAME] [--gpu-specs F] [--mapping F] [file]",
 	"Model the FLOPs and bytes of every kernel whose launching CPU op recorded\n"
 	"its input shapes, and compare them with the GPU's dense peaks: one\n"
 	"\"kernel_eff\" record per stage, kernel and shape, and one \"roofline\"\n"

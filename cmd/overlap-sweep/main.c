@@ -69,7 +69,7 @@ static const struct opt opts[] = {
 
 static const struct tool tool = {
 	"[-q] [-m FILE] [-l N] [-p TEXT] [file ...]",
-	"The overlap-opportunity table of the mapping/formal flow (spec overlap.md):\n"
+	"The overlap-opportunity table of the mapping/formal flow (overlap-sweep(1)):\n"
 	"reads the formal record stream, passes every record through, and at its end\n"
 	"appends one overlap_row record per table row, then per row an overlap_exposed\n"
 	"record (where its kernel ran exposed).  FILE holds the mapping trace's staged\n"

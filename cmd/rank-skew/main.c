@@ -32,7 +32,8 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-q] [-a end|none] [-n N] [--no-pass] [--ranks LIST] [file ...]",
+	"[-q] [-a end|none] [-n N] [--no-pass] [--ranks LIST]\n"
+	" [file ...]",
 	"Compare the ranks of a tensor- or expert-parallel run: per rank and stage its\n"
 	"GPU busy, kernel, communication and wait time (rank_row); each collective\n"
 	"matched across the ranks with its skew and wait (collective_row); the kernels\n"

@@ -133,8 +133,10 @@ main(int argc, char **argv)
 	run.gpu_pid = NOSTR;
 	while (opt_next(&tool, argc, argv) != -1)
 		opt_usage(&tool, EXIT_USAGE);
-	if (argc - optind > 1)
+	if (argc - optind > 1) {
+		err_msg("one record file at most (got %d)", argc - optind);
 		opt_usage(&tool, EXIT_USAGE);
+	}
 	if (optind < argc)
 		in = argv[optind];
 	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(annotation);

@@ -80,8 +80,8 @@ static const struct opt opts[] = {
 
 static const struct tool tool = {
 	"[-q] --url URL [--framework NAME] [--output-dir DIR]\n"
-	" [--profile-prefix P] [--profile-workload W] [--num-steps N]\n"
-	" [--warmup-steps N] [option ...]",
+	" [--profile-prefix P] [--profile-workload W]\n"
+	" [--num-steps N] [--warmup-steps N] [option ...]",
 	"Capture torch profiler traces from a running SGLang, vLLM, TensorRT-LLM or\n"
 	"TokenSpeed server: start the profiler, send the workload, stop it and wait\n"
 	"until the traces are complete.  Prints the trace path (a file or a profile\n"

@@ -35,7 +35,8 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-q] --baseline FILE [--gate PCT] [--force] [--no-pass] [--whole-run] [file]",
+	"[-q] --baseline FILE [--gate PCT] [--force] [--no-pass]\n"
+	" [--whole-run] [file]",
 	"Compare two runs' records (triage-records(5)), the candidate (file or stdin)\n"
 	"with the baseline (--baseline FILE): per stage and kernel, matched by name\n"
 	"then by family (diff_row); GPU time figures (diff_metric); fuse-row\n"
@@ -120,8 +121,10 @@ main(int argc, char **argv)
 			opt_usage(&tool, EXIT_USAGE);
 		}
 	}
-	if (argc - optind > 1)
+	if (argc - optind > 1) {
+		err_msg("one candidate file at most (got %d)", argc - optind);
 		opt_usage(&tool, EXIT_USAGE);
+	}
 	if (optind < argc)
 		in = argv[optind];
 	if (!baseline) {

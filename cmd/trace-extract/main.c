@@ -67,7 +67,8 @@ static const struct opt opts[] = {
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
 	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
-	    "name the work in progress lines (a role, an operand) before the file's name" },
+	    "name the work in progress lines (a role, an operand) before the file's name, which "
+	    "a TEXT holding the file's path already names" },
 	{ "python-ids", O_PYTHON_IDS, NULL, "give frame records their python_id and parent_id" },
 	{ "quiet", 'q', NULL, "no warnings or progress" },
 	{ "rank", O_RANK, "N", "rank N's traces of a profile directory only" },
@@ -77,8 +78,9 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME] [--all-ranks | --rank N]\n"
-	"    [--frames [--python-ids]] [trace-or-dir ...]\n"
+	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME]\n"
+	" [--all-ranks | --rank N] [--frames [--python-ids]]\n"
+	" [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -166,8 +168,11 @@ main(int argc, char **argv)
 		    framework);
 	}
 	if (list_ranks) {
-		if (argc == 0 || ranksel.mode == RANKS_ONE)
+		if (argc == 0 || ranksel.mode == RANKS_ONE) {
+			err_msg(argc == 0 ? "--list-ranks needs a profile directory" :
+			    "--list-ranks and --rank cannot be combined");
 			opt_usage(&tool, EXIT_USAGE);
+		}
 		for (i = 0; i < argc; i++) {
 			r = print_ranks(argv[i]);
 			if (r != EXIT_OK && (rval == EXIT_OK || rval == EXIT_EMPTY))
@@ -1665,8 +1670,16 @@ extract_trace(const char *path, int t)
 	s.rfp = spool_stream(s.rsp);
 	rec_output(s.rfp);
 	if (progress_label) {
+		/*
+		 * The file once: a label that names it already (the driver's
+		 * "mapping: PATH") is the title; one that names its directory
+		 * gets the file's base name (issue 31).
+		 */
 		const char *b = strrchr(path, '/');
-		sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
+		if (strstr(progress_label, path))
+			sb_adds(&title, progress_label);
+		else
+			sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	event_keys.ninner = python_ids ? 8 : 6;	/* no tool reads the Python ids */

@@ -39,7 +39,8 @@ static const struct tool tool = {
 	"Check each trace of a trace-stage record stream for what makes its tables\n"
 	"untrustworthy, pass every record through, and write a \"health\" record per\n"
 	"trace: a verdict (ok, degraded, unusable) from its defects, and the outcome of\n"
-	"every check (ok; info: expected; limited: a capture setting; warn, fail: a defect).",
+	"every check (ok; info: expected; limited: a capture setting; warn, fail: a\n"
+	"defect).",
 	opts
 };
 

@@ -3,22 +3,205 @@
  * sections, tables, rows and cells, and lookups over a run's items that
  * every section file uses.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
+
+#include "json.h"
+#include "num.h"
 #include "render.h"
 #include "rules.h"
 #include "xalloc.h"
 
+int stats_view;
+
+const char *const table_ids[] = {
+	"gpu", "launch", "stream", "annotation", "step", "escape", "kernel", "roofline",
+	"unmodeled", "overlap", "fuse", "fuse_in_use", "rank", "collective", "rank_kernel",
+	"health", "verdict", "diff_gpu", "diff", "diff_fuse", "diff_overlap", "runs", NULL
+};
+
+int
+is_table_id(const char *id)
+{
+	size_t i;
+
+	for (i = 0; table_ids[i]; i++)
+		if (strcmp(table_ids[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+int
+col_is_stat(const struct tab *t, size_t c)
+{
+	static const char *const stats[] = { "mean_us", "min_us", "max_us", "p50_us", "p90_us",
+	    NULL };
+	size_t i;
+
+	if (strcmp(t->id, "kernel") != 0)
+		return 0;
+	for (i = 0; stats[i]; i++)
+		if (strcmp(t->cols[c].key, stats[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int
+col_shown(const struct tab *t, size_t c)
+{
+	const char *k = t->cols[c].key;
+
+	if (strcmp(t->id, "kernel") != 0)
+		return 1;
+	if (col_is_stat(t, c))
+		return stats_view;
+	/* --stats: the statistics take the place of the sites' columns */
+	return !stats_view || (strcmp(k, "location") != 0 && strcmp(k, "cpu_op") != 0);
+}
+
+static struct field *
+find_field(struct doc *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->nfields; i++)
+		if (strcmp(d->fields[i].name, name) == 0)
+			return &d->fields[i];
+	return NULL;
+}
+
+void
+add_field(struct doc *d, const char *name, const char *json)
+{
+	struct field *f = find_field(d, name);
+
+	if (f) {
+		free(f->json);
+		f->json = xstrdup(json);
+		return;
+	}
+	xgrow(&d->fields, &d->capfields, d->nfields + 1, sizeof *d->fields);
+	d->fields[d->nfields].name = xstrdup(name);
+	d->fields[d->nfields].json = xstrdup(json);
+	d->nfields++;
+}
+
+void
+add_field_str(struct doc *d, const char *name, const char *text)
+{
+	sbuf b = SBUF_INIT;
+
+	json_quote(&b, text, strlen(text));
+	add_field(d, name, sb_str(&b));
+	sb_free(&b);
+}
+
+void
+add_field_members(struct doc *d, const char *name, const struct item *it,
+    const char *const *members)
+{
+	sbuf b = SBUF_INIT;
+	size_t i, n;
+	int k, first = 1;
+
+	sb_addc(&b, '{');
+	for (i = 0; members[i]; i++) {
+		const char *s;
+		if ((k = item_get(it, members[i])) < 0)
+			continue;
+		sb_printf(&b, "%s\"%s\":", first ? "" : ",", members[i]);
+		if (it->doc.tok[k].type == JSMN_STRING) {	/* its span has no quotes */
+			sbuf v = SBUF_INIT;
+			json_str(&it->doc, k, &v, NULL);
+			json_quote(&b, sb_str(&v), v.len);
+			sb_free(&v);
+		} else {
+			s = json_span(&it->doc, k, &n);
+			sb_add(&b, s, n);
+		}
+		first = 0;
+	}
+	sb_addc(&b, '}');
+	add_field(d, name, sb_str(&b));
+	sb_free(&b);
+}
+
+char *
+fig_num(double v, const char *key, char *buf)
+{
+	size_t n = strlen(key), len;
+	int dec = 6;
+
+	if (!isfinite(v)) {
+		buf[0] = '\0';
+		return buf;
+	}
+	if (fabs(v) >= 1e15)	/* past what fixed decimals print in 64 bytes */
+		return num_json(v, buf);
+	if ((n > 3 && strcmp(key + n - 3, "_us") == 0) || (n > 4 && strcmp(key + n - 4, "_pct") == 0))
+		dec = 3;
+	else if (n > 6 && strcmp(key + n - 6, "_ratio") == 0)
+		dec = 5;
+	snprintf(buf, 64, "%.*f", dec, v);
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (len > 0 && buf[len - 1] == '.')
+		buf[--len] = '\0';
+	if (strcmp(buf, "-0") == 0)
+		strcpy(buf, "0");
+	return buf;
+}
+
+int
+doc_col_has_short(const struct doc *d, const char *table, size_t c)
+{
+	size_t i, j, r;
+
+	for (i = 0; i < d->nsecs; i++)
+		for (j = 0; j < d->secs[i].ntabs; j++) {
+			const struct tab *t = &d->secs[i].tabs[j];
+			if (strcmp(t->id, table) != 0 || c >= t->ncols)
+				continue;
+			if (strcmp(t->cols[c].key, "kernel") == 0)
+				return 1;
+			for (r = 0; r < t->nrows; r++)
+				if (t->cells[r * t->ncols + c].full)
+					return 1;
+		}
+	return 0;
+}
+
+/* "Mapping traces" -> "mapping_traces": a label as a field name. */
+static char *
+field_name(const char *label)
+{
+	char *s = xstrdup(label), *p;
+
+	for (p = s; *p; p++)
+		*p = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') :
+		    (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
+	return s;
+}
+
 void
 add_fact(struct doc *d, const char *key, const char *value)
 {
+	char *name = field_name(key);
+
 	xgrow(&d->facts, &d->capfacts, d->nfacts + 1, sizeof *d->facts);
 	d->facts[d->nfacts].key = xstrdup(key);
 	d->facts[d->nfacts].value = xstrdup(value);
 	d->nfacts++;
+	/* a field given already (the figure rather than its phrase) stays */
+	if (!find_field(d, name))
+		add_field_str(d, name, value);
+	free(name);
 }
 
 void
@@ -52,6 +235,8 @@ add_tab(struct section *s, const char *id, const char *stage, const struct col *
 {
 	struct tab *t;
 
+	if (!is_table_id(id))
+		die(EXIT_DATA, "internal error: table '%s' is not in table_ids", id);
 	xgrow(&s->tabs, &s->captabs, s->ntabs + 1, sizeof *s->tabs);
 	t = &s->tabs[s->ntabs++];
 	memset(t, 0, sizeof *t);

@@ -43,7 +43,7 @@ static const struct col row_cols[] = {
 	{ "delta_pct", "Change %", 1 },
 	{ "base_launches", "Launches (baseline)", 1 },
 	{ "cand_launches", "Launches (candidate)", 1 },
-	{ "python_location", "Python location", 0 },
+	{ "location", "Python location", 0 },
 };
 
 static const struct col fuse_cols[] = {
@@ -209,6 +209,12 @@ side_fact(struct doc *d, const char *key, const struct item *it)
 	if (item_get(it, "health") >= 0 && strcmp(item_str(it, "health", &b, "ok"), "ok") != 0)
 		sb_printf(&v, "; trace health %s", sb_str(&b));
 	sb_addc(&v, ')');
+	{
+		static const char *const members[] = { "path", "mode", "framework", "model",
+		    "health", "stages", "steps", NULL };
+		add_field_members(d, strcmp(key, "Baseline") == 0 ? "baseline" : "candidate", it,
+		    members);
+	}
 	add_fact(d, key, sb_str(&v));
 	sb_free(&v);
 	sb_free(&b);
@@ -256,6 +262,7 @@ header(const struct run *run, struct doc *d, const struct item *bi, const struct
 	else
 		sb_adds(&t, "candidate");
 	d->title = sb_detach(&t);
+	add_field_str(d, "mode", "diff");
 	add_fact(d, "Mode", "trace diff: a baseline run and a candidate run compared stage by "
 	    "stage (trace-diff(1))");
 	if (bi)
@@ -283,7 +290,10 @@ header(const struct run *run, struct doc *d, const struct item *bi, const struct
 		add_fact(d, "GPU", sb_str(&t));
 	if (ci)
 		d->framework = xstrdup(item_str(ci, "framework", &c, "none"));
+	if (cm || bm)
+		add_field_str(d, "model", cm ? cm : bm);
 	if (all) {
+		add_field_str(d, "verdict", item_str(all, "verdict", &b, ""));
 		verdict_phrase(all, &t);
 		add_fact(d, "Verdict", sb_str(&t));
 	}
@@ -657,6 +667,84 @@ overlap_tables(const struct run *run, struct section *sec, const char *stage)
 	sb_free(&b);
 }
 
+/*
+ * The diff's charts (issue 31): before the verdicts, each stage's GPU time
+ * in both runs (the verdict's figure); before each stage's kernel table,
+ * the changes of its first rows (the largest), slower and faster apart.
+ */
+static void
+diff_charts(const struct run *run, struct doc *d)
+{
+	sbuf s = SBUF_INIT, b = SBUF_INIT;
+	size_t i, j, r, n = 0;
+	int per_step = 0;
+
+	sb_adds(&s, "{\"kind\":\"hbar\",\"cls\":\"dbar\",\"title\":\"GPU time per stage in "
+	    "both runs\",\"names\":[\"baseline\",\"candidate\"],\"legend\":[{\"name\":"
+	    "\"baseline\",\"color\":\"base\"},{\"name\":\"candidate\",\"color\":\"cand\"}],"
+	    "\"rows\":[");
+	for (i = 0; i < run->n; i++) {
+		const struct item *v = &run->it[i];
+		if (v->type != RT_verdict || item_get(v, "metric") < 0 || item_get(v, "base") < 0 ||
+		    strcmp(item_str(v, "scope", &b, ""), "overall") == 0)
+			continue;
+		per_step |= item_bool(v, "per_step");
+		sb_adds(&s, n++ ? ",{\"label\":" : "{\"label\":");
+		{
+			sbuf sc = SBUF_INIT;
+			spec_str(&s, stage_label(item_str(v, "stage", &b, item_str(v, "scope", &sc, ""))));
+			sb_free(&sc);
+		}
+		sb_adds(&s, ",\"v\":[");
+		spec_num(&s, item_num(v, "base", 0));
+		sb_addc(&s, ',');
+		spec_num(&s, item_num(v, "cand", 0));
+		sb_adds(&s, "],\"c\":[\"base\",\"cand\"]}");
+	}
+	sb_adds(&s, "],\"axis\":");
+	spec_str(&s, per_step ? "GPU time per step (ms), the sum of the kernel durations" :
+	    "GPU time (ms), the sum of the kernel durations");
+	sb_addc(&s, '}');
+	if (n)
+		add_chart(d, "verdict", NULL, sb_detach(&s));
+	sb_reset(&s);
+	for (i = 0; i < d->nsecs; i++)
+		for (j = 0; j < d->secs[i].ntabs; j++) {
+			const struct tab *t = &d->secs[i].tabs[j];
+			int dc = tab_col(t, "delta_us");
+			size_t m;
+			if (strcmp(t->id, "diff") != 0 || !t->stage || !t->nrows || dc < 0)
+				continue;
+			m = t->nrows < 10 ? t->nrows : 10;
+			sb_reset(&s);
+			sb_adds(&s, "{\"kind\":\"hbar\",\"cls\":\"kbar\",\"title\":\"The largest "
+			    "changes of the stage's kernels\",\"axis\":\"change in GPU time (ms): "
+			    "candidate minus baseline\",\"names\":[\"change\"],\"legend\":[{\"name\":"
+			    "\"slower\",\"color\":\"slower\"},{\"name\":\"faster\",\"color\":"
+			    "\"faster\"}],\"rows\":[");
+			for (r = 0; r < m; r++) {
+				const struct cell *c = &t->cells[r * t->ncols];
+				const struct cell *x = &c[dc];
+				const char *nl = strchr(c[0].text, '\n');
+				char *lab = nl ? xstrndup(c[0].text, (size_t)(nl - c[0].text)) :
+				    xstrdup(c[0].text);
+				sb_adds(&s, r ? ",{\"label\":" : "{\"label\":");
+				spec_str(&s, lab);
+				sb_adds(&s, ",\"full\":");
+				spec_str(&s, c[0].full ? c[0].full : c[0].text);
+				sb_adds(&s, ",\"v\":[");
+				spec_num(&s, x->has_num ? x->num : 0);
+				sb_adds(&s, x->has_num && x->num > 0 ? "],\"c\":[\"slower\"]}" :
+				    "],\"c\":[\"faster\"]}");
+				free(lab);
+			}
+			sb_adds(&s, "]}");
+			add_chart(d, "diff", t->stage, sb_detach(&s));
+		}
+	sb_free(&s);
+	sb_free(&b);
+}
+
 int
 diff_build(const struct run *run, struct doc *d)
 {
@@ -708,6 +796,7 @@ diff_build(const struct run *run, struct doc *d)
 		for (i = 0; i < ns; i++)
 			overlap_tables(run, sec, stages[i]);
 	}
+	diff_charts(run, d);
 	for (i = 0; i < ns; i++)
 		free(stages[i]);
 	free(stages);

@@ -70,6 +70,23 @@ input_traces(const struct item *it, sbuf *out)
 	sb_free(&s);
 }
 
+/* The traces of an input record as a JSON array field of the facts. */
+static void
+traces_field(struct doc *d, const char *name, const struct item *it)
+{
+	int i = item_get(it, "traces");
+	size_t n;
+	const char *s;
+	char *js;
+
+	if (i < 0 || it->doc.tok[i].type != JSMN_ARRAY)
+		return;
+	s = json_span(&it->doc, i, &n);
+	js = xstrndup(s, n);
+	add_field(d, name, js);
+	free(js);
+}
+
 /* The input record of a role (single, mapping, formal), or NULL. */
 static const struct item *
 find_input(const struct run *run, const char *role)
@@ -226,23 +243,29 @@ header(const struct run *run, struct doc *d)
 	const char *fw = "none", *title;
 	size_t i;
 
+	/* the JSON document's facts are the figures; the labels' phrases are md and HTML's */
 	{
 		size_t nr = ranks_compared(run);
-		if (m || f)
+		if (m || f) {
+			add_field_str(d, "mode", "mapping_formal");
 			add_fact(d, "Mode", "mapping/formal (a graph-off mapping trace gives the Python "
 			    "sites, a graph-on formal trace the schedule)");
-		else if (nr) {
+		} else if (nr) {
 			/* the job's size, when the traces say it and it differs */
 			const struct item *tr = find_item(run, RT_trace, "role", "single", "single");
 			long long w = tr ? item_int(tr, "world_size", -1) : -1;
 			char *t = w > (long long)nr ? printf_dup("all ranks (%zu of %lld)", nr, w) :
 			    printf_dup("all ranks (%zu)", nr);
+			add_field_str(d, "mode", "all_ranks");
 			add_fact(d, "Mode", t);
 			free(t);
-		} else
+		} else {
+			add_field_str(d, "mode", "single");
 			add_fact(d, "Mode", "single trace");
+		}
 	}
 	if (main) {
+		const char *source, *evidence;
 		fw = item_str(main, "framework", &b, "none");
 		/* one deployment: a formal trace nothing named (stdin) takes the mapping's */
 		if (f && m && strcmp(fw, "none") == 0 &&
@@ -250,13 +273,22 @@ header(const struct run *run, struct doc *d)
 			main = m;
 		fw = item_str(main, "framework", &b, "none");
 		d->framework = xstrdup(fw);
-		add_fact(d, "Framework", framework_phrase(fw, item_str(main, "framework_source",
-		    &src, NULL), item_str(main, "framework_evidence", &ev, NULL), &v));
+		source = item_str(main, "framework_source", &src, NULL);
+		evidence = item_str(main, "framework_evidence", &ev, NULL);
+		add_field_str(d, "framework", fw);
+		if (source)
+			add_field_str(d, "framework_source", source);
+		else
+			add_field(d, "framework_source", "null");
+		if (evidence)
+			add_field_str(d, "framework_evidence", evidence);
+		add_fact(d, "Framework", framework_phrase(fw, source, evidence, &v));
 		if (m && f) {
 			sbuf mf = SBUF_INIT;
 			const char *mfw = item_str(m, "framework", &mf, "none");
 			if (strcmp(mfw, fw) != 0) {
 				sbuf ph = SBUF_INIT;
+				add_field_str(d, "mapping_framework", mfw);
 				sb_reset(&v);
 				sb_printf(&v, "%s; the formal trace's differs",
 				    framework_phrase(mfw, NULL, NULL, &ph));
@@ -284,19 +316,24 @@ header(const struct run *run, struct doc *d)
 				title = "";
 		}
 	}
+	if (!d->model)
+		add_field(d, "model", "null");
 	if (s) {
 		sb_reset(&v);
 		input_traces(s, &v);
+		traces_field(d, "traces", s);
 		add_fact(d, "Traces", sb_str(&v));
 	}
 	if (m) {
 		sb_reset(&v);
 		input_traces(m, &v);
+		traces_field(d, "mapping_traces", m);
 		add_fact(d, "Mapping traces", sb_str(&v));
 	}
 	if (f) {
 		sb_reset(&v);
 		input_traces(f, &v);
+		traces_field(d, "formal_traces", f);
 		add_fact(d, "Formal traces", sb_str(&v));
 	}
 	{
@@ -328,38 +365,34 @@ header(const struct run *run, struct doc *d)
 
 /* ---- kernels ---- */
 
-static const struct col kernel_cols[] = {
-	{ "kernel", "Kernel", 0 },
-	{ "category", "Category", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
-	{ "share_pct", "Share", 1 },
-	{ "launches", "Launches", 1 },
-	{ "python_location", "Python location (site share)", 0 },
-	{ "cpu_op", "CPU op", 0 },
-	/* with kernel-roofline's records (roofline.c) */
-	{ "tflops", "TFLOP/s", 1 },
-	{ "gbps", "GB/s", 1 },
-	{ "pct_of_roof", "% of roof", 1 },
-	{ "bound", "Bound", 0 },
-};
-
-/* The same with step-stats' kernel_delay records (issue 32): the delays after the launches. */
-static const struct col kernel_delay_cols[] = {
-	{ "kernel", "Kernel", 0 },
-	{ "category", "Category", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
-	{ "share_pct", "Share", 1 },
-	{ "launches", "Launches", 1 },
-	{ "launch_delay_p50_us", "Launch delay p50", 1 },
-	{ "launch_delay_max_us", "Launch delay max", 1 },
-	{ "python_location", "Python location (site share)", 0 },
-	{ "cpu_op", "CPU op", 0 },
-	/* with kernel-roofline's records (roofline.c) */
-	{ "tflops", "TFLOP/s", 1 },
-	{ "gbps", "GB/s", 1 },
-	{ "pct_of_roof", "% of roof", 1 },
-	{ "bound", "Bound", 0 },
-};
+/*
+ * The kernel table's columns.  Keys are kernel_row's member names
+ * (triage-records(5); issue 31), the launch delays' are step-stats'
+ * kernel_delay (issue 32) and the efficiency's kernel_eff's (issue 28):
+ * each set is there only when its records are.  The duration statistics
+ * are always there; markdown shows them with --stats (col_shown).
+ */
+#define KCOLS_HEAD \
+	{ "kernel", "Kernel", 0 }, { "category", "Category", 0 }, \
+	{ "total_us", "GPU time", 1 }, { "share_pct", "Share", 1 }, \
+	{ "launches", "Launches", 1 }
+#define KCOLS_DELAY \
+	{ "launch_delay_p50_us", "Launch delay p50", 1 }, \
+	{ "launch_delay_max_us", "Launch delay max", 1 }
+#define KCOLS_STATS \
+	{ "mean_us", "Mean", 1 }, { "min_us", "Min", 1 }, { "max_us", "Max", 1 }, \
+	{ "p50_us", "p50", 1 }, { "p90_us", "p90", 1 }
+#define KCOLS_SITES \
+	{ "location", "Python location (site share)", 0 }, { "cpu_op", "CPU op", 0 }
+#define KCOLS_ROOF \
+	{ "tflops", "TFLOP/s", 1 }, { "gbps", "GB/s", 1 }, { "pct_of_roof", "% of roof", 1 }, \
+	{ "bound", "Bound", 0 }
+static const struct col kernel_cols[] = { KCOLS_HEAD, KCOLS_STATS, KCOLS_SITES };
+static const struct col kernel_cols_d[] = { KCOLS_HEAD, KCOLS_DELAY, KCOLS_STATS, KCOLS_SITES };
+static const struct col kernel_cols_r[] = { KCOLS_HEAD, KCOLS_STATS, KCOLS_SITES, KCOLS_ROOF };
+static const struct col kernel_cols_dr[] = { KCOLS_HEAD, KCOLS_DELAY, KCOLS_STATS, KCOLS_SITES,
+	KCOLS_ROOF };
+#define NCOLS(a) (sizeof(a) / sizeof(a)[0])
 
 /* Category totals of a stage's rows (all of them, shown or not), largest first. */
 struct catsum {
@@ -515,17 +548,37 @@ cell_sites(struct cell *c, const char *joined)
 	sb_free(&one);
 }
 
+/*
+ * A duration statistic of a kernel row (per launch): microseconds, as
+ * nsys and HTA show kernel durations; "-" when the row has none (records
+ * of an older kernel-map).
+ */
+static void
+cell_stat(struct cell *c, const struct item *it, const char *m)
+{
+	double us;
+
+	if (item_get(it, m) < 0) {
+		cell_text(c, "-");
+		return;
+	}
+	us = item_num(it, m, 0);
+	c->text = printf_dup("%.1f \u00b5s", us);
+	c->num = us;
+	c->has_num = 1;
+}
+
 static void
 kernel_section(const struct run *run, struct doc *d)
 {
 	struct section *sec = add_section(d, "kernels", "Kernels");
 	char **stages;
 	size_t ns = stages_of(run, RT_kernel_row, &stages), si, i;
-	int delays = has_type(run, RT_kernel_delay);
-	const struct col *cols = delays ? kernel_delay_cols : kernel_cols;
-	int roof = roofline_present(run);
-	/* sc: the sites' column; the roofline's four columns come last */
-	size_t sc = delays ? 7 : 5, ncols = sc + 2 + (roof ? 4 : 0);
+	int delays = has_type(run, RT_kernel_delay), roof = roofline_present(run);
+	const struct col *cols = delays ? (roof ? kernel_cols_dr : kernel_cols_d) :
+	    roof ? kernel_cols_r : kernel_cols;
+	size_t ncols = delays ? (roof ? NCOLS(kernel_cols_dr) : NCOLS(kernel_cols_d)) :
+	    roof ? NCOLS(kernel_cols_r) : NCOLS(kernel_cols);
 	sbuf b = SBUF_INIT;
 
 	sec->intro = xstrdup("Kernels at or above 1.0% of their stage's GPU time, heaviest "
@@ -573,11 +626,18 @@ kernel_section(const struct run *run, struct doc *d)
 			cell_pct(&c[3], item_num(it, "share_pct", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
 			if (delays)
-				delay_cells(run, it, &c[5], &c[6]);
-			cell_sites(&c[sc], item_str(it, "location", &b, "unresolved"));
-			cell_list(&c[sc + 1], item_str(it, "cpu_op", &b, "-"));
+				delay_cells(run, it, &c[tab_col(t, "launch_delay_p50_us")],
+				    &c[tab_col(t, "launch_delay_max_us")]);
+			cell_stat(&c[tab_col(t, "mean_us")], it, "mean_us");
+			cell_stat(&c[tab_col(t, "min_us")], it, "min_us");
+			cell_stat(&c[tab_col(t, "max_us")], it, "max_us");
+			cell_stat(&c[tab_col(t, "p50_us")], it, "p50_us");
+			cell_stat(&c[tab_col(t, "p90_us")], it, "p90_us");
+			cell_sites(&c[tab_col(t, "location")], item_str(it, "location", &b, "unresolved"));
+			cell_list(&c[tab_col(t, "cpu_op")], item_str(it, "cpu_op", &b, "-"));
 			if (roof)
-				roofline_cells(run, stages[si], item_str(it, "kernel", &b, ""), &c[sc + 2]);
+				roofline_cells(run, stages[si], item_str(it, "kernel", &b, ""),
+				    &c[tab_col(t, "tflops")]);
 		}
 		for (i = 0; i < nn; i++)
 			free((char *)names[i]);
@@ -612,13 +672,24 @@ static const struct col overlap_cols[] = {
 	{ "verdict", "Verdict", 0 },
 	{ "kernel", "Kernel", 0 },
 	{ "python_scope", "Python scope", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
+	{ "total_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "exclusive_pct", "Exclusive", 1 },
-	{ "hidden_pct", "Hidden", 1 },
+	{ "exclusive_ratio", "Exclusive", 1 },
+	{ "hidden_ratio", "Hidden", 1 },
 	{ "dep_risk", "Dep risk", 0 },
 	{ "recommendation", "Recommendation", 0 },
 };
+
+/* A ratio (0..1) shown as a percentage; the ratio behind it, as the record has it. */
+static void
+cell_ratio(struct cell *c, double r)
+{
+	sbuf b = SBUF_INIT;
+
+	fmt_pct(&b, 100 * r);
+	cell_num(c, r, sb_str(&b));
+	sb_free(&b);
+}
 
 static void
 overlap_section(const struct run *run, struct doc *d)
@@ -661,8 +732,8 @@ overlap_section(const struct run *run, struct doc *d)
 			cell_sites(&c[3], item_str(it, "python_scope", &b, "unmapped"));
 			cell_ms(&c[4], item_num(it, "total_us", 0));
 			cell_pct(&c[5], item_num(it, "share_pct", 0));
-			cell_pct(&c[6], 100 * item_num(it, "exclusive_ratio", 0));
-			cell_pct(&c[7], 100 * item_num(it, "hidden_ratio", 0));
+			cell_ratio(&c[6], item_num(it, "exclusive_ratio", 0));
+			cell_ratio(&c[7], item_num(it, "hidden_ratio", 0));
 			cell_text(&c[8], item_str(it, "dep_risk", &b, ""));
 			cell_text(&c[9], item_str(it, "recommendation", &b, ""));
 		}
@@ -790,23 +861,24 @@ cell_evidence(struct cell *c, const char *joined, const struct evnames *e)
 
 /* ---- fuse ---- */
 
+/* Column keys are fuse_row's member names (triage-records(5); issue 31). */
 static const struct col fuse_cols[] = {
 	{ "pattern", "Pattern", 0 },
 	{ "confidence", "Confidence", 0 },
-	{ "related_gpu_time_us", "Related GPU time", 1 },
+	{ "related_us", "Related GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "evidence_kernels", "Evidence kernels", 0 },
-	{ "current_python_locations", "Current Python location", 0 },
-	{ "candidate_fused_path", "Candidate fused path", 0 },
+	{ "evidence", "Evidence kernels", 0 },
+	{ "current_locations", "Current Python location", 0 },
+	{ "candidate_path", "Candidate fused path", 0 },
 	{ "rationale", "Rationale", 0 },
 };
 
 static const struct col inuse_cols[] = {
 	{ "pattern", "Fusion", 0 },
-	{ "related_gpu_time_us", "GPU time", 1 },
+	{ "related_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "evidence_kernels", "Fused kernels", 0 },
-	{ "current_python_locations", "Python location", 0 },
+	{ "evidence", "Fused kernels", 0 },
+	{ "current_locations", "Python location", 0 },
 };
 
 static void
@@ -922,6 +994,7 @@ static const struct col step_cols[] = {
 	{ "index", "Step", 1 },
 	{ "name", "Marker", 0 },
 	{ "batch", "Batch", 1 },
+	{ "tokens", "Tokens", 1 },
 	{ "period_us", "Period", 1 },
 	{ "cpu_us", "CPU marker", 1 },
 	{ "gpu_busy_us", "GPU busy", 1 },
@@ -937,7 +1010,7 @@ static const struct col escape_cols[] = {
 	{ "launches", "Eager launches", 1 },
 	{ "total_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
-	{ "python_location", "Python location", 0 },
+	{ "location", "Python location", 0 },
 };
 
 /* The graph_escape rows of a stage, when step-stats wrote any. */
@@ -1044,8 +1117,7 @@ gpu_section(const struct run *run, struct doc *d)
 			row_id(st, it);
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
-			cell_member(&cl[2], it, "batch");
-			for (c = 3; c < st->ncols; c++)
+			for (c = 2; c < st->ncols; c++)
 				cell_member(&cl[c], it, st->cols[c].key);
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
@@ -1060,44 +1132,71 @@ gpu_section(const struct run *run, struct doc *d)
 
 /* ---- charts ---- */
 
+/*
+ * Per stage of the kernel table, a stacked bar of its kernel time by
+ * category (all its rows, shown or not): the headline's base, so that the
+ * legend's shares are the headline's (issue 25); the GPU's idle time is
+ * the GPU-time table's, of the span.  The other charts come from the
+ * tables (charts.c) and the Roofline section (roofline.c).
+ */
 static void
 charts(const struct run *run, struct doc *d)
 {
 	char **stages;
 	size_t ns = stages_of(run, RT_kernel_row, &stages), si, i;
-	sbuf b = SBUF_INIT;
+	sbuf s = SBUF_INIT;
 
-	d->charts = xcalloc(ns ? ns : 1, sizeof *d->charts);
 	for (si = 0; si < ns; si++) {
-		struct stagechart *c = &d->charts[d->ncharts++];
 		struct catsum *cs;
 		double total;
 		size_t n = category_sums(run, stages[si], &cs, &total);
 
-		c->stage = xstrdup(stages[si]);
-		c->cat = xcalloc(n ? n : 1, sizeof *c->cat);
-		c->cat_us = xcalloc(n ? n : 1, sizeof *c->cat_us);
+		sb_reset(&s);
+		sb_adds(&s, "{\"kind\":\"hbar\",\"cls\":\"seg\",\"stacked\":true,\"pct\":true,"
+		    "\"title\":");
+		spec_str(&s, "Kernel time by category (shares of the sum of kernel durations, as in "
+		    "the headline)");
+		sb_adds(&s, ",\"axis\":");
+		spec_str(&s, "kernel durations summed (ms)");
+		sb_adds(&s, ",\"names\":[");
 		for (i = 0; i < n; i++) {
-			c->cat[i] = cs[i].cat;
-			c->cat_us[i] = cs[i].us;
+			if (i)
+				sb_addc(&s, ',');
+			spec_str(&s, cs[i].cat);
 		}
-		c->ncat = n;
+		sb_adds(&s, "],\"legend\":[");
+		for (i = 0; i < n; i++) {
+			sb_adds(&s, i ? ",{\"name\":" : "{\"name\":");
+			spec_str(&s, cs[i].cat);
+			sb_adds(&s, ",\"color\":");
+			spec_str(&s, cs[i].cat);
+			sb_addc(&s, '}');
+		}
+		sb_adds(&s, "],\"rows\":[{\"label\":");
+		spec_str(&s, stage_label(stages[si]));
+		sb_adds(&s, ",\"v\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_addc(&s, ',');
+			spec_num(&s, cs[i].us);
+		}
+		sb_adds(&s, "],\"c\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_addc(&s, ',');
+			spec_str(&s, cs[i].cat);
+		}
+		sb_adds(&s, "]}]}");
+		if (n)
+			add_chart(d, "kernel", stages[si], sb_detach(&s));
+		for (i = 0; i < n; i++)
+			free(cs[i].cat);
 		free(cs);
-		c->idle_us = -1;
-		for (i = 0; i < run->n; i++) {
-			const struct item *it = &run->it[i];
-			if (item_is(it, "gpu_time") && item_in_stage(it, stages[si], &b))
-				c->idle_us = item_num(it, "idle_us", -1);
-			if (item_is(it, "step") && item_in_stage(it, stages[si], &b)) {
-				/* the period, the figure the GPU-time table's percentiles are of */
-				c->step_us = xrealloc(c->step_us, (c->nstep + 1) * sizeof *c->step_us);
-				c->step_us[c->nstep++] = item_num(it, "period_us", item_num(it, "cpu_us", 0));
-			}
-		}
-		roofline_chart(run, stages[si], c);
+		roofline_chart(run, stages[si], d);
 	}
 	free_strings(stages, ns);
-	sb_free(&b);
+	sb_free(&s);
+	doc_charts(run, d);
 }
 
 void
@@ -1128,6 +1227,11 @@ doc_free(struct doc *d)
 		free(d->facts[i].value);
 	}
 	free(d->facts);
+	for (i = 0; i < d->nfields; i++) {
+		free(d->fields[i].name);
+		free(d->fields[i].json);
+	}
+	free(d->fields);
 	for (i = 0; i < d->nnotes; i++)
 		free(d->notes[i]);
 	free(d->notes);
@@ -1154,14 +1258,8 @@ doc_free(struct doc *d)
 	}
 	free(d->secs);
 	for (i = 0; i < d->ncharts; i++) {
-		for (j = 0; j < d->charts[i].ncat; j++)
-			free(d->charts[i].cat[j]);
-		free(d->charts[i].cat);
-		free(d->charts[i].cat_us);
-		free(d->charts[i].step_us);
-		free(d->charts[i].roof_peaks);
-		free(d->charts[i].roof_points);
 		free(d->charts[i].stage);
+		free(d->charts[i].spec);
 	}
 	free(d->charts);
 	free(d->health);

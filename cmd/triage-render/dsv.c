@@ -1,13 +1,18 @@
 /*
  * One table of the report as CSV (RFC 4180) or TSV: a header of the
- * column names, the stage first; numbers as plain numbers in the column's
- * unit (microseconds, percent); a cell's several values joined with "; ".
+ * column names (the records' member names), the stage first; numbers as
+ * plain numbers in the column's unit (microseconds, percent) rounded to
+ * the figure's precision, an empty cell for a number the run does not
+ * have; a shortened name's short form in a <key>_short column beside the
+ * whole one; a cell's several values joined with "; " (issue 31).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "esc.h"
 #include "num.h"
 #include "render.h"
+#include "xalloc.h"
 
 /*
  * A text cell made safe (issue 27): control characters escaped (CSV keeps
@@ -78,8 +83,9 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 {
 	const char *eol = sep == ',' ? "\r\n" : "\n";
 	const struct tab *first = NULL;
+	char *shorts;
 	size_t i, j, r, c;
-	char buf[40];
+	char buf[64];
 
 	for (i = 0; i < d->nsecs && !first; i++)
 		for (j = 0; j < d->secs[i].ntabs && !first; j++)
@@ -87,10 +93,19 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 				first = &d->secs[i].tabs[j];
 	if (!first)
 		return -1;
+	/* which columns have a _short companion: once per table, not per cell */
+	shorts = xcalloc(first->ncols ? first->ncols : 1, 1);
+	for (c = 0; c < first->ncols; c++)
+		shorts[c] = (char)doc_col_has_short(d, table, c);
 	sb_adds(out, "stage");
 	for (c = 0; c < first->ncols; c++) {
 		sb_addc(out, sep);
 		sb_adds(out, first->cols[c].key);
+		if (shorts[c]) {
+			sb_addc(out, sep);
+			sb_adds(out, first->cols[c].key);
+			sb_adds(out, "_short");
+		}
 	}
 	sb_adds(out, eol);
 	for (i = 0; i < d->nsecs; i++)
@@ -104,12 +119,18 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 					const struct cell *x = &t->cells[r * t->ncols + c];
 					sb_addc(out, sep);
 					if (x->has_num)
-						sb_adds(out, num_json(x->num, buf));
-					else
+						sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
+					else if (!t->cols[c].num)
 						list_field(out, x->full ? x->full : x->text, sep);
+					/* a number the run does not have: an empty cell */
+					if (c < first->ncols && shorts[c]) {
+						sb_addc(out, sep);
+						list_field(out, x->text, sep);
+					}
 				}
 				sb_adds(out, eol);
 			}
 		}
+	free(shorts);
 	return 0;
 }

@@ -1,13 +1,16 @@
 /*
  * The report as one self-contained HTML file: no network, no external
  * assets.  The tables are written here (short names, the full name on
- * hover); a small script makes them sortable and draws, per stage, a
- * stacked bar of kernel time by category (the headline's base), a bar chart of the
- * heaviest kernels, a strip of step durations and, with kernel-roofline's
- * records, a log-log roofline of the modeled kernels, as inline SVG, from data
- * embedded in the page.  The script marks the body data-ready="1" when it
- * ran and counts errors in data-errors, which the tests read back from a
- * headless browser.
+ * hover), each in a box that scrolls when it is wider than its section; a
+ * small script makes them sortable and draws the charts of the document
+ * (render.h, struct chart: per stage GPU time by category and idle time,
+ * the heaviest kernels, the steps; the ranks; a diff's stages and kernel
+ * changes; a bundle's runs; with kernel-roofline's records a log-log roofline
+ * of the modeled kernels), as inline SVG with axes, units and legends,
+ * from the specs embedded in the page.  The script marks the body data-ready="1" when it
+ * ran, counts errors in data-errors and says in data-overflow how many
+ * pixels the page is wider than the window, which the tests read back
+ * from a headless browser.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +22,6 @@
 #include "num.h"
 #include "render.h"
 #include "rules.h"
-
-/* Characters of a bar label: what fits left of the bars at 11 px. */
-#define CHART_LABEL 52
 
 /*
  * Text as HTML text or an attribute value: & < > " ' as entities, a line
@@ -76,39 +76,37 @@ esc_title(sbuf *out, const char *s)
 	esc_html(out, s, 2);
 }
 
-/*
- * A string of the chart data: control characters shown as in the tables
- * (and as in data-stage, which looks the stage up), then JSON-quoted.
- */
-static void
-chart_str(sbuf *out, const char *s)
-{
-	sbuf t = SBUF_INIT;
-
-	esc_ctrl(s, strlen(s), ESC_KEEP_TAB | ESC_KEEP_NL, &t);
-	json_quote(out, sb_str(&t), t.len);
-	sb_free(&t);
-}
-
 static const char css[] =
     "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}"
     "main{max-width:1200px;margin:0 auto;padding:16px 24px}"
     "h1{font-size:22px;margin:18px 0 8px}h2{font-size:18px;margin:26px 0 6px;"
     "border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}"
+    "section{max-width:100%;overflow-x:auto}"
     "ul.facts{list-style:none;padding:0;margin:0 0 10px}ul.facts li{margin:2px 0}"
     ".banner{padding:8px 12px;border-radius:6px;margin:10px 0;font-weight:600}"
     ".banner.ok{background:#dafbe1}.banner.degraded{background:#fff8c5}"
     ".banner.unusable{background:#ffebe9}.note{background:#f6f8fa;padding:6px 10px;"
     "border-left:3px solid #8c959f;margin:6px 0}.headline{font-weight:600}"
+    ".tw{max-width:100%;overflow-x:auto}"
     "table{border-collapse:collapse;margin:6px 0 4px;width:100%}"
-    "th,td{border:1px solid #d0d7de;padding:3px 6px;vertical-align:top;text-align:left}"
-    "th{background:#f6f8fa;cursor:pointer;user-select:none}td.n,th.n{text-align:right}"
-    "td.k{font-family:ui-monospace,monospace;font-size:12px}.more{color:#57606a}"
-    ".chart{margin:6px 0}.chart svg{width:100%;display:block}.legend{font-size:12px}"
+    "th,td{border:1px solid #d0d7de;padding:3px 6px;vertical-align:top;text-align:left;"
+    "overflow-wrap:break-word}"
+    "th{background:#f6f8fa;cursor:pointer;user-select:none}"
+    "td.n,th.n{text-align:right}td.n{white-space:nowrap}td.w{overflow-wrap:anywhere}"
+    "td.k{font-family:ui-monospace,monospace;font-size:12px;overflow-wrap:anywhere}"
+    ".more{color:#57606a}"
+    "figure.chart{margin:10px 0}figure.chart svg{width:100%;height:auto;display:block}"
+    ".ctitle{font-size:13px;font-weight:600;margin:2px 0}.legend{font-size:12px}"
     ".legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;"
     "width:10px;height:10px;margin-right:4px;vertical-align:middle}"
-    "nav.toc{background:#f6f8fa;padding:8px 16px}nav.toc a{margin-right:14px}";
+    "nav.toc{background:#f6f8fa;padding:8px 16px}nav.toc a{margin-right:14px;"
+    "overflow-wrap:anywhere}h1{overflow-wrap:anywhere}";
 
+/*
+ * The page's script: draws every chart from its spec (render.h, struct
+ * chart) with an axis of ticks in milliseconds, the axes' labels and a
+ * legend; makes the tables sortable; marks the body ready.
+ */
 static const char js[] =
     "(function(){\n"
     "var body=document.body;\n"
@@ -117,44 +115,86 @@ static const char js[] =
     "var colors={gemm:'#0969da',attention:'#8250df',moe:'#bf3989',communication:'#cf222e',"
     "memcpy:'#bc4c00',memset:'#d4a72c',memory:'#bc4c00',norm:'#1a7f37',elementwise:'#57606a',"
     "activation:'#4ac26b',rope:'#54aeff',softmax:'#a475f9',quantize:'#e16f24',"
-    "reduce_topk:'#768390',kv_cache:'#fb8f44',convolution:'#0550ae',idle:'#eaeef2'};\n"
-    "function color(c,i){return colors[c]||['#6e7781','#953800','#116329','#0a3069',"
-    "'#8a4600','#6639ba'][i%6];}\n"
+    "reduce_topk:'#768390',kv_cache:'#fb8f44',convolution:'#0550ae',idle:'#d0d7de',"
+    "base:'#8c959f',cand:'#0969da',slower:'#cf222e',faster:'#1a7f37',cpu:'#0969da',"
+    "gpu:'#8250df',busy:'#0969da',comm:'#cf222e',wait:'#d4a72c',extend:'#bc4c00',"
+    "decode:'#0969da',all:'#57606a'};\n"
+    "var pal=['#6e7781','#953800','#116329','#0a3069','#8a4600','#6639ba'];\n"
+    "function color(c,i){return colors[c]||pal[i%6];}\n"
     "function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);"
     "return e;}\n"
-    "function ms(us){return (us/1000).toFixed(2)+' ms';}\n"
-    "function stack(box,st){var segs=st.cats.slice();"
-    "var tot=0;segs.forEach(function(s){tot+=s.us;});if(!(tot>0))return;"
-    "var cap=document.createElement('div');cap.className='legend';cap.textContent="
-    "'Kernel time by category (shares of the sum of kernel durations, as in the headline)';"
-    "box.appendChild(cap);"
-    "var svg=el('svg',{viewBox:'0 0 1000 28',preserveAspectRatio:'none',height:'28'});"
-    "var x=0;segs.forEach(function(s,i){var w=1000*s.us/tot;var r=el('rect',{x:x,y:0,"
-    "width:Math.max(w,0.5),height:28,fill:color(s.name,i),'class':'seg','data-cat':s.name});"
-    "var t=el('title',{});t.textContent=s.name+': '+ms(s.us)+' ('+(100*s.us/tot).toFixed(1)"
-    "+'%)';r.appendChild(t);svg.appendChild(r);x+=w;});box.appendChild(svg);"
-    "var lg=document.createElement('div');lg.className='legend';segs.forEach(function(s,i){"
-    "var sp=document.createElement('span');var sw=document.createElement('i');"
-    "sw.style.background=color(s.name,i);sp.appendChild(sw);sp.appendChild("
-    "document.createTextNode(s.name+' '+(100*s.us/tot).toFixed(1)+'%'));lg.appendChild(sp);});"
-    "box.appendChild(lg);}\n"
-    "function bars(box,st){var ks=st.top;if(!ks.length)return;var max=ks[0].us;"
-    "var h=20*ks.length;var svg=el('svg',{viewBox:'0 0 1000 '+h,height:h});"
-    "ks.forEach(function(k,i){var w=max>0?620*k.us/max:0;var r=el('rect',{x:360,y:i*20+3,"
-    "width:Math.max(w,1),height:14,fill:color(k.cat,i),'class':'bar'});var t=el('title',{});"
-    "t.textContent=k.full+': '+ms(k.us);r.appendChild(t);svg.appendChild(r);"
-    "var l=el('text',{x:354,y:i*20+14,'text-anchor':'end','font-size':'11'});"
-    "l.textContent=k.name;svg.appendChild(l);"
-    "var v=el('text',{x:366+w,y:i*20+14,'font-size':'11'});v.textContent=ms(k.us);"
-    "svg.appendChild(v);});box.appendChild(svg);}\n"
-    "function steps(box,st){var s=st.steps;if(!s.length)return;var max=Math.max.apply(null,s);"
-    "var svg=el('svg',{viewBox:'0 0 1000 40',preserveAspectRatio:'none',height:'40'});"
-    "var w=1000/s.length;s.forEach(function(u,i){var hh=max>0?38*u/max:0;var r=el('rect',"
-    "{x:i*w,y:40-hh,width:Math.max(w-1,0.5),height:hh,fill:'#0969da','class':'step'});"
-    "var t=el('title',{});t.textContent='step '+(i+1)+': period '+ms(u);r.appendChild(t);"
-    "svg.appendChild(r);});box.appendChild(svg);}\n"
+    "function tx(n,a,s){var e=el(n,a);e.textContent=s;return e;}\n"
+    "function tip(e,s){var t=el('title',{});t.textContent=s;e.appendChild(t);}\n"
+    "function ms(us){return (us/1000).toFixed(Math.abs(us)<1000?3:2)+' ms';}\n"
+    "function short(s){return s.length>52?s.slice(0,51)+'\\u2026':s;}\n"
+    "function fmt(v,st){var d=st>=1?0:Math.min(6,Math.ceil(-Math.log10(st)));"
+    "return v.toFixed(d);}\n"
+    "function ticks(lo,hi){var raw=(hi-lo)/5,p=Math.pow(10,Math.floor(Math.log10(raw))),"
+    "m=raw/p,st=(m<=1?1:m<=2?2:m<=5?5:10)*p,t=[];"
+    "for(var v=Math.floor(lo/st)*st;v<hi+st*0.999;v+=st)t.push(Math.abs(v)<st*1e-9?0:v);"
+    "return {t:t,st:st};}\n"
+    "function cls(sp,j){return Array.isArray(sp.cls)?sp.cls[j]:sp.cls;}\n"
+    "function caption(box,sp){var c=document.createElement('div');c.className='ctitle';"
+    "c.textContent=sp.title;box.appendChild(c);}\n"
+    "function legend(box,sp,tot){var lg=document.createElement('div');lg.className='legend';"
+    "(sp.legend||[]).forEach(function(l,i){var s=document.createElement('span');"
+    "var w=document.createElement('i');w.style.background=color(l.color,i);s.appendChild(w);"
+    "var t=l.name;if(sp.pct&&tot>0){var u=0;sp.rows.forEach(function(r){r.v.forEach("
+    "function(v,j){if(sp.names[j]===l.name&&v>0)u+=v;});});t+=' '+(100*u/tot).toFixed(1)+'%';}"
+    "s.appendChild(document.createTextNode(t));lg.appendChild(s);});box.appendChild(lg);}\n"
+    /* horizontal bars: a row each, its values side by side or stacked; negatives to the left */
+    "function hbar(box,sp){var rows=sp.rows,n=rows.length,k=sp.names.length,lo=0,hi=0,tot=0;"
+    "if(!n)return;rows.forEach(function(r){var s=0;r.v.forEach(function(v){if(v==null)return;"
+    "if(sp.stacked){if(v>0)s+=v;}else{hi=Math.max(hi,v);lo=Math.min(lo,v);}});"
+    "if(sp.stacked)hi=Math.max(hi,s);tot+=s;});lo/=1000;hi/=1000;if(!(hi>lo))hi=lo+1;"
+    "var tk=ticks(lo,hi);lo=Math.min(lo,tk.t[0]);hi=Math.max(hi,tk.t[tk.t.length-1]);"
+    "var W=1000,L=sp.stacked&&n===1?110:340,R=70,pw=W-L-R,bh=sp.stacked||k===1?18:13*k,"
+    "rh=bh+8,T=6,B=T+n*rh,H=B+38;"
+    "function X(v){return L+pw*(v-lo)/(hi-lo);}"
+    "var svg=el('svg',{viewBox:'0 0 '+W+' '+H,role:'img'});"
+    "tk.t.forEach(function(t){svg.appendChild(el('line',{x1:X(t),y1:T,x2:X(t),y2:B,"
+    "stroke:t===0?'#57606a':'#eaeef2'}));svg.appendChild(tx('text',{x:X(t),y:B+14,"
+    "'text-anchor':'middle','font-size':11,'class':'tick'},fmt(t,tk.st)));});"
+    "svg.appendChild(el('line',{x1:L,y1:B,x2:W-R,y2:B,stroke:'#57606a'}));"
+    "svg.appendChild(tx('text',{x:L+pw/2,y:H-4,'text-anchor':'middle','font-size':12,"
+    "'class':'axis'},sp.axis));"
+    "rows.forEach(function(r,i){var y=T+i*rh+4;var lb=tx('text',{x:L-6,y:y+bh/2+4,"
+    "'text-anchor':'end','font-size':11},short(r.label));tip(lb,r.full||r.label);"
+    "svg.appendChild(lb);var x=0;r.v.forEach(function(v,j){if(v==null)return;var a,b,yy,hh;"
+    "if(sp.stacked){if(v<0)return;a=X(x/1000);b=X((x+v)/1000);x+=v;yy=y;hh=bh;}"
+    "else{a=X(Math.min(0,v/1000));b=X(Math.max(0,v/1000));hh=bh/k;yy=y+j*hh;}"
+    "var e=el('rect',{x:a,y:yy,width:Math.max(b-a,0.5),height:Math.max(hh-1,1),"
+    "fill:color(r.c?r.c[j]:sp.names[j],j),'class':cls(sp,j),'data-cat':sp.names[j]});"
+    "tip(e,(r.full||r.label)+': '+(k>1?sp.names[j]+' ':'')+ms(v)+(sp.stacked&&tot>0?' ('+"
+    "(100*v/tot).toFixed(1)+'%)':''));svg.appendChild(e);"
+    "if(!sp.stacked)svg.appendChild(tx('text',{x:v<0?a-4:b+4,y:yy+hh/2+4,'font-size':10,"
+    "'text-anchor':v<0?'end':'start'},ms(v)));});});"
+    "caption(box,sp);box.appendChild(svg);legend(box,sp,tot);}\n"
+    /* vertical bars along an x axis (the steps): the values of a row side by side */
+    "function vbar(box,sp){var rows=sp.rows,n=rows.length,k=sp.names.length,hi=0;if(!n)return;"
+    "rows.forEach(function(r){r.v.forEach(function(v){if(v!=null)hi=Math.max(hi,v);});});"
+    "hi/=1000;if(!(hi>0))hi=1;var tk=ticks(0,hi);hi=Math.max(hi,tk.t[tk.t.length-1]);"
+    "var W=1000,L=64,R=16,T=8,P=160,B=T+P,H=B+44,pw=W-L-R,slot=pw/n,"
+    "gw=Math.min(slot*0.8,36*k),bw=gw/k,every=Math.ceil(n/25);"
+    "function Y(v){return B-P*v/hi;}"
+    "var svg=el('svg',{viewBox:'0 0 '+W+' '+H,role:'img'});"
+    "tk.t.forEach(function(t){svg.appendChild(el('line',{x1:L,y1:Y(t),x2:W-R,y2:Y(t),"
+    "stroke:t===0?'#57606a':'#eaeef2'}));svg.appendChild(tx('text',{x:L-6,y:Y(t)+4,"
+    "'text-anchor':'end','font-size':11,'class':'tick'},fmt(t,tk.st)));});"
+    "svg.appendChild(tx('text',{x:14,y:T+P/2,'text-anchor':'middle','font-size':12,"
+    "'class':'axis',transform:'rotate(-90 14 '+(T+P/2)+')'},sp.axis));"
+    "svg.appendChild(tx('text',{x:L+pw/2,y:H-4,'text-anchor':'middle','font-size':12,"
+    "'class':'xaxis'},sp.xaxis));"
+    "rows.forEach(function(r,i){var x0=L+i*slot+(slot-gw)/2;"
+    "if(i%every===0)svg.appendChild(tx('text',{x:L+i*slot+slot/2,y:B+14,"
+    "'text-anchor':'middle','font-size':11,'class':'xtick'},r.label));"
+    "r.v.forEach(function(v,j){if(v==null)return;var e=el('rect',{x:x0+j*bw,y:Y(v/1000),"
+    "width:Math.max(bw-1,0.5),height:Math.max(B-Y(v/1000),0.5),"
+    "fill:color(r.c?r.c[j]:sp.names[j],j),'class':cls(sp,j)});"
+    "tip(e,'step '+r.label+(r.full?' ('+r.full+')':'')+': '+sp.names[j]+' '+ms(v));"
+    "svg.appendChild(e);});});caption(box,sp);box.appendChild(svg);legend(box,sp,0);}\n"
     /* the roofline: log-log, FLOP/byte against TFLOP/s, the memory roof and each type's peak */
-    "function roof(box,st){var R=st.roof;if(!R||!R.pts.length)return;var W=1000,H=360,"
+    "function roof(box,sp){var R=sp;if(!R.pts||!R.pts.length)return;var W=1000,H=360,"
     "L=60,B=36,T=10,Rm=110;var used={};R.pts.forEach(function(p){if(p.dtype)used[p.dtype]=1;});"
     "var peaks=[];for(var k in R.peaks)if(used[k])peaks.push({k:k,v:R.peaks[k]});"
     "var xs=R.pts.map(function(p){return p.x;}),ys=R.pts.map(function(p){return p.y;});"
@@ -184,14 +224,13 @@ static const char js[] =
     "Math.sqrt(p.us/1000)),fill:'#0969da','fill-opacity':0.6,'class':'point'});"
     "var tt=el('title',{});tt.textContent=p.name+' '+p.shape+': '+p.y.toFixed(1)+' TFLOP/s at '"
     "+p.x.toFixed(1)+' FLOP/byte, '+ms(p.us)+(p.pct>=0?', '+p.pct.toFixed(0)+'% of roof':'');"
-    "c.appendChild(tt);svg.appendChild(c);});box.appendChild(svg);"
+    "c.appendChild(tt);svg.appendChild(c);});caption(box,sp);box.appendChild(svg);"
     "var lg=document.createElement('div');lg.className='legend';lg.textContent='Memory roof '+"
     "R.bw+' GB/s; one point per kernel and shape with FLOPs (memory-only models are not drawn).';"
     "box.appendChild(lg);}\n"
-    "document.querySelectorAll('.chart').forEach(function(box){var st=data[box.dataset.run]"
-    "[box.dataset.stage];if(!st)return;if(box.dataset.chart==='stack')stack(box,st);"
-    "else if(box.dataset.chart==='top')bars(box,st);else if(box.dataset.chart==='roof')"
-    "roof(box,st);else steps(box,st);});\n"
+    "document.querySelectorAll('figure.chart').forEach(function(box){"
+    "var sp=data[box.dataset.run][box.dataset.chart];if(!sp)return;"
+    "if(sp.kind==='vbar')vbar(box,sp);else if(sp.kind==='roof')roof(box,sp);else hbar(box,sp);});\n"
     "document.querySelectorAll('table.sortable').forEach(function(tb){var ths=tb.tHead.rows[0]"
     ".cells;Array.prototype.forEach.call(ths,function(th,ci){th.addEventListener('click',"
     "function(){var num=th.classList.contains('n');var dir=th.dataset.dir==='asc'?-1:1;"
@@ -199,73 +238,88 @@ static const char js[] =
     "rows.sort(function(a,b){var x=a.cells[ci].dataset.v,y=b.cells[ci].dataset.v;"
     "if(num)return dir*(parseFloat(x)-parseFloat(y));return dir*x.localeCompare(y);});"
     "rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});});\n"
+    /* for the tests: how far the page is wider than the window (0: it fits) */
+    "var de=document.documentElement;"
+    "body.dataset.overflow=String(Math.max(0,de.scrollWidth-de.clientWidth));\n"
     "body.dataset.ready='1';\n"
     "})();\n";
 
-/* Chart data of one run: {stage: {cats, idle, top, steps}}. */
+/* Chart data of one run: its charts' specs, in the order of their figures. */
 static void
 chart_data(sbuf *out, const struct doc *d)
 {
-	size_t i, j, r, k;
-	char buf[40], *label[10];
-	const char *top[10];
+	size_t i;
 
-	sb_addc(out, '{');
+	sb_addc(out, '[');
 	for (i = 0; i < d->ncharts; i++) {
-		const struct stagechart *c = &d->charts[i];
-		const struct tab *kt = NULL;
 		if (i)
 			sb_addc(out, ',');
-		chart_str(out, c->stage);
-		sb_adds(out, ":{\"cats\":[");
-		for (j = 0; j < c->ncat; j++) {
-			sb_adds(out, j ? ",{\"name\":" : "{\"name\":");
-			chart_str(out, c->cat[j]);
-			sb_printf(out, ",\"us\":%s}", num_json(c->cat_us[j], buf));
-		}
-		sb_printf(out, "],\"idle\":%s,\"top\":[", c->idle_us >= 0 ?
-		    num_json(c->idle_us, buf) : "-1");
-		for (j = 0; j < d->nsecs && !kt; j++)
-			for (k = 0; k < d->secs[j].ntabs; k++)
-				if (strcmp(d->secs[j].tabs[k].id, "kernel") == 0 &&
-				    d->secs[j].tabs[k].stage &&
-				    strcmp(d->secs[j].tabs[k].stage, c->stage) == 0)
-					kt = &d->secs[j].tabs[k];
-		/* the bars' labels: short names of their own, unique among the bars */
-		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
-			const struct cell *x = &kt->cells[r * kt->ncols];
-			top[r] = x[0].full ? x[0].full : x[0].text;
-		}
-		kname_short_all(top, r, CHART_LABEL, label);
-		for (r = 0; kt && r < kt->nrows && r < 10; r++) {
-			const struct cell *x = &kt->cells[r * kt->ncols];
-			sb_adds(out, r ? ",{\"name\":" : "{\"name\":");
-			chart_str(out, label[r]);
-			free(label[r]);
-			sb_adds(out, ",\"full\":");
-			chart_str(out, x[0].full ? x[0].full : x[0].text);
-			sb_adds(out, ",\"cat\":");
-			chart_str(out, x[1].text);
-			sb_printf(out, ",\"us\":%s}", num_json(x[2].num, buf));
-		}
-		sb_adds(out, "],\"steps\":[");
-		for (j = 0; j < c->nstep; j++)
-			sb_printf(out, "%s%s", j ? "," : "", num_json(c->step_us[j], buf));
-		sb_adds(out, "]");
-		if (c->roof_bw > 0 && c->roof_points)
-			sb_printf(out, ",\"roof\":{\"bw\":%s,\"peaks\":%s,\"pts\":%s}",
-			    num_json(c->roof_bw, buf), c->roof_peaks ? c->roof_peaks : "{}",
-			    c->roof_points);
-		sb_adds(out, "}");
+		sb_adds(out, d->charts[i].spec);
 	}
-	sb_addc(out, '}');
+	sb_addc(out, ']');
+}
+
+/* The figures of the charts that go before table t of run `run`. */
+static void
+html_charts(sbuf *out, const struct doc *d, const struct tab *t, size_t run)
+{
+	size_t i;
+
+	for (i = 0; i < d->ncharts; i++) {
+		const struct chart *c = &d->charts[i];
+		if (strcmp(c->tab, t->id) != 0 || !c->stage != !t->stage ||
+		    (c->stage && strcmp(c->stage, t->stage) != 0))
+			continue;
+		sb_printf(out, "<figure class=\"chart\" data-run=\"%zu\" data-chart=\"%zu\"></figure>\n",
+		    run, i);
+	}
+}
+
+/*
+ * Columns of long text without spaces (paths, names): wrapped anywhere,
+ * so that they never push the table past its section; the short ones
+ * (CPU ops, categories) keep their words whole.
+ */
+static int
+wide_col(const char *key)
+{
+	static const char *const w[] = { "location", "python_scope", "current_locations",
+	    "candidate_path", "evidence", "name", "detail", "path", "trace", "run", "model", NULL };
+	size_t i;
+
+	for (i = 0; w[i]; i++)
+		if (strcmp(w[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+/* The hover of a kernel row's GPU time: its launches' duration statistics. */
+static void
+stats_title(sbuf *out, const struct tab *t, size_t r)
+{
+	static const char *const k[] = { "mean_us", "min_us", "max_us", "p50_us", "p90_us" };
+	static const char *const l[] = { "mean", "min", "max", "p50", "p90" };
+	size_t i, n = 0;
+
+	for (i = 0; i < 5; i++) {
+		int c = tab_col(t, k[i]);
+		const struct cell *x;
+		if (c < 0)
+			continue;
+		x = &t->cells[r * t->ncols + (size_t)c];
+		if (!x->has_num)
+			continue;
+		sb_printf(out, "%s%s %s", n++ ? ", " : " title=\"per launch: ", l[i], x->text);
+	}
+	if (n)
+		sb_addc(out, '"');
 }
 
 static void
 html_table(sbuf *out, const struct tab *t)
 {
 	size_t r, c;
-	char buf[40];
+	char buf[64];
 
 	if (t->nrows == 0) {
 		sb_adds(out, "<p class=\"empty\">");
@@ -273,8 +327,12 @@ html_table(sbuf *out, const struct tab *t)
 		sb_adds(out, "</p>\n");
 		return;
 	}
-	sb_printf(out, "<table class=\"sortable\" data-table=\"%s\"><thead><tr>", t->id);
+	/* a table wider than its section scrolls inside it */
+	sb_printf(out, "<div class=\"tw\"><table class=\"sortable\" data-table=\"%s\"><thead><tr>",
+	    t->id);
 	for (c = 0; c < t->ncols; c++) {
+		if (!col_shown(t, c))
+			continue;
 		sb_printf(out, "<th%s>", t->cols[c].num ? " class=\"n\"" : "");
 		esc(out, t->cols[c].title);
 		sb_adds(out, "</th>");
@@ -285,7 +343,9 @@ html_table(sbuf *out, const struct tab *t)
 		for (c = 0; c < t->ncols; c++) {
 			const struct cell *x = &t->cells[r * t->ncols + c];
 			const char *cls = t->cols[c].num ? "n" : strcmp(t->cols[c].key, "kernel") == 0 ?
-			    "k" : NULL;
+			    "k" : wide_col(t->cols[c].key) ? "w" : NULL;
+			if (!col_shown(t, c))
+				continue;
 			sb_adds(out, "<td");
 			if (cls)
 				sb_printf(out, " class=\"%s\"", cls);
@@ -293,10 +353,12 @@ html_table(sbuf *out, const struct tab *t)
 				sb_adds(out, " title=\"");
 				esc_html(out, x->full, 1);
 				sb_addc(out, '"');
-			}
+			} else if (strcmp(t->id, "kernel") == 0 &&
+			    strcmp(t->cols[c].key, "total_us") == 0)
+				stats_title(out, t, r);
 			sb_adds(out, " data-v=\"");
 			if (x->has_num)
-				sb_adds(out, num_json(x->num, buf));
+				sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
 			else
 				esc_html(out, x->text, 1);
 			sb_adds(out, "\">");
@@ -305,15 +367,20 @@ html_table(sbuf *out, const struct tab *t)
 		}
 		sb_adds(out, "</tr>\n");
 	}
-	sb_adds(out, "</tbody></table>\n");
+	sb_adds(out, "</tbody></table></div>\n");
 }
 
+/*
+ * One run's article, id "run-ID"; its charts' data is set ID of the page
+ * (a bundle's summary is 0, the runs 1..n).  prefix goes before the title.
+ */
 static void
-html_run(sbuf *out, const struct doc *d, size_t run)
+html_run(sbuf *out, const struct doc *d, size_t run, const char *prefix)
 {
 	size_t i, j;
 
-	sb_printf(out, "<article class=\"run\" id=\"run-%zu\">\n<h1>Triage report: ", run + 1);
+	sb_printf(out, "<article class=\"run\" id=\"run-%zu\">\n<h1>", run);
+	sb_adds(out, prefix);
 	esc(out, d->title);
 	sb_adds(out, "</h1>\n<ul class=\"facts\">\n");
 	for (i = 0; i < d->nfacts; i++) {
@@ -358,24 +425,7 @@ html_run(sbuf *out, const struct doc *d, size_t run)
 				esc(out, t->headline);
 				sb_adds(out, "</p>\n");
 			}
-			if (t->stage && strcmp(t->id, "kernel") == 0) {
-				sb_adds(out, "<div class=\"chart\" data-chart=\"stack\" data-run=\"");
-				sb_printf(out, "%zu\" data-stage=\"", run);
-				esc_html(out, t->stage, 1);
-				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"steps\" "
-				    "data-run=\"%zu\" data-stage=\"", run);
-				esc_html(out, t->stage, 1);
-				sb_printf(out, "\"></div>\n<div class=\"chart\" data-chart=\"top\" "
-				    "data-run=\"%zu\" data-stage=\"", run);
-				esc_html(out, t->stage, 1);
-				sb_adds(out, "\"></div>\n");
-			}
-			if (t->stage && strcmp(t->id, "roofline") == 0) {
-				sb_printf(out, "<div class=\"chart\" data-chart=\"roof\" data-run=\"%zu\" "
-				    "data-stage=\"", run);
-				esc(out, t->stage);
-				sb_adds(out, "\"></div>\n");
-			}
+			html_charts(out, d, t, run);
 			if (t->total) {
 				sb_adds(out, "<p>");
 				esc(out, t->total);
@@ -423,10 +473,11 @@ script_json(sbuf *out, const sbuf *j)
 }
 
 void
-html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out)
+html_write(const struct doc *const *docs, size_t n, const struct doc *summary, const char *title,
+    sbuf *out)
 {
 	sbuf data = SBUF_INIT;
-	size_t i;
+	size_t i, k = 0;
 
 	sb_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<meta name=\"viewport\" content=\"width=device-width\"><title>");
@@ -436,6 +487,8 @@ html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out
 	    "b.dataset.errors=String(+b.dataset.errors+1);};</script>\n", css);
 	if (n > 1) {
 		sb_adds(out, "<nav class=\"toc\">");
+		if (summary)
+			sb_adds(out, "<a href=\"#run-0\">Summary</a>");
 		for (i = 0; i < n; i++) {
 			sb_printf(out, "<a href=\"#run-%zu\">", i + 1);
 			esc(out, docs[i]->title);
@@ -444,25 +497,32 @@ html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out
 		sb_adds(out, "</nav>\n");
 	}
 	sb_adds(out, "<main>\n");
-	for (i = 0; i < n; i++)
-		html_run(out, docs[i], i);
+	/* the summary of a bundle is chart data set 0, the runs 1..n, as their ids */
+	sb_adds(&data, "[");
+	if (summary) {
+		html_run(out, summary, 0, "");
+		chart_data(&data, summary);
+	} else
+		sb_adds(&data, "[]");
+	for (i = 0; i < n; i++) {
+		html_run(out, docs[i], i + 1, "Triage report: ");
+		sb_addc(&data, ',');
+		chart_data(&data, docs[i]);
+		k++;
+	}
 	if (n != 1 || !doc_is_diff(docs[0]))	/* a diff explains itself in its intros */
 		sb_adds(out, "<section data-section=\"legend\"><h2>Legend</h2><p>Share: a kernel's "
 	    "GPU time over its stage's total, the sum of its kernel durations (in the overlap "
 	    "table: over the stage's GPU busy time, the union of its kernels' intervals). Overlap "
 	    "verdicts: headroom, the kernel runs exposed and overlapping could hide it; "
 	    "low-roi-hidden, it is already hidden. Priority: P1 act, P2 check dependencies, "
-	    "P4/P5 skip. Click a column title to sort.</p></section>\n");
+	    "P4/P5 skip. Click a column title to sort; hover a bar, a name or a kernel's GPU "
+	    "time for its details.</p></section>\n");
 	sb_adds(out, "</main>\n");
-	sb_adds(&data, "[");
-	for (i = 0; i < n; i++) {
-		if (i)
-			sb_addc(&data, ',');
-		chart_data(&data, docs[i]);
-	}
 	sb_adds(&data, "]");
 	sb_adds(out, "<script type=\"application/json\" id=\"chart-data\">");
 	script_json(out, &data);
 	sb_printf(out, "</script>\n<script>%s</script>\n</body></html>\n", js);
 	sb_free(&data);
+	(void)k;
 }

@@ -1,14 +1,19 @@
 /*
  * The report as one JSON document (json.load reads it): per run its
- * header facts, notes and, per table, row objects keyed by column name;
- * numbers in the column's unit, list cells as arrays, kernel names whole
- * with the short form beside them.
+ * header facts as named fields, notes and, per table, row objects keyed
+ * by column name (the records' member names); numbers in the column's
+ * unit at the figure's precision (fig_num), null where the run has none,
+ * list cells as arrays, kernel names whole with the short form beside
+ * them.
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "num.h"
 #include "render.h"
+#include "xalloc.h"
 
 static void
 str(sbuf *out, const char *s)
@@ -41,27 +46,9 @@ list(sbuf *out, const char *s)
 static int
 is_list(const char *key)
 {
-	return strcmp(key, "python_location") == 0 || strcmp(key, "cpu_op") == 0 ||
-	    strcmp(key, "evidence_kernels") == 0 || strcmp(key, "current_python_locations") == 0 ||
-	    strcmp(key, "candidate_fused_path") == 0;
-}
-
-/*
- * Does column c carry a _short companion on every row?  Kernel names
- * always, other columns when any of their cells was shortened, so that
- * every row of a table has the same members.
- */
-static int
-has_short(const struct tab *t, size_t c)
-{
-	size_t r;
-
-	if (strcmp(t->cols[c].key, "kernel") == 0)
-		return 1;
-	for (r = 0; r < t->nrows; r++)
-		if (t->cells[r * t->ncols + c].full)
-			return 1;
-	return 0;
+	return strcmp(key, "location") == 0 || strcmp(key, "cpu_op") == 0 ||
+	    strcmp(key, "evidence") == 0 || strcmp(key, "current_locations") == 0 ||
+	    strcmp(key, "candidate_path") == 0;
 }
 
 /* Does any row of t carry its record's id (issue 29)? */
@@ -77,12 +64,16 @@ has_ids(const struct tab *t)
 }
 
 static void
-table(sbuf *out, const struct tab *t)
+table(sbuf *out, const struct doc *d, const struct tab *t)
 {
 	size_t r, c;
-	char buf[40];
+	char buf[64];
 	int ids = has_ids(t);
+	/* which columns have a _short companion: once per table, not per cell */
+	char *shorts = xcalloc(t->ncols ? t->ncols : 1, 1);
 
+	for (c = 0; c < t->ncols; c++)
+		shorts[c] = (char)doc_col_has_short(d, t->id, c);
 	sb_adds(out, "{\"table\":");
 	str(out, t->id);
 	sb_adds(out, ",\"stage\":");
@@ -124,15 +115,15 @@ table(sbuf *out, const struct tab *t)
 				sb_addc(out, ',');
 			str(out, t->cols[c].key);
 			sb_addc(out, ':');
-			if (x->has_num)
-				sb_adds(out, num_json(x->num, buf));
+			if (x->has_num && isfinite(x->num))
+				sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
 			else if (t->cols[c].num)
 				sb_adds(out, "null");	/* a number the run does not have ("-") */
 			else if (is_list(t->cols[c].key))
 				list(out, x->text);
 			else
 				str(out, x->full ? x->full : x->text);
-			if (has_short(t, c)) {
+			if (shorts[c]) {
 				sb_adds(out, ",\"");
 				sb_adds(out, t->cols[c].key);
 				sb_adds(out, "_short\":");
@@ -142,6 +133,7 @@ table(sbuf *out, const struct tab *t)
 		sb_addc(out, '}');
 	}
 	sb_adds(out, "]}");
+	free(shorts);
 }
 
 static void
@@ -152,13 +144,14 @@ one(sbuf *out, const struct doc *d)
 
 	sb_adds(out, "{\"title\":");
 	str(out, d->title);
+	/* the facts as named fields, their values the figures (issue 31) */
 	sb_adds(out, ",\"facts\":{");
-	for (i = 0; i < d->nfacts; i++) {
+	for (i = 0; i < d->nfields; i++) {
 		if (i)
 			sb_addc(out, ',');
-		str(out, d->facts[i].key);
+		str(out, d->fields[i].name);
 		sb_addc(out, ':');
-		str(out, d->facts[i].value);
+		sb_adds(out, d->fields[i].json);
 	}
 	sb_adds(out, "},\"notes\":[");
 	for (i = 0; i < d->nnotes; i++) {
@@ -181,21 +174,32 @@ one(sbuf *out, const struct doc *d)
 			if (!first)
 				sb_addc(out, ',');
 			first = 0;
-			table(out, &d->secs[i].tabs[j]);
+			table(out, d, &d->secs[i].tabs[j]);
 		}
 	sb_adds(out, "]}");
 }
 
+/*
+ * Schema 3 (issue 31): facts as named fields, column keys the records'
+ * member names, figures at their precision; a bundle's "summary" table.
+ */
 void
-jsondoc_write(const struct doc *const *docs, size_t n, sbuf *out)
+jsondoc_write(const struct doc *const *docs, size_t n, const struct doc *summary, sbuf *out)
 {
-	size_t i;
+	size_t i, j, k;
 
-	sb_adds(out, "{\"schema\":2,\"reports\":[");
+	sb_adds(out, "{\"schema\":3,\"reports\":[");
 	for (i = 0; i < n; i++) {
 		if (i)
 			sb_addc(out, ',');
 		one(out, docs[i]);
 	}
-	sb_adds(out, "]}\n");
+	sb_addc(out, ']');
+	if (summary)
+		for (j = 0; j < summary->nsecs; j++)
+			for (k = 0; k < summary->secs[j].ntabs; k++) {
+				sb_adds(out, ",\"summary\":");
+				table(out, summary, &summary->secs[j].tabs[k]);
+			}
+	sb_adds(out, "}\n");
 }

@@ -23,26 +23,30 @@
 #include "rules.h"
 #include "xalloc.h"
 
-enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE, O_RAW_CELLS, O_COPY, O_CHECK_OUTPUT };
+enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE, O_RAW_CELLS, O_COPY, O_CHECK_OUTPUT, O_STATS };
 
 static const struct opt opts[] = {
 	{ "bundle", O_BUNDLE, NULL, "one document of many runs (each opened by a run record)" },
-	{ "format", 'f', "FMT", "md (default), html, json (one document), jsonl (the records),\n"
-	    "                           csv or tsv (one table)" },
+	{ "format", 'f', "FMT", "md (default), html, json (one document), jsonl (the records), "
+	    "csv or tsv (one table)" },
 	{ "names", O_NAMES, "WHICH", "short (default in md and html) or full kernel names" },
-	{ "output", 'o', "PATH", "write to PATH instead of stdout, whole or not at all (- is\n"
-	    "                           stdout); with csv or tsv, a directory (ending in /) gets\n"
-	    "                           one file per table" },
+	{ "output", 'o', "PATH", "write to PATH instead of stdout, whole or not at all (- is "
+	    "stdout); with csv or tsv, a directory (ending in /) gets one file per table" },
 	{ "raw-cells", O_RAW_CELLS, NULL, "csv/tsv: no ' before cells that start like a formula" },
-	{ "table", O_TABLE, "NAME", "csv/tsv: kernel (default), overlap, fuse, fuse_in_use, ..." },
+	{ "stats", O_STATS, NULL, "md and html: the kernel table's duration statistics per launch "
+	    "(mean, min, max, p50, p90) in place of its Python and CPU-op columns" },
+	{ "table", O_TABLE, "NAME", "csv/tsv: kernel (default), overlap, fuse, fuse_in_use, gpu, "
+	    "step, escape, rank, collective, rank_kernel, health, verdict, diff_gpu, diff, "
+	    "diff_fuse, diff_overlap, runs (checked before the records are read)" },
 	{ "copy", O_COPY, "FILE", "write FILE unchanged to -o PATH by the same rules (for triage)" },
 	{ "check-output", O_CHECK_OUTPUT, NULL, "only check that -o PATH can be written (exit 0 or 2)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] [-f md|html|json|jsonl|csv|tsv] [-o PATH] [--table NAME] [--bundle]\n"
-	" [--names short|full] [--raw-cells] [file ...]\n"
+	"[-q] [-f md|html|json|jsonl|csv|tsv] [-o PATH]\n"
+	" [--table NAME] [--bundle] [--names short|full] [--stats]\n"
+	" [--raw-cells] [file ...]\n"
 	"--copy FILE -o PATH\n"
 	"--check-output -o PATH",
 	"Render the triage report from the record stream of the filters\n"
@@ -60,7 +64,8 @@ static struct {
 	struct run *runs;
 	size_t nruns, capruns;
 	struct doc *docs, **dps;	/* render's, held here so that an exit leaves them reachable */
-} R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0, NULL, NULL };
+	struct doc summary;	/* a bundle's */
+} R = { F_MD, 0, NULL, NULL, SBUF_INIT, NULL, 0, 0, NULL, NULL, { 0 } };
 
 int names_full;
 int raw_cells;
@@ -133,12 +138,17 @@ fw_group(const char *fw)
 }
 
 static void
-md_bundle(struct doc **docs, size_t n, sbuf *out)
+md_bundle(struct doc **docs, size_t n, const struct doc *summary, sbuf *out)
 {
 	size_t i;
 	const char *gm = NULL, *gf = NULL;
 
-	sb_printf(out, "# Triage bundle: %zu run%s\n\n## Contents\n\n", n, n == 1 ? "" : "s");
+	sb_printf(out, "# Triage bundle: %zu run%s\n\n", n, n == 1 ? "" : "s");
+	if (summary) {
+		sb_adds(out, "## Summary\n\n");
+		md_table_of(summary, out);
+	}
+	sb_adds(out, "## Contents\n\n");
 	for (i = 0; i < n; i++) {
 		const char *m = docs[i]->model ? docs[i]->model : "(model unknown)";
 		const char *f = fw_group(docs[i]->framework);
@@ -231,12 +241,21 @@ is_dir_path(const char *p)
 	return (n && p[n - 1] == '/') || (stat(p, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-/* csv/tsv into a directory: one file per table of the (first) run. */
+/* csv/tsv into a directory: one file per table of the (first) run (--table: that one). */
 static void
 dsv_dir(struct doc **docs, char sep)
 {
 	const char *ids[32];
 	size_t n = docs ? doc_table_ids(docs[0], ids, 32) : 0, i;
+
+	if (R.table) {
+		for (i = 0; i < n && strcmp(ids[i], R.table) != 0; i++)
+			;
+		if (i == n)
+			die(EXIT_USAGE, "no table '%s' in this report", R.table);
+		ids[0] = ids[i];
+		n = 1;
+	}
 	sbuf path = SBUF_INIT, text = SBUF_INIT;
 
 	if (mkdir(R.out, 0777) != 0 && errno != EEXIST)
@@ -256,7 +275,7 @@ dsv_dir(struct doc **docs, char sep)
 static void
 render(sbuf *text)
 {
-	struct doc *d = xcalloc(R.nruns ? R.nruns : 1, sizeof *d), **dp;
+	struct doc *d = xcalloc(R.nruns ? R.nruns : 1, sizeof *d), **dp, *summary = NULL;
 	size_t i, n = R.nruns;
 
 	if (n == 0) {
@@ -275,13 +294,22 @@ render(sbuf *text)
 	}
 	if (R.bundle && n > 1)
 		qsort(dp, n, sizeof *dp, cmp_doc);
+	if (R.bundle && n > 1) {
+		/* the summary's rows in the bundle's order: each doc with its run */
+		struct run *rs = xcalloc(n, sizeof *rs);
+		for (i = 0; i < n; i++)
+			rs[i] = R.runs[dp[i] - d];
+		bundle_summary(rs, (const struct doc *const *)dp, n, &R.summary);
+		free(rs);
+		summary = &R.summary;
+	}
 	switch (R.fmt) {
 	case F_HTML:
-		html_write((const struct doc *const *)dp, n, n > 1 ? "Triage bundle" : dp[0]->title,
-		    text);
+		html_write((const struct doc *const *)dp, n, summary,
+		    n > 1 ? "Triage bundle" : dp[0]->title, text);
 		break;
 	case F_JSON:
-		jsondoc_write((const struct doc *const *)dp, n, text);
+		jsondoc_write((const struct doc *const *)dp, n, summary, text);
 		break;
 	case F_CSV:
 	case F_TSV:
@@ -302,7 +330,7 @@ render(sbuf *text)
 		break;
 	default:
 		if (R.bundle) {
-			md_bundle(dp, n, text);
+			md_bundle(dp, n, summary, text);
 		} else {
 			for (i = 0; i < n; i++)
 				md_write(dp[i], 1, text);
@@ -313,6 +341,7 @@ render(sbuf *text)
 	}
 	for (i = 0; i < n; i++)
 		doc_free(&d[i]);
+	doc_free(&R.summary);
 	free(d);
 	free(dp);
 	R.docs = NULL;
@@ -357,7 +386,21 @@ main(int argc, char **argv)
 			names_full = strcmp(optarg, "full") == 0;
 			break;
 		case O_TABLE:
+			/* a table no report has is an error now, before any record is read */
+			if (!is_table_id(optarg)) {
+				sbuf l = SBUF_INIT;
+				size_t k;
+				for (k = 0; table_ids[k]; k++)
+					sb_printf(&l, "%s%s", k ? ", " : "", table_ids[k]);
+				err_msg("bad --table value, not a table of the report (%s): %s", l.s,
+				    optarg);
+				sb_free(&l);
+				opt_usage(&tool, EXIT_USAGE);
+			}
 			R.table = optarg;
+			break;
+		case O_STATS:
+			stats_view = 1;
 			break;
 		case O_RAW_CELLS:
 			raw_cells = 1;

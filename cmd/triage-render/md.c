@@ -47,19 +47,25 @@ md_table(sbuf *out, const struct tab *t)
 		sb_adds(out, "\n\n");
 		return;
 	}
+	/* the columns of the view: --stats swaps the kernel table's (col_shown) */
 	sb_adds(out, "|");
 	for (c = 0; c < t->ncols; c++) {
+		if (!col_shown(t, c))
+			continue;
 		sb_adds(out, " ");
 		md_cell(out, t->cols[c].title);
 		sb_adds(out, " |");
 	}
 	sb_adds(out, "\n|");
 	for (c = 0; c < t->ncols; c++)
-		sb_adds(out, t->cols[c].num ? " ---: |" : " --- |");
+		if (col_shown(t, c))
+			sb_adds(out, t->cols[c].num ? " ---: |" : " --- |");
 	sb_addc(out, '\n');
 	for (r = 0; r < t->nrows; r++) {
 		sb_adds(out, "|");
 		for (c = 0; c < t->ncols; c++) {
+			if (!col_shown(t, c))
+				continue;
 			sb_addc(out, ' ');
 			md_cell(out, t->cells[r * t->ncols + c].text);
 			sb_adds(out, " |");
@@ -153,5 +159,21 @@ md_write(const struct doc *d, int level, sbuf *out)
 				sb_adds(out, "\n\n");
 			}
 		}
+	}
+}
+
+void
+md_table_of(const struct doc *d, sbuf *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->nsecs; i++) {
+		const struct section *s = &d->secs[i];
+		if (s->intro) {
+			md_text(out, s->intro, 1);
+			sb_adds(out, "\n\n");
+		}
+		for (j = 0; j < s->ntabs; j++)
+			md_table(out, &s->tabs[j]);
 	}
 }

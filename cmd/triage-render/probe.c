@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "render.h"
 #include "xalloc.h"
 
@@ -25,7 +26,7 @@ probe_fact(const struct run *run, struct doc *d)
 	size_t n = 0, nok = 0, nempty = 0, nwarm = 0, i, cap = 0;
 	long long tokens = 0;
 	int have_tokens = 0;
-	sbuf b = SBUF_INIT, v = SBUF_INIT;
+	sbuf b = SBUF_INIT, v = SBUF_INIT, f = SBUF_INIT;
 
 	for (i = 0; i < run->n; i++) {
 		const struct item *it = &run->it[i];
@@ -51,10 +52,18 @@ probe_fact(const struct run *run, struct doc *d)
 		return;
 	}
 	sb_printf(&v, "%zu sent (%zu warm-up, %zu while profiling)", n, nwarm, n - nwarm);
+	/* the JSON document's field: the counts and latencies as numbers */
+	sb_printf(&f, "{\"sent\":%zu,\"warm_up\":%zu,\"profiling\":%zu,\"ok\":%zu,"
+	    "\"failed\":%zu,\"empty\":%zu", n, nwarm, n - nwarm, nok, n - nok, nempty);
 	if (nok) {
+		char buf[40];
 		qsort(lat, nok, sizeof *lat, cmp_num);
 		/* nearest rank: the smallest latency at or above 95 % of them */
 		p95 = lat[(size_t)((nok * 95 + 99) / 100) - 1];
+		sb_printf(&f, ",\"latency_mean_us\":%s", num_json(sum / (double)nok, buf));
+		sb_printf(&f, ",\"latency_p95_us\":%s", num_json(p95, buf));
+		if (have_tokens)
+			sb_printf(&f, ",\"tokens\":%lld", tokens);
 		sb_printf(&v, "; latency mean %.1f ms, p95 %.1f ms", sum / (double)nok / 1000.0,
 		    p95 / 1000.0);
 		if (have_tokens)
@@ -63,7 +72,10 @@ probe_fact(const struct run *run, struct doc *d)
 	}
 	if (n - nok)
 		sb_printf(&v, "; %zu failed", n - nok);
+	sb_addc(&f, '}');
+	add_field(d, "probe_requests", f.s);
 	add_fact(d, "Probe requests", v.s);
+	sb_free(&f);
 	free(lat);
 	sb_free(&b);
 	sb_free(&v);

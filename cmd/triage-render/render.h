@@ -74,11 +74,38 @@ char *short_name(const char *name);
 
 /* ---- doc.c: the report document ---- */
 
+/*
+ * A column.  key is the figure's one name: the record member it comes
+ * from (triage-records(5)), the CSV header and the JSON member alike
+ * (issue 31).
+ */
 struct col {
 	const char *key;	/* machine name (CSV header, JSON member) */
 	const char *title;	/* what people read */
 	int num;		/* a number: right-aligned, sortable as one */
 };
+
+/*
+ * Column sets (issue 31): the kernel table's duration statistics per
+ * launch (mean_us, min_us, max_us, p50_us, p90_us) are in the machine
+ * formats always, in markdown only with --stats (in place of the Python
+ * location and CPU op), in HTML on the GPU time's hover.  col_shown: does
+ * markdown (and HTML's table) show column c of t?  col_is_stat: is it one
+ * of the statistics?
+ */
+struct tab;
+struct doc;
+extern int stats_view;		/* --stats */
+int col_shown(const struct tab *t, size_t c);
+int col_is_stat(const struct tab *t, size_t c);
+
+/*
+ * The table ids a report may have, for --table (checked before the
+ * records are read) and for add_tab, which refuses others (an internal
+ * error: a new table is named here first).  NULL-terminated.
+ */
+extern const char *const table_ids[];
+int is_table_id(const char *id);
 
 struct cell {
 	char *text;		/* as people read it */
@@ -110,36 +137,66 @@ struct section {
 	size_t ntabs, captabs;
 };
 
+/*
+ * A header fact as people read it (label and text, md and HTML), and a
+ * field of the JSON document's "facts" object (name and JSON value; issue
+ * 31).  add_fact makes both, the field named after the label in
+ * snake_case with the text as a string; add_field adds or replaces a
+ * field alone (e.g. framework "sglang" beside the label's
+ * "SGLang (from the trace: ...)").
+ */
 struct fact {
 	char *key, *value;
 };
 
-/* Per stage, for charts: GPU time by category, idle time, step durations. */
-struct stagechart {
-	char *stage;
-	char **cat;
-	double *cat_us;
-	size_t ncat;
-	double idle_us;		/* < 0: unknown */
-	double *step_us;
-	size_t nstep;
-	/* the roofline chart (roofline.c): bandwidth GB/s (0: none), peaks and points as JSON */
-	double roof_bw;
-	char *roof_peaks, *roof_points;
+struct field {
+	char *name, *json;
 };
+
+/*
+ * A chart of the HTML page (charts.c, issue 31): drawn by the page's
+ * script before the table `tab` of stage `stage`, from `spec`, a JSON
+ * object the section that made it wrote:
+ *   kind    "hbar" (horizontal bars, a row each) or "vbar" (vertical bars
+ *           along an x axis, e.g. the steps)
+ *   cls     the class of the bars (tests count them)
+ *   title   what the chart shows; axis, xaxis: the axes' labels, units
+ *           included ("GPU time (ms)")
+ *   names   the name of each value of a row (a series)
+ *   legend  [{name, color}]; color a category or a series key
+ *   stacked a row's values one after another rather than side by side
+ *   rows    [{label, full (hover), v: [microseconds, or null], c: [colors]}]
+ */
+struct chart {
+	const char *tab;	/* the table it goes before: its id (static) */
+	char *stage;		/* and stage, or NULL */
+	char *spec;		/* JSON (heap) */
+};
+
+/* Add a chart; spec is taken (heap JSON). */
+void add_chart(struct doc *d, const char *tab, const char *stage, char *spec);
+/* The page's charts of a run's sections (charts.c): stages, steps, ranks. */
+void doc_charts(const struct run *run, struct doc *d);
+/* The column of t named key, or -1. */
+int tab_col(const struct tab *t, const char *key);
+/* JSON text helpers for specs: a quoted string, a number or null. */
+void spec_str(sbuf *out, const char *s);
+void spec_num(sbuf *out, double v);
 
 struct doc {
 	char *title;
 	struct fact *facts;
 	size_t nfacts, capfacts;
+	struct field *fields;
+	size_t nfields, capfields;
 	char **notes;
 	size_t nnotes, capnotes;
 	const char *verdict;	/* trace-health's worst verdict (ok, degraded, unusable), or NULL */
 	char *health;		/* the banner's text: what failed, or that all passed */
 	struct section *secs;
 	size_t nsecs, capsecs;
-	struct stagechart *charts;
-	size_t ncharts;
+	struct chart *charts;
+	size_t ncharts, capcharts;
 	char *model, *framework;	/* for bundles: grouping keys */
 };
 
@@ -154,6 +211,12 @@ void doc_free(struct doc *d);
  * next add_section / add_tab on the same parent (they live in arrays).
  */
 void add_fact(struct doc *d, const char *key, const char *value);
+/* A field of the JSON facts: json is JSON text (copied); a field of that name is replaced. */
+void add_field(struct doc *d, const char *name, const char *json);
+void add_field_str(struct doc *d, const char *name, const char *text);	/* a JSON string */
+/* A field of an object of the item's members named in members (NULL-terminated), as they are. */
+void add_field_members(struct doc *d, const char *name, const struct item *it,
+    const char *const *members);
 void add_note(struct doc *d, const char *text);	/* a text already noted is not repeated */
 struct section *add_section(struct doc *d, const char *id, const char *title);
 /* cols is not copied: a static table of columns. stage NULL: not per stage. */
@@ -229,13 +292,14 @@ void ranks_section(const struct run *run, struct doc *d);
  * run has a roofline to show (modeled kernels, or ops with shapes but no
  * model).  roofline_cells fills the kernel table's four efficiency cells
  * (TFLOP/s, GB/s, % of roof, bound) of a stage's kernel; roofline_section
- * adds the Roofline section; roofline_chart the HTML chart's data.
+ * adds the Roofline section; roofline_chart adds the stage's HTML
+ * roofline chart (kind "roof": bw, peaks, pts) before its Roofline table.
  */
 int roofline_present(const struct run *run);
 void roofline_cells(const struct run *run, const char *stage, const char *kernel,
     struct cell *c);
 void roofline_section(const struct run *run, struct doc *d);
-void roofline_chart(const struct run *run, const char *stage, struct stagechart *c);
+void roofline_chart(const struct run *run, const char *stage, struct doc *d);
 
 /* probe.c: the "Probe requests" fact of a live capture's probe records. */
 void probe_fact(const struct run *run, struct doc *d);
@@ -252,6 +316,25 @@ int doc_is_diff(const struct doc *d);
 /* The table csv/tsv writes without --table: "diff" for a diff, else "kernel". */
 const char *doc_default_table(const struct doc *d);
 
+/*
+ * A figure of column `key` as the machine formats write it (CSV, TSV, the
+ * JSON document; issue 31): rounded to the precision the figure has --
+ * microseconds (*_us) to 3 decimals, the nanoseconds of the trace;
+ * percentages (*_pct) to 3 decimals; ratios (*_ratio) to 5; other numbers
+ * to 6 -- without trailing zeros, so 29461.400999999998 is "29461.401"
+ * and 120.0 is "120".  A value that is not finite is "" (JSON: null).
+ * buf: 64 bytes; returns buf.
+ */
+char *fig_num(double v, const char *key, char *buf);
+/*
+ * Does column c of the doc's tables `table` carry a <key>_short companion
+ * in the machine formats (the shortened text beside the whole one)?
+ * Kernel names always; another column when any of its cells, in any
+ * stage, was shortened -- so that every row of the table has the same
+ * columns (issue 31).
+ */
+int doc_col_has_short(const struct doc *d, const char *table, size_t c);
+
 /* Formatting helpers shared by the writers. */
 void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */
 void fmt_pct(sbuf *out, double pct);	/* "12.3%" */
@@ -260,7 +343,9 @@ void fmt_pct(sbuf *out, double pct);	/* "12.3%" */
 
 void md_write(const struct doc *d, int level, sbuf *out);	/* level: "#" of the title */
 void md_legend(sbuf *out, int level);
-void html_write(const struct doc *const *docs, size_t n, const char *title, sbuf *out);
+/* summary: a bundle's summary of its runs (bundle.c), or NULL. */
+void html_write(const struct doc *const *docs, size_t n, const struct doc *summary,
+    const char *title, sbuf *out);
 /*
  * One table as CSV (sep ',') or TSV: a header of column keys, the stage
  * as the first column.  Returns 0, or -1 when the doc has no such table.
@@ -274,7 +359,18 @@ int dsv_write(const struct doc *d, const char *table, char sep, sbuf *out);
  */
 void dsv_safe(const char *s, char sep, sbuf *out);
 extern int raw_cells;		/* --raw-cells: no "'" before formula-like cells */
-void jsondoc_write(const struct doc *const *docs, size_t n, sbuf *out);
+void jsondoc_write(const struct doc *const *docs, size_t n, const struct doc *summary, sbuf *out);
+
+/*
+ * ---- bundle.c: a bundle's summary (issue 31) ----
+ * One row per run (model, framework, GPU, GPU time per stage, step
+ * median, health) and its chart, from the runs' records and documents;
+ * docs[i] is the document of runs[i].
+ */
+void bundle_summary(const struct run *runs, const struct doc *const *docs, size_t n,
+    struct doc *out);
+/* The summary's table in markdown (after the bundle's contents). */
+void md_table_of(const struct doc *d, sbuf *out);
 
 /* The table ids a doc has, for --output DIR/ (one file each). */
 size_t doc_table_ids(const struct doc *d, const char **ids, size_t max);

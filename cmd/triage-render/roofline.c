@@ -128,7 +128,7 @@ static const struct col roof_cols[] = {
 	{ "kernel", "Kernel", 0 },
 	{ "op", "CPU op", 0 },
 	{ "shape", "Shape", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
+	{ "time_us", "GPU time", 1 },
 	{ "launches", "Launches", 1 },
 	{ "tflops", "TFLOP/s", 1 },
 	{ "gbps", "GB/s", 1 },
@@ -146,7 +146,7 @@ static const struct col roof_cols[] = {
 static const struct col unm_cols[] = {
 	{ "op", "CPU op", 0 },
 	{ "reason", "Why not modeled", 0 },
-	{ "gpu_time_us", "GPU time", 1 },
+	{ "time_us", "GPU time", 1 },
 	{ "share_pct", "Share", 1 },
 	{ "launches", "Launches", 1 },
 };
@@ -342,55 +342,71 @@ roofline_section(const struct run *run, struct doc *d)
 }
 
 void
-roofline_chart(const struct run *run, const char *stage, struct stagechart *c)
+roofline_chart(const struct run *run, const char *stage, struct doc *d)
 {
-	size_t i;
+	size_t i, npts = 0;
 	sbuf b = SBUF_INIT, p = SBUF_INIT;
-	char buf[40];
+	double bw = 0;
+	char *peaks = NULL;
 	int k;
 
 	for (i = 0; i < run->n; i++) {
 		const struct item *it = &run->it[i];
 		if (it->type != RT_roofline || !item_in_stage(it, stage, &b) || item_get(it, "gpu") < 0)
 			continue;
-		c->roof_bw = item_num(it, "mem_gbps", 0);
+		bw = item_num(it, "mem_gbps", 0);
 		k = item_get(it, "peaks");
 		if (k >= 0) {
-			free(c->roof_peaks);
-			c->roof_peaks = xstrndup(it->doc.js + it->doc.tok[k].start,
+			free(peaks);
+			peaks = xstrndup(it->doc.js + it->doc.tok[k].start,
 			    (size_t)(it->doc.tok[k].end - it->doc.tok[k].start));
 		}
 	}
-	if (c->roof_bw <= 0) {
+	if (bw <= 0) {
+		free(peaks);
 		sb_free(&b);
 		return;
 	}
-	sb_addc(&p, '[');
+	sb_adds(&p, "{\"kind\":\"roof\",\"cls\":\"point\",\"title\":");
+	spec_str(&p, "The modeled kernels against the roofline (log-log)");
+	sb_adds(&p, ",\"axis\":");
+	spec_str(&p, "achieved TFLOP/s");
+	sb_adds(&p, ",\"xaxis\":");
+	spec_str(&p, "arithmetic intensity (FLOP per byte)");
+	sb_adds(&p, ",\"bw\":");
+	spec_num(&p, bw);
+	/* the peaks object as the record has it: type names and numbers only */
+	sb_printf(&p, ",\"peaks\":%s,\"pts\":[", peaks ? peaks : "{}");
 	for (i = 0; i < run->n; i++) {
 		const struct item *it = &run->it[i];
 		double x = item_num(it, "intensity", 0), y = item_num(it, "tflops", 0);
 		char *s;
 		if (it->type != RT_kernel_eff || !item_in_stage(it, stage, &b) || !(x > 0) || !(y > 0))
 			continue;
-		if (p.len > 1)
+		if (npts++)
 			sb_addc(&p, ',');
 		s = short_name(item_str(it, "kernel", &b, ""));
 		sb_adds(&p, "{\"name\":");
-		json_quote(&p, s, strlen(s));
+		spec_str(&p, s);
 		free(s);
 		sb_adds(&p, ",\"shape\":");
-		item_str(it, "shape", &b, "");
-		json_quote(&p, b.s ? b.s : "", b.len);
-		sb_printf(&p, ",\"x\":%s", num_json(x, buf));
-		sb_printf(&p, ",\"y\":%s", num_json(y, buf));
-		sb_printf(&p, ",\"us\":%s", num_json(item_num(it, "time_us", 0), buf));
-		sb_printf(&p, ",\"pct\":%s", num_json(item_num(it, "pct_of_roof", -1), buf));
+		spec_str(&p, item_str(it, "shape", &b, ""));
+		sb_adds(&p, ",\"x\":");
+		spec_num(&p, x);
+		sb_adds(&p, ",\"y\":");
+		spec_num(&p, y);
+		sb_adds(&p, ",\"us\":");
+		spec_num(&p, item_num(it, "time_us", 0));
+		sb_adds(&p, ",\"pct\":");
+		spec_num(&p, item_num(it, "pct_of_roof", -1));
 		sb_adds(&p, ",\"dtype\":");
-		item_str(it, "dtype", &b, "");
-		json_quote(&p, b.s ? b.s : "", b.len);
+		spec_str(&p, item_str(it, "dtype", &b, ""));
 		sb_addc(&p, '}');
 	}
-	sb_addc(&p, ']');
-	c->roof_points = sb_detach(&p);
+	sb_adds(&p, "]}");
+	if (npts)
+		add_chart(d, "roofline", stage, sb_detach(&p));
+	free(peaks);
+	sb_free(&p);
 	sb_free(&b);
 }
