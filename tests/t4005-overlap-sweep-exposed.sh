@@ -57,4 +57,18 @@ t_bounded() {
 	eq 26 "$(jq -r 'select(.type == "overlap_exposed") | [.spans[][1]] | min' "$T/out")"
 }
 check 'at most 100 intervals a row, the longest, in order of start' t_bounded
+# Two gemm events on one stream that overlap (a merged trace, programmatic
+# dependent launch): [0,100] and [50,150], alone on the GPU.  Their exposed
+# time counts each event (200 us, exclusive_ratio 1), the spans are the
+# union, once: [0,150).  Work is linear in events (make scale, overlap).
+t_overlapping() {
+	{
+		trc formal /f/f.json all
+		kern gemm_kernel 1 0 100
+		kern gemm_kernel 1 50 100
+		end
+	} | os --mapping "$T/map" >"$T/out"
+	eq '200 1 [[0,150]]' "$(jq -c -r 'select(.type == "overlap_exposed") | "\(.exposed_us) \(.intervals) \(.spans)"' "$T/out")"
+}
+check 'overlapping events of a row: time per event, spans their union' t_overlapping
 done_testing

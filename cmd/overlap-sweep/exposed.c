@@ -74,37 +74,95 @@ write_row(long long t, const char *stage, long long id, struct ov_span *p, size_
 	sb_free(&js);
 }
 
+/*
+ * The exclusive time inside [ts, end): the whole intervals between by the
+ * prefix sums (pre[j] = length of x[0..j)), the two partial ends clipped.
+ */
+static double
+exclusive_in(const struct ov_span *x, const double *pre, size_t nx, double ts, double end)
+{
+	size_t j0 = first_after(x, nx, ts), lo = j0, hi = nx, mid;
+	double sum;
+
+	while (lo < hi) {	/* j1: the first interval starting at or after end */
+		mid = lo + (hi - lo) / 2;
+		if (x[mid].ts < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo <= j0)
+		return 0.0;
+	sum = pre[lo] - pre[j0];
+	if (x[j0].ts < ts)
+		sum -= ts - x[j0].ts;
+	if (x[lo - 1].end > end)
+		sum -= x[lo - 1].end - end;
+	return sum > 0.0 ? sum : 0.0;
+}
+
+/*
+ * Per row: the exposed time summed over its events (so that it is
+ * exclusive_ratio x total_us), and as spans the exclusive set intersected
+ * with the union of its events.  Events of one row that overlap (one
+ * stream's kernels overlapping in a merged trace, programmatic dependent
+ * launch) are merged first, so that the work is linear in events plus
+ * intervals, not their product (make scale, shape overlap).
+ */
 void
 ov_write_exposed(long long t, const char *stage, oev_t *ev, size_t n, const orow_t *rows,
     size_t nrows, long long first_id)
 {
-	struct ov_span *x, *p = NULL;
-	size_t nx, np, cap = 0, r, i, j;
-	double sum;
+	struct ov_span *x, *p = NULL, *u = NULL;
+	size_t nx, np, nu, m, capp = 0, capu = 0, r, i, j;
+	double sum, *pre;
 
 	if (nrows == 0)
 		return;
 	nx = ov_exclusive(ev, n, &x);
+	pre = xmalloc((nx + 1) * sizeof *pre);
+	pre[0] = 0.0;
+	for (j = 0; j < nx; j++)
+		pre[j + 1] = pre[j] + (x[j].end - x[j].ts);
 	for (r = 0; r < nrows; r++) {
-		np = 0;
 		sum = 0;
+		nu = 0;
 		for (i = 0; i < n; i++) {
 			const oev_t *e = &ev[i];
 			if (e->canon != rows[r].kernel || e->cat != rows[r].cat || !(e->end > e->ts))
 				continue;
-			for (j = first_after(x, nx, e->ts); j < nx && x[j].ts < e->end; j++) {
-				double a = x[j].ts > e->ts ? x[j].ts : e->ts;
-				double b = x[j].end < e->end ? x[j].end : e->end;
-				if (!(b > a))
-					continue;
-				xgrow(&p, &cap, np + 1, sizeof *p);
+			sum += exclusive_in(x, pre, nx, e->ts, e->end);
+			xgrow(&u, &capu, nu + 1, sizeof *u);
+			u[nu].ts = e->ts;
+			u[nu++].end = e->end;
+		}
+		xqsort(u, nu, sizeof *u, by_start);
+		for (m = 0, i = 0; i < nu; i++) {	/* merge only what overlaps */
+			if (m && u[i].ts < u[m - 1].end) {
+				if (u[i].end > u[m - 1].end)
+					u[m - 1].end = u[i].end;
+			} else {
+				u[m++] = u[i];
+			}
+		}
+		np = 0;
+		for (i = 0, j = 0; i < m && j < nx;) {
+			double a = x[j].ts > u[i].ts ? x[j].ts : u[i].ts;
+			double b = x[j].end < u[i].end ? x[j].end : u[i].end;
+			if (b > a) {
+				xgrow(&p, &capp, np + 1, sizeof *p);
 				p[np].ts = a;
 				p[np++].end = b;
-				sum += b - a;
 			}
+			if (x[j].end < u[i].end)
+				j++;
+			else
+				i++;
 		}
 		write_row(t, stage, first_id + (long long)r, p, np, sum);
 	}
+	free(u);
 	free(p);
+	free(pre);
 	free(x);
 }

@@ -265,9 +265,11 @@ orow_t *ov_rows(const oev_t *ev, size_t n, double busy, const agg_t *agg,
 
 /*
  * The overlap_exposed record of each row of a stage (exposed.c, issue 29):
- * the parts of its kernel's events ev[] inside the exclusive intervals
- * (ov_exclusive), their sum and count, and the OV_EXPOSED_SPANS longest as
- * [ts, dur] pairs in order of start.  t: the stage's trace; first_id: the
+ * the time of its kernel's events ev[] inside the exclusive intervals
+ * (ov_exclusive) summed over the events, and as spans that set intersected
+ * with the union of the events (events that overlap one another merged):
+ * their count and the OV_EXPOSED_SPANS longest as [ts, dur] pairs in order
+ * of start.  Time O((n + intervals) log n) per row.  t: the stage's trace; first_id: the
  * number of the first row's id ("overlap-N"), the rows numbered in order.
  */
 #define OV_EXPOSED_SPANS 100
