@@ -40,8 +40,19 @@ t_annotation_names() {
 	# reference: the mixed prefill batch reads as decode, the decode steps
 	# as nothing, and every kernel goes to the nearest window: decode
 	eq "decode 18" "$(COMPAT=1 stages "$T/vllm.json")"
+	# stage words are whole words: DLRM's record_function "## decoder fp8
+	# None ##" (a training trace's decoder layer, 4 a step in two real HTA
+	# traces) names no stage; the reference reads "decoder" as decode
+	sed 's/model_forward_prefill/## decoder fp8 None ##/; s/model_forward_decode/## decoder fp8 None ##/g' \
+	    "$T/both.json" >"$T/dlrm.json"
+	eq "all 18" "$(stages "$T/dlrm.json")"
+	eq "decode 18" "$(COMPAT=1 stages "$T/dlrm.json")"
+	# SGLang's graph capture marker and CamelCase words still name theirs
+	sed 's/model_forward_prefill/ChunkedPrefill/; s/model_forward_decode/capture_32_decode/g' \
+	    "$T/both.json" >"$T/words.json"
+	eq "decode 15 extend 3" "$(stages "$T/words.json")"
 }
-check "annotation names: SGLang step[EXTEND], vLLM context/generation counts (reference: misread)" t_annotation_names
+check "annotation names: SGLang step[EXTEND], vLLM context/generation counts, whole words (reference: misread)" t_annotation_names
 
 t_none() {
 	"$GEN" -o "$T/none.json"
