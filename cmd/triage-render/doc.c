@@ -971,32 +971,71 @@ static const struct col escape_cols[] = {
 	{ "python_location", "Python location", 0 },
 };
 
-/* The graph_escape rows of a stage, when step-stats wrote any. */
+/*
+ * The kernel table's row limit in a stage, as kernel-map applied it
+ * (--kernel-table-limit): when a row at or above the 1.0% bar is hidden,
+ * the rows shown are the limit; else none bound (0).
+ */
+static size_t
+kernel_row_limit(const struct run *run, const char *stage)
+{
+	size_t i, shown = 0;
+	int cut = 0;
+	sbuf b = SBUF_INIT;
+
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type != RT_kernel_row || !item_in_stage(it, stage, &b))
+			continue;
+		if (item_bool(it, "shown"))
+			shown++;
+		else if (item_num(it, "share_pct", 0) >= 1.0)
+			cut = 1;
+	}
+	sb_free(&b);
+	return cut ? shown : 0;
+}
+
+/*
+ * The graph_escape rows of a stage, when step-stats wrote any, under the
+ * kernel table's bar and row limit (the records keep every row): a
+ * graph-mode trace mostly in eager mode has as many eager kernels as
+ * kernels, most far below a percent.
+ */
 static void
 escapes(const struct run *run, struct section *sec, const char *stage)
 {
 	struct tab *t;
 	const char **names = NULL;
 	char **shorts;
-	size_t nn = 0, capn = 0, r = 0, i;
+	size_t nn = 0, capn = 0, r = 0, i, limit = kernel_row_limit(run, stage), hidden = 0;
+	double hidden_pct = 0;
 	sbuf b = SBUF_INIT;
 
-	for (i = 0; i < run->n; i++)
-		if (run->it[i].type == RT_graph_escape && item_in_stage(&run->it[i], stage, &b)) {
-			xgrow(&names, &capn, nn + 1, sizeof *names);
-			names[nn++] = xstrdup(item_str(&run->it[i], "kernel", &b, ""));
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
+			continue;
+		if (item_num(it, "share_pct", 0) < 1.0 || (limit && nn >= limit)) {
+			hidden++;
+			hidden_pct += item_num(it, "share_pct", 0);
+			continue;
 		}
-	if (nn == 0) {
+		xgrow(&names, &capn, nn + 1, sizeof *names);
+		names[nn++] = xstrdup(item_str(it, "kernel", &b, ""));
+	}
+	if (nn == 0 && hidden == 0) {
 		sb_free(&b);
 		return;
 	}
 	t = add_tab(sec, "escape", stage, escape_cols, sizeof escape_cols / sizeof escape_cols[0]);
-	shorts = xcalloc(nn, sizeof *shorts);
+	shorts = xcalloc(nn ? nn : 1, sizeof *shorts);
 	short_names(names, nn, shorts);
-	for (i = 0; i < run->n; i++) {
+	for (i = 0; i < run->n && r < nn; i++) {
 		const struct item *it = &run->it[i];
 		struct cell *cl;
-		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
+		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b) ||
+		    item_num(it, "share_pct", 0) < 1.0)
 			continue;
 		cl = add_row(t);
 		cl[0].text = shorts[r];
@@ -1012,6 +1051,11 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		free((char *)names[i]);
 	free(names);
 	free(shorts);
+	if (hidden)
+		t->more = printf_dup("%zu more eager kernel name%s below the 1.0%% bar or the row "
+		    "limit: %.1f%% of the stage's GPU time.", hidden, hidden == 1 ? "" : "s",
+		    hidden_pct);
+	t->empty = xstrdup("No eager kernel reaches 1.0% of the stage's GPU time.");
 	t->total = xstrdup("Kernels launched outside CUDA graphs in this graph-mode stage, "
 	    "largest first:");
 	sb_free(&b);
