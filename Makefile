@@ -46,7 +46,7 @@ endif
 
 TOOLS      := $(sort $(notdir $(patsubst %/,%,$(wildcard cmd/*/))))
 COMMON_SRC := $(wildcard common/*.c)
-COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/kernel_categories.o
+COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/kernel_categories.o $(O)/gen/gpu_specs.o
 COMMON_HDR := $(wildcard common/*.h) $(wildcard common/*.inc)
 TOOL_HDR   := $(wildcard cmd/*/*.h)
 BINS       := $(TOOLS:%=$(O)/bin/%)
@@ -117,7 +117,8 @@ $(O)/gen/kernel_categories.o: $(O)/gen/kernel_categories.c
 
 $(O)/bin/fuse-detect: $(O)/gen/fuse_catalog.o
 
-# kernel-roofline carries the GPU peak table the same way (--gpu-specs FILE replaces it).
+# The GPU table (common/gpuspec.h) too: kernel-roofline's peaks (--gpu-specs
+# FILE replaces it), triage-render's GPU names and gfx targets.
 $(O)/gen/gpu_specs.c: data/gpu-specs.jsonl
 	@mkdir -p $(@D)
 	$(Q){ echo '/* Generated from data/gpu-specs.jsonl by the Makefile; do not edit. */'; \
@@ -128,8 +129,6 @@ $(O)/gen/gpu_specs.c: data/gpu-specs.jsonl
 
 $(O)/gen/gpu_specs.o: $(O)/gen/gpu_specs.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
-
-$(O)/bin/kernel-roofline: $(O)/gen/gpu_specs.o
 
 # The suite runs against $(O)/bin, a line per script as it ends and a
 # summary (tests/run.sh); test-sanitize rebuilds under ASan+UBSan in
@@ -213,7 +212,8 @@ FUZZ_O     := build-fuzz
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 	-Wno-unused-function $(FUZZ_SAN)
-FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o
+FUZZ_LIBOBJ := $(COMMON_SRC:%.c=$(FUZZ_O)/%.o) $(FUZZ_O)/gen/kernel_categories.o \
+	$(FUZZ_O)/gen/gpu_specs.o
 FUZZ_HARNESSES ?= scan extract records discover serverargs sidefiles capture kname roofline
 FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
@@ -224,7 +224,7 @@ FUZZ_EXTRA_discover   = cmd/trace-extract/discover.o cmd/trace-extract/framework
 FUZZ_EXTRA_serverargs = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_sidefiles  = cmd/fuse-detect/catalog.o cmd/fuse-detect/match.o gen/fuse_catalog.o
 FUZZ_EXTRA_capture    = cmd/trace-capture/probe.o cmd/trace-capture/records.o cmd/trace-capture/sys.o
-FUZZ_EXTRA_roofline   = cmd/kernel-roofline/gpu.o cmd/kernel-roofline/model.o gen/gpu_specs.o
+FUZZ_EXTRA_roofline   = cmd/kernel-roofline/model.o
 FUZZ_INC_discover     = -iquote cmd/trace-extract
 FUZZ_INC_serverargs   = -iquote cmd/trace-extract
 FUZZ_INC_sidefiles    = -iquote cmd/fuse-detect

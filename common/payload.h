@@ -85,7 +85,9 @@ void site_display_location(const site_t *s, sbuf *out);
 /*
  * best_site_summary (kernel-table.md §5.8): the kernel table's location and
  * CPU-op cells for an entry (NULL entry: "unresolved", "-"), unescaped,
- * joined with "<br>".  Both sbufs are reset first.
+ * joined with "<br>".  Both sbufs are reset first.  Not under --compat
+ * reference, its two sites are listed by share and a share under 1% reads
+ * "<1%" (docs/deviations.md C22).
  */
 void best_site_summary(const entry_t *e, sbuf *loc, sbuf *cpu_op);
 

@@ -133,6 +133,15 @@
 	M(T, py_loc, INT, OPT, NULL) \
 	M(T, py_stack, JSON, OPT, NULL)
 
+#define REC_MEMBERS_sync(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL) \
+	M(T, pid, STR, OPT, "None") \
+	M(T, tid, STR, OPT, "None") \
+	M(T, ts, NUM, REQ, NULL) \
+	M(T, dur, NUM, REQ, NULL) \
+	M(T, correlation, INT, OPT, NULL)
+
 #define REC_MEMBERS_frame(M, T) \
 	M(T, t, INT, REQ, NULL) \
 	M(T, name, STR, REQ, NULL) \
@@ -189,6 +198,10 @@
 	M(T, launch_latency_p50_us, NUM, OPT, NULL) \
 	M(T, idle_starts, INT, OPT, NULL) \
 	M(T, idle_start_latency_us, NUM, OPT, NULL) \
+	M(T, launch_start_min_us, NUM, OPT, NULL) \
+	M(T, sync_call, STR, OPT, NULL) \
+	M(T, sync_return_us, NUM, OPT, NULL) \
+	M(T, sync_wait_us, NUM, OPT, NULL) \
 	M(T, clock_offset_us, NUM, OPT, NULL)
 
 #define REC_MEMBERS_site(M, T) \
@@ -587,6 +600,7 @@
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \
 	T(launch, REC_MEMBERS_launch, X) \
+	T(sync, REC_MEMBERS_sync, X) \
 	T(frame, REC_MEMBERS_frame, X) \
 	T(annotation, REC_MEMBERS_annotation, X) \
 	T(thread_name, REC_MEMBERS_thread_name, X) \

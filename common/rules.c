@@ -7,6 +7,7 @@
 #include "opt.h"
 #include "rules.h"
 #include "text.h"
+#include "words.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -209,20 +210,33 @@ count_after(const char *s, size_t n, const char *key)
  * requests, so the counts decide, a batch with both going with prefill;
  * SGLang's step[EXTEND ...] is a prefill marker.  The reference's
  * substring test reads generation_2..9 as no stage and calls
- * context_1_generation_12 decode.
+ * context_1_generation_12 decode.  The stage words are whole words
+ * (words.h): step[DECODE bs=16], capture_32_decode, model_forward_prefill
+ * name a stage, DLRM's "## decoder fp8 None ##" record_function (a
+ * training trace's decoder layer) none.
  */
 static const char *
-annotation_stage_corrected(const char *l, size_t n)
+annotation_stage_corrected(const char *s, size_t n)
 {
-	long ctx = count_after(l, n, "context_"), gen = count_after(l, n, "generation_");
+	sbuf l = SBUF_INIT;
+	long ctx, gen;
+	const char *st = NULL;
+	words w = { 0 };
 
+	sb_add(&l, s, n);
+	text_lower(l.s, l.len);
+	ctx = count_after(l.s, l.len, "context_");
+	gen = count_after(l.s, l.len, "generation_");
+	sb_free(&l);
 	if (ctx >= 0 && gen >= 0)
 		return ctx > 0 ? "extend" : gen > 0 ? "decode" : NULL;
-	if (text_has(l, n, "decode"))
-		return "decode";
-	if (text_has(l, n, "prefill") || text_has(l, n, "extend"))
-		return "extend";
-	return NULL;
+	words_add(&w, s, n);	/* the case kept: ChunkedPrefill is Chunked|Prefill */
+	if (words_find_keyword(&w, "decode") >= 0)
+		st = "decode";
+	else if (words_find_keyword(&w, "prefill") >= 0 || words_find_keyword(&w, "extend") >= 0)
+		st = "extend";
+	words_free(&w);
+	return st;
 }
 
 const char *
@@ -233,7 +247,6 @@ annotation_stage(const char *name, size_t n)
 
 	text_normalize(name, n, &t);
 	if (t.len && !compat_reference) {
-		text_lower(t.s, t.len);
 		st = annotation_stage_corrected(t.s, t.len);
 	} else if (t.len) {
 		text_lower(t.s, t.len);

@@ -36,8 +36,9 @@ int parse_tp_rank(const char *name, long long *rank);
 /*
  * Stage of a user annotation from its name: "decode", "extend" or NULL;
  * with --compat reference by the reference's substrings (§3.2.1), else
- * by the batch counts of vLLM markers and SGLang's step[EXTEND ...]
- * (docs/deviations.md).
+ * by the batch counts of vLLM markers and the whole words decode,
+ * prefill and extend (SGLang's step[EXTEND ...]; not DLRM's "decoder"):
+ * docs/deviations.md C8.
  */
 const char *annotation_stage(const char *name, size_t n);
 

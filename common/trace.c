@@ -13,6 +13,7 @@ trace_free(struct trace *tr)
 	free(tr->k);
 	free(tr->op);
 	free(tr->ln);
+	free(tr->sy);
 	free(tr->fr);
 	free(tr->an);
 	free(tr->tn);
@@ -435,6 +436,31 @@ add_call(struct trace_reader *r, enum rec_type t)
 	c->thread = thread_of(r, pid, tid);
 }
 
+/* A "sync" record: a blocking synchronize call (issue 25 follow-up). */
+static void
+add_sync(struct trace_reader *r)
+{
+	struct rec_sync x;
+	struct tcall *c;
+
+	REC_READ(&r->rd, sync, &x);
+	need_trace(r, RT_sync, x.t);
+	if (!keep(r, RT_sync, &x))
+		return;
+	xgrow(&r->tr.sy, &r->tr.capsy, r->tr.nsy + 1, sizeof *r->tr.sy);
+	c = &r->tr.sy[r->tr.nsy++];
+	memset(c, 0, sizeof *c);
+	c->ts = x.ts;
+	c->dur = x.dur;
+	c->corr = x.correlation;
+	c->has_corr = REC_HAS(&x, sync, correlation);
+	c->ext_src = EXT_NONE;
+	c->kind = LAUNCH_OTHER;
+	c->py_loc = c->py_stack = c->py_scopes = NOSTR;
+	c->name = trace_intern(r, x.name);
+	c->thread = thread_of(r, x.pid, x.tid);
+}
+
 static void
 add_frame(struct trace_reader *r)
 {
@@ -577,6 +603,9 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 			case RT_cpu_op:
 			case RT_launch:
 				add_call(r, t);
+				break;
+			case RT_sync:
+				add_sync(r);
 				break;
 			case RT_frame:
 				add_frame(r);

@@ -96,6 +96,8 @@ struct trace {
 	size_t nk, capk;
 	struct tcall *op, *ln;		/* cpu ops, launches */
 	size_t nop, capop, nln, capln;
+	struct tcall *sy;		/* "sync" records: blocking synchronize calls */
+	size_t nsy, capsy;
 	struct tframe *fr;
 	size_t nfr, capfr;
 	struct tannot *an;
@@ -114,7 +116,7 @@ struct trace_reader;
 
 /*
  * What a tool sets before reading.  Type masks are TR_MASK(type) bits.
- *   collect   types stored in the trace (kernel, cpu_op, launch, frame,
+ *   collect   types stored in the trace (kernel, cpu_op, launch, sync, frame,
  *             annotation, thread_name, corr); trace and stats records are
  *             always read
  *   consume   types not copied to stdout

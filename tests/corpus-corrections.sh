@@ -13,6 +13,8 @@
 #  - no attention kernel as the evidence of another fusion, and every fuse
 #    row's evidence adding up to its share (C16).
 #  - a copy's row names its runtime call when no CPU op matched (C19).
+#  - a row's sites listed by share, none printed as 0% (C22); DLRM's
+#    "## decoder ##" annotations no decode stage (C8).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -61,6 +63,12 @@ for f in "$shared"/corpus/traces/*; do
 	    | .[] | select(.type == "fuse_row" and (.pattern | test("attention"; "i") | not))
 	    | .evidence | split("<br>")[] | sub(" \\([0-9.]+%\\)$"; "") | select(. as $k | $att | index($k))' \
 	    "$tmp/$n.jsonl")"
+	# C22: a row's sites by share, and a share under 1% is "<1%"
+	ok "$n: sites listed by share, no 0% site" "" "$(jq -r 'select(.type == "kernel_row")
+	    | .location as $l | [$l | scan("site share ([<>]?)([0-9]+)%")
+	      | (.[1] | tonumber) + (if .[0] == "<" then -0.5 elif .[0] == ">" then 0.5 else 0 end)]
+	    | select(length == 2 and (.[0] < .[1])) | $l' "$tmp/$n.jsonl")$(jq -r 'select(.type ==
+	    "kernel_row" and (.location | test("site share 0%"))) | .location' "$tmp/$n.jsonl")"
 	ok "$n: every fuse row's evidence adds up to its share" "" "$(jq -r 'select(.type ==
 	    "fuse_row") | [(.evidence | [scan("\\(([0-9.]+)%\\)")[0] | tonumber] | add), .share_pct,
 	    (.evidence | split("<br>") | length), .pattern] | . as [$sum, $share, $n, $p]
@@ -77,6 +85,8 @@ ok "hta_df_index_resolver: copy rows name their call when no CPU op matched (C19
 ok "hta_nccl_data: the all-reduce's CPU op is the matched op, not the launch call" record_param_comms \
     "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("ncclKernel_AllReduce"))) |
     .cpu_op' "$tmp/hta_nccl_data.jsonl" | head -n 1)"
+ok "hta_sampled_rank0: DLRM's '## decoder fp8 None ##' names no stage (C8)" "all" \
+    "$(jq -r 'select(.type == "gpu_time") | .stage' "$tmp/hta_sampled_rank0.jsonl" | sort -u | xargs)"
 ok "MI300 prefill: the Tensile MT320x224x64 GEMM keeps its tile shape" 1 \
     "$(jq -r 'select(.type == "kernel_row") | .kernel' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" |
     grep -c '_MT320x224x64_')"

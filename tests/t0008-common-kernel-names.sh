@@ -1,7 +1,8 @@
 #!/bin/sh
 # common/kname.c and common/kcat.c (issue 26): real kernel names of NVIDIA
 # and AMD traces (vLLM, SGLang, TensorRT-LLM, aiter, CK, Tensile/hipBLASLt,
-# cuBLAS/nvjet, CUTLASS, FlashInfer, FlashAttention, Triton, NCCL, DeepEP,
+# cuBLAS/nvjet, CUTLASS, FlashInfer, FlashAttention, Triton, NCCL, DeepEP
+# and the other expert-parallel libraries (dpsk::ep, UCCL, MORI, moeA2A),
 # PyTorch) demangled as c++filt does, shortened by structure with their
 # expected short name and category, and kept apart within a table.  A C
 # program linked against the library of the build under test checks them.
@@ -26,7 +27,7 @@ t_fixture() {
 	build
 	[ "$(grep -c '' "$NAMES")" -ge 150 ]
 	"$T/kname-check" names "$NAMES" >"$T/out" || { cat "$T/out"; return 1; }
-	has "$T/out" '^203 checked, 0 failed$'
+	has "$T/out" '^218 checked, 0 failed$'
 }
 check "150+ real names: expected short name and category, brackets balanced, one table unique" \
     t_fixture

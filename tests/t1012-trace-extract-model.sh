@@ -44,7 +44,8 @@ input() {	# input FILE [OPTS...]: the input record's model members, tab-separate
 }
 
 t_frames() {
-	# 40 frames of SGLang's qwen3_moe.py beat 10 of qwen2.py; utils.py is no model
+	# 40 frames of SGLang's qwen3_moe.py beat 10 of qwen2.py (all 5 us
+	# long); utils.py is no model
 	# shellcheck disable=SC2046
 	IFS='
 '
@@ -52,7 +53,8 @@ t_frames() {
 	    $(rep 10 'python/sglang/srt/models/qwen2.py(80): forward') \
 	    $(rep 50 'python/sglang/srt/models/utils.py(394): _reshape_for_qk_norm')
 	unset IFS
-	eq '-	qwen3_moe	frames	32 Python frames of sglang/srt/models/qwen3_moe.py' "$(input "$T/a.json")"
+	eq '-	qwen3_moe	frames	40 Python frames of sglang/srt/models/qwen3_moe.py; of 2 model families seen it was seen most (40 times; qwen2 10)' \
+	    "$(input "$T/a.json")"
 	# vLLM's and Hugging Face's model files
 	IFS='
 '
@@ -63,6 +65,38 @@ t_frames() {
 	eq '-	llama	frames	2 Python frames of transformers/models/llama/modeling_llama.py' "$(input "$T/c.json")"
 }
 check "the model file the Python frames run most names the family" t_frames
+
+# A diffusion pipeline (a real xDiT FLUX.1 trace on MI300X: CLIP runs
+# first, 40 frames, then T5, 173, then the denoising loop): the family whose
+# code ran longest in one call, not the first or most seen.
+t_longest() {
+	{
+		printf '{"traceEvents": [\n'
+		_i=0
+		while [ $_i -lt 40 ]; do
+			printf '{"ph": "X", "cat": "python_function", "name": "transformers/models/clip/modeling_clip.py(700): forward", "pid": 1, "tid": 1, "ts": %d, "dur": %d, "args": {}},\n' \
+			    $((1000 + _i * 10)) $([ $_i -eq 0 ] && echo 8900 || echo 5)
+			_i=$((_i + 1))
+		done
+		_i=0
+		while [ $_i -lt 173 ]; do
+			printf '{"ph": "X", "cat": "python_function", "name": "transformers/models/t5/modeling_t5.py(1000): forward", "pid": 1, "tid": 1, "ts": %d, "dur": %d, "args": {}},\n' \
+			    $((20000 + _i * 10)) $([ $_i -eq 0 ] && echo 28800 || echo 5)
+			_i=$((_i + 1))
+		done
+		printf '{"ph": "X", "cat": "python_function", "name": "diffusers/pipelines/flux/pipeline_flux.py(700): __call__", "pid": 1, "tid": 1, "ts": 900, "dur": 248700, "args": {}},\n'
+		printf '{"ph": "X", "cat": "python_function", "name": "xfuser/model_executor/models/transformers/transformer_flux.py(300): forward", "pid": 1, "tid": 1, "ts": 60000, "dur": 4000, "args": {}},\n'
+		printf '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 60100, "dur": 3, "args": {"stream": 7}}\n]}\n'
+	} >"$T/flux.json"
+	eq '-	flux	frames	2 Python frames of its model files, the longest in diffusers/pipelines/flux/pipeline_flux.py; of 3 model families seen its code ran longest in one call (248.7 ms; t5 28.8 ms; clip 8.9 ms)' \
+	    "$(input "$T/flux.json")"
+	# SD 3.5: the pipeline's directory and file name the family
+	sed 's|diffusers/pipelines/flux/pipeline_flux.py|diffusers/pipelines/stable_diffusion_3/pipeline_stable_diffusion_3.py|; s|xfuser/model_executor/models/transformers/transformer_flux.py|diffusers/models/transformers/transformer_sd3.py|' \
+	    "$T/flux.json" >"$T/sd3.json"
+	eq '-	stable_diffusion_3	frames	1 Python frame of diffusers/pipelines/stable_diffusion_3/pipeline_stable_diffusion_3.py; of 4 model families seen its code ran longest in one call (248.7 ms; t5 28.8 ms; clip 8.9 ms; sd3 4.0 ms)' \
+	    "$(input "$T/sd3.json")"
+}
+check "a diffusion pipeline, not the text encoder it runs first: the longest call names the family" t_longest
 
 t_classes() {
 	# nn.Module frames and CPU ops named after the model class

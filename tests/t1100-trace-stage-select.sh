@@ -24,7 +24,7 @@ t_clean() {
 	"$GEN" -o "$T/clean.json"
 	"$EX" "$T/clean.json" | "$ST" >"$T/clean.out" 2>"$T/clean.err"
 	eq "" "$(cat "$T/clean.err")"
-	eq '{"type":"gpu_pids","t":0,"selected":"0","time_us":{"0":360},"launch_latency_p50_us":39.5,"idle_starts":11,"idle_start_latency_us":4.5}' \
+	eq '{"type":"gpu_pids","t":0,"selected":"0","time_us":{"0":360},"launch_latency_p50_us":39.5,"idle_starts":2,"idle_start_latency_us":4.5,"launch_start_min_us":12.5}' \
 	    "$(jq -c 'select(.type == "gpu_pids")' "$T/clean.out")"
 }
 check "clean trace: no warnings; the GPU process and its kernel time" t_clean

@@ -40,8 +40,19 @@ t_annotation_names() {
 	# reference: the mixed prefill batch reads as decode, the decode steps
 	# as nothing, and every kernel goes to the nearest window: decode
 	eq "decode 18" "$(COMPAT=1 stages "$T/vllm.json")"
+	# stage words are whole words: DLRM's record_function "## decoder fp8
+	# None ##" (a training trace's decoder layer, 4 a step in two real HTA
+	# traces) names no stage; the reference reads "decoder" as decode
+	sed 's/model_forward_prefill/## decoder fp8 None ##/; s/model_forward_decode/## decoder fp8 None ##/g' \
+	    "$T/both.json" >"$T/dlrm.json"
+	eq "all 18" "$(stages "$T/dlrm.json")"
+	eq "decode 18" "$(COMPAT=1 stages "$T/dlrm.json")"
+	# SGLang's graph capture marker and CamelCase words still name theirs
+	sed 's/model_forward_prefill/ChunkedPrefill/; s/model_forward_decode/capture_32_decode/g' \
+	    "$T/both.json" >"$T/words.json"
+	eq "decode 15 extend 3" "$(stages "$T/words.json")"
 }
-check "annotation names: SGLang step[EXTEND], vLLM context/generation counts (reference: misread)" t_annotation_names
+check "annotation names: SGLang step[EXTEND], vLLM context/generation counts, whole words (reference: misread)" t_annotation_names
 
 t_none() {
 	"$GEN" -o "$T/none.json"
@@ -83,14 +94,16 @@ check "out-of-order events: same stages" t_order_free
 # The GPU clock 55 ms ahead of the host's (issue 25): every kernel starts
 # 55 ms after its launch, even on an idle GPU, so by its own time it lies
 # in no CPU annotation window.  Its launch call does: step 1 is prefill,
-# steps 2 and 3 decode (2 layers of 3 kernels a step).  On an idle GPU the
-# first kernel of a launch starts 4.5 us after the call returns (in the
-# clean trace too), here 55004.5.
+# steps 2 and 3 decode (2 layers of 3 kernels a step).  The trace's first
+# kernel has nothing queued before it and starts 4.5 us after its call
+# returns (in the clean trace too), here 55004.5; the others follow earlier
+# work (no idle start), and none starts sooner than 55012.5 us after its
+# call began, so the offset is 55004.5.
 t_clock_offset() {
 	"$GEN" -s both -n 3 -d gpu-ahead -o "$T/ahead.json"
 	"$EX" -q "$T/ahead.json" | "$ST" >"$T/ahead.out"
-	eq '17 55004.5 55004.5' "$(jq -r 'select(.type == "gpu_pids") |
-	    "\(.idle_starts) \(.idle_start_latency_us) \(.clock_offset_us)"' "$T/ahead.out")"
+	eq '1 55004.5 55012.5 55004.5' "$(jq -r 'select(.type == "gpu_pids") |
+	    "\(.idle_starts) \(.idle_start_latency_us) \(.launch_start_min_us) \(.clock_offset_us)"' "$T/ahead.out")"
 	eq "decode 12 extend 6" "$(stages "$T/ahead.json")"
 	# --compat reference: the reference's rule, by the kernels' own times
 	eq "all 18" "$("$EX" -q --compat reference "$T/ahead.json" | "$ST" --compat reference |

@@ -11,7 +11,10 @@ row() {	# row KERNEL FIELD
 }
 
 t_double_rounding() {
-	eq 'torch/x.py:1 f (site share 14%)<br>unresolved (site share 86%)' "$(row k_share location)" &&
+	# listed by share (C22); the reference keeps the priority order
+	eq 'unresolved (site share 86%)<br>torch/x.py:1 f (site share 14%)' "$(row k_share location)" &&
+	eq 'torch/x.py:1 f (site share 14%)<br>unresolved (site share 86%)' \
+	    "$(km --compat reference <"$KF/sites.jsonl" | jq -r 'select(.type=="kernel_row" and .kernel=="k_share")|.location')" &&
 	eq 13.5 "$(row k_share 'entry.sites[0].share_pct_within_kernel')" &&
 	eq 86.5 "$(row k_share 'entry.sites[1].share_pct_within_kernel')"
 }
@@ -22,6 +25,22 @@ t_priority_first() {
 	eq 134996 "$(row k_share 'entry.sites[0].total_us')"
 }
 check 'a small site with a better location outranks a bigger unresolved one' t_priority_first
+
+# C22: a row's two sites are listed by share, and a share under 1% is
+# "<1%", never "0%" (a real MI300X DDP trace: the broadcast site of an NCCL
+# kernel, 0.3% of its time, came first as "site share 0%")
+t_by_share() {
+	jq -c 'if .type == "kernel" and .name == "k_share" then .dur = (if .ts < 50 then 0.3 else 99.7 end) else . end' \
+	    "$KF/sites.jsonl" >"$T/small.jsonl"
+	km <"$T/small.jsonl" >"$T/small.out"
+	eq 'unresolved (site share >99%)<br>torch/x.py:1 f (site share <1%)' \
+	    "$(jq -r 'select(.type=="kernel_row" and .kernel=="k_share")|.location' "$T/small.out")"
+	eq 'torch/x.py:1 f (site share 0%)<br>unresolved (site share 100%)' \
+	    "$(km --compat reference <"$T/small.jsonl" | jq -r 'select(.type=="kernel_row" and .kernel=="k_share")|.location')"
+	# the best location (overlap, fuse tables) keeps the priority rule
+	eq 'torch/x.py:1 f' "$(jq -r 'select(.type=="kernel_row" and .kernel=="k_share")|.entry.best_location' "$T/small.out")"
+}
+check 'sites listed by share; a share under 1% is <1% (the reference: 0%, priority order)' t_by_share
 
 t_preferred_only() {
 	eq 'python/sglang/srt/a.py:3 g' "$(row k_pref location)" &&

@@ -7,7 +7,7 @@
  * (stage, kernel, shape class), the launches, time, FLOPs and bytes of the
  * analyzed process's kernels; at the trace's stats record it writes one
  * kernel_eff record per such row and one roofline record per stage, against
- * the GPU table's peaks (gpu.h), then the stats line.  Every record passes
+ * the GPU table's peaks (gpuspec.h), then the stats line.  Every record passes
  * through; memory is the aggregates, not the kernels.
  *
  * With --mapping FILE (the mapping trace of a mapping/formal pair), the
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "err.h"
-#include "gpu.h"
+#include "gpuspec.h"
 #include "imap.h"
 #include "json.h"
 #include "model.h"

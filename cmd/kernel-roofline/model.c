@@ -11,15 +11,6 @@
 #define MAXARG 64
 #define MAXDIM 8
 
-const char *
-dtype_key(int dt)
-{
-	static const char *const k[DT_COUNT] = { NULL, "fp64", "fp32", "tf32", "bf16", "fp16",
-	    "fp8", "fp6", "fp4", "int8" };
-
-	return dt > DT_NONE && dt < DT_COUNT ? k[dt] : NULL;
-}
-
 enum { A_NONE, A_TENSOR, A_LIST };
 
 struct arg {

@@ -13,15 +13,7 @@
 
 #include <stddef.h>
 
-/* The data types whose peaks the GPU table gives (gpu-specs(5)). */
-enum mdtype {
-	DT_NONE,	/* a memory-only model: the bandwidth alone bounds it */
-	DT_FP64, DT_FP32, DT_TF32, DT_BF16, DT_FP16, DT_FP8, DT_FP6, DT_FP4, DT_INT8,
-	DT_COUNT
-};
-
-/* The table's key of a type ("bf16"), NULL for DT_NONE. */
-const char *dtype_key(int dt);
+#include "gpuspec.h"	/* enum mdtype: the data types whose peaks the GPU table gives */
 
 /* What a model says of one op instance. */
 struct mresult {

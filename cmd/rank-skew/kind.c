@@ -1,6 +1,7 @@
 /* Which kernels are collectives, and of which kind, by name. */
 #include <string.h>
 
+#include "kcat.h"
 #include "sbuf.h"
 #include "skew.h"
 #include "text.h"
@@ -93,6 +94,22 @@ coll_kind(const char *name, size_t n)
 		k = nccl_kind(&b);
 		goto out;
 	}
+	/*
+	 * MoE expert-parallel exchange: a dispatch or combine kernel (by its last
+	 * name component) that the category rules call communication, that is
+	 * one of an EP library's namespace (DeepEP, dpsk::ep, UCCL, MORI) or
+	 * named after the all-to-all (moeA2ADispatchKernel); elsewhere the words
+	 * are no collective (_combined_routing_compute, a norm's dispatch).
+	 */
+	last = b.s;
+	while (strstr(last, "::"))
+		last = strstr(last, "::") + 2;
+	lastlen = b.len - (size_t)(last - b.s);
+	if ((text_has(last, lastlen, "dispatch") || text_has(last, lastlen, "combine")) &&
+	    strcmp(kernel_category(name, n), "communication") == 0) {
+		k = text_has(last, lastlen, "dispatch") ? CK_MOE_DISPATCH : CK_MOE_COMBINE;
+		goto out;
+	}
 	if (has(&b, "all_reduce") || has(&b, "allreduce") || has(&b, "cross_device_reduce") ||
 	    has(&b, "quickreduce") || has(&b, "quick_reduce"))
 		k = CK_CUSTOM_ALL_REDUCE;
@@ -102,19 +119,6 @@ coll_kind(const char *name, size_t n)
 		k = CK_REDUCE_SCATTER;
 	else if (has(&b, "all_to_all") || has(&b, "alltoall"))
 		k = CK_ALL_TO_ALL;
-	if (k != CK_NONE)
-		goto out;
-	/* MoE expert-parallel exchange: DeepEP, pplx, TRT-LLM's moeA2A*, ... */
-	last = b.s;
-	while (strstr(last, "::"))
-		last = strstr(last, "::") + 2;
-	lastlen = b.len - (size_t)(last - b.s);
-	if (!text_has(last, lastlen, "dispatch") && !text_has(last, lastlen, "combine"))
-		goto out;
-	if (has(&b, "deep_ep") || has(&b, "deepep") || has(&b, "pplx") || has(&b, "moe") ||
-	    has(&b, "a2a") || text_starts(last, lastlen, "dispatch") ||
-	    text_starts(last, lastlen, "combine"))
-		k = text_has(last, lastlen, "dispatch") ? CK_MOE_DISPATCH : CK_MOE_COMBINE;
 out:
 	sb_free(&b);
 	return k;

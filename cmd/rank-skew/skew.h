@@ -36,7 +36,10 @@ enum ckind {
  * The collective kind (enum ckind) of the raw kernel name name[0..n), not
  * NUL-terminated, from its function name alone (template arguments and
  * parameters are not read, so cub's DispatchReduceByKey inside a template
- * is no MoE dispatch).  Returns CK_NONE for any other kernel.
+ * is no MoE dispatch).  A MoE dispatch or combine is a kernel whose last
+ * component names one and which kernel_category (kcat.h) calls
+ * communication: an expert-parallel library's namespace or a name saying
+ * all-to-all (issue 26 follow-up).  Returns CK_NONE for any other kernel.
  */
 int coll_kind(const char *name, size_t n);
 

@@ -116,7 +116,10 @@ struct stage *side_stage(const struct side *s, uint32_t name);
  */
 double shared_family_pct(const struct side *a, const struct side *b, strtab *str);
 
-/* First Python site of a kernel_row location cell ("a (site share 60%)<br>b ..." -> "a"). */
+/*
+ * First resolved Python site of a kernel_row location cell ("a (site share
+ * 60%)<br>b ..." -> "a"; "unresolved (...)<br>b (...)" -> "b"), else the first.
+ */
 void first_site(const char *loc, size_t n, sbuf *out);
 
 /* ---- family.c ---- */

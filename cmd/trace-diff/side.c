@@ -64,19 +64,34 @@ stage_of(struct side *s, strtab *str, struct rstr name, int whole)
 	return st;
 }
 
+static int
+unresolved(const sbuf *b)
+{
+	return b->len == 10 && memcmp(b->s, "unresolved", 10) == 0;
+}
+
 void
 first_site(const char *loc, size_t n, sbuf *out)
 {
-	const char *end = loc + n, *br = memmem(loc, n, "<br>", 4), *sh;
+	const char *p = loc, *stop = loc + n, *br, *end, *sh;
 
-	if (br)
-		end = br;
-	/* kernel-map appends " (site share NN%)" when a kernel has several sites */
-	sh = memmem(loc, (size_t)(end - loc), " (site share ", 13);
-	if (sh)
-		end = sh;
+	/*
+	 * The sites are listed by share, so an unresolved one can come first
+	 * (C22): the first resolved site names the code, else the first site.
+	 */
 	sb_reset(out);
-	sb_add(out, loc, (size_t)(end - loc));
+	do {
+		br = memmem(p, (size_t)(stop - p), "<br>", 4);
+		end = br ? br : stop;
+		/* kernel-map appends " (site share NN%)" when a kernel has several sites */
+		if ((sh = memmem(p, (size_t)(end - p), " (site share ", 13)))
+			end = sh;
+		if (p == loc || unresolved(out)) {
+			sb_reset(out);
+			sb_add(out, p, (size_t)(end - p));
+		}
+		p = br ? br + 4 : stop;
+	} while (br && unresolved(out));
 }
 
 static void

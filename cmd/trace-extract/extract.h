@@ -147,15 +147,19 @@ const char *default_framework(const char *fallback, const char **source);
 const char *trace_frames_hint(const char *path, sbuf *evidence);
 
 /*
- * model.c: the model family a trace shows (issue 26), by majority over its
- * head (200,000 events, or until one family has 32 hits): the framework's
- * or Hugging Face's model file its Python frames run
- * (sglang/srt/models/qwen3_moe.py, vllm/model_executor/models/gpt_oss.py,
- * transformers/models/qwen2/modeling_qwen2.py: qwen3_moe, gpt_oss, qwen2),
- * or the model class its nn.Module frames and CPU ops name
- * (Qwen3MoeForCausalLM: qwen3_moe).  Returns 1 with the family, a sentence
- * of evidence and the source ("frames" or "ops"), or 0 when the trace shows
- * none (a CUDA-graph decode trace runs no model code).
+ * model.c: the model family a trace shows (issue 26) over its head
+ * (200,000 events): the framework's, Hugging Face's or diffusers' model
+ * file its Python frames run (sglang/srt/models/qwen3_moe.py,
+ * vllm/model_executor/models/gpt_oss.py,
+ * transformers/models/qwen2/modeling_qwen2.py,
+ * diffusers/pipelines/flux/pipeline_flux.py: qwen3_moe, gpt_oss, qwen2,
+ * flux), or the model class its nn.Module frames and CPU ops name
+ * (Qwen3MoeForCausalLM: qwen3_moe).  Of several, the one whose code ran
+ * longest in one frame or op, then the one seen most: a diffusion
+ * pipeline, not the text encoder (CLIP, T5) it runs first.  Returns 1 with
+ * the family, a sentence of evidence and the source ("frames" or "ops"),
+ * or 0 when the trace shows none (a CUDA-graph decode trace runs no model
+ * code).
  */
 int trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **source);
 

@@ -203,6 +203,7 @@ enum {
 	NF_LAUNCH = 1 << 4,	/* name contains "launch" */
 	NF_MEMCPY = 1 << 5,	/* name contains "memcpy" (cudaMemcpyAsync, hipMemcpyWithStream) */
 	NF_MEMSET = 1 << 6,	/* name contains "memset" */
+	NF_SYNC = 1 << 7,	/* name contains "synchronize" (cudaDeviceSynchronize, ...) */
 	CF_NONKERNEL = 1 << 8,	/* python_function, cpu_op or trace */
 	CF_ANNOT = 1 << 9,	/* contains "annotation" */
 	CF_KERNEL = 1 << 10,	/* contains kernel or starts with gpu_ */
@@ -248,6 +249,8 @@ name_flags(const char *raw, size_t n)
 		f |= NF_MEMCPY;
 	if (strstr(s, "memset"))
 		f |= NF_MEMSET;
+	if (strstr(s, "synchronize"))
+		f |= NF_SYNC;
 	sb_free(&nn);
 	return f;
 }
@@ -379,7 +382,7 @@ struct trace_state {
 	long long *need;		/* correlations needing the map */
 	size_t nneed, needcap;
 	unsigned long long events, by_ph_x, by_ph_m, by_ph_other;
-	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names;
+	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names, syncs;
 	unsigned long long skipped[SK_NREASON];
 	unsigned long long kernel_no_dur;	/* kernel-like events with dur missing/<= 0 */
 	unsigned long long kernel_zero_dur;	/* of them, GPU work with a dur of 0 */
@@ -470,6 +473,8 @@ static const struct evmembers evm[RT_COUNT] = {
 	    RM_cpu_op_ts, RM_cpu_op_dur },
 	[RT_launch] = { RM_launch_t, RM_launch_name, RM_COUNT, RM_launch_pid, RM_launch_tid,
 	    RM_launch_ts, RM_launch_dur },
+	[RT_sync] = { RM_sync_t, RM_sync_name, RM_COUNT, RM_sync_pid, RM_sync_tid,
+	    RM_sync_ts, RM_sync_dur },
 	[RT_frame] = { RM_frame_t, RM_frame_name, RM_COUNT, RM_frame_pid, RM_frame_tid,
 	    RM_frame_ts, RM_frame_dur },
 	[RT_annotation] = { RM_annotation_t, RM_annotation_name, RM_annotation_cat,
@@ -862,6 +867,22 @@ put_launch(struct trace_state *s, const struct event *e, int kind)
 	rec_end();
 }
 
+/*
+ * A blocking synchronize call (cudaDeviceSynchronize, hipStreamSynchronize,
+ * cuEventSynchronize, ...): its return against the end of the GPU work
+ * launched before it tells whether host and GPU share one clock (trace-stage,
+ * issue 25 follow-up).
+ */
+static void
+put_sync(struct trace_state *s, const struct event *e)
+{
+	count_limited(s, &s->syncs, LIM_CPU_OPS, "synchronize calls");
+	begin_event(s, RT_sync, NULL, e);
+	if (e->has_corr)
+		rec_int(RM_sync_correlation, e->corr);
+	rec_end();
+}
+
 /* A memcpy or memset category (gpu_memcpy, gpu_memset; legacy Memcpy, Memset). */
 static int
 is_copy_cat(struct rstr c)
@@ -1038,6 +1059,9 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	else if ((e.cf & CF_LAUNCH) && e.has_corr && s->pc)
 		/* other runtime calls with a correlation: no launch record, but their copies have an op */
 		shapes_launch(s->sh, py_thread(s), e.ts, e.corr, e.has_ext, e.ext, 0);
+	if ((e.cf & CF_LAUNCH) && (e.nf & NF_SYNC) && e.ts_ok == 1 && e.dur_ok == 1 &&
+	    !compat_reference)
+		put_sync(s, &e);
 	if (is_kernel(s, &e, &overlap))
 		put_kernel(s, d, &e, overlap);
 	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 && (e.cf & (CF_UA | CF_GUA)))

@@ -1,7 +1,9 @@
 /*
  * The model family a trace shows (issue 26): which model's code its
  * Python frames run, and which model classes its nn.Module frames and CPU
- * ops name, by majority over the head of the trace.
+ * ops name, over the head of the trace.  The family whose code ran longest
+ * in one call wins (a diffusion pipeline's __call__ over its text
+ * encoders, which run first), then the one seen most.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,6 @@
 #include "xalloc.h"
 
 #define HEAD_EVENTS 200000	/* as the framework hint: a graph-mode trace has no model frames */
-#define ENOUGH 32		/* one family this often: the forward pass was seen */
 #define MAX_FAMILIES 64
 
 /* Model files of the frameworks: a directory, then the family's file. */
@@ -27,6 +28,11 @@ static const struct {
 	{ "tensorrt_llm/models/", "", 1 },
 	{ "tokenspeed/models/", "", 0 },
 	{ "transformers/models/", "modeling_", 1 },
+	/* diffusion: diffusers' and xDiT's pipelines and denoising transformers */
+	{ "diffusers/pipelines/", "pipeline_", 1 },
+	{ "diffusers/models/transformers/", "transformer_", 0 },
+	{ "xfuser/model_executor/pipelines/", "pipeline_", 0 },
+	{ "xfuser/model_executor/models/transformers/", "transformer_", 0 },
 };
 
 /* Files of those directories that are no model. */
@@ -41,8 +47,12 @@ static const char *const class_ends[] = { "ForCausalLM", "ForConditionalGenerati
 struct family {
 	char name[64];
 	unsigned long long frames, ops;	/* all hits: Python frames (files, classes), CPU ops */
-	unsigned long long files;	/* the frames in its model file */
-	char file[96];		/* where the frames came from, for the evidence */
+	unsigned long long files;	/* the frames in its model files */
+	double longest;		/* the longest of its frames and ops, microseconds */
+	char file[96];		/* the model file of its longest file frame, for the evidence */
+	double file_longest;	/* that frame's duration */
+	char first[96];		/* the first model file seen */
+	int multi;		/* its frames ran in more than one model file */
 };
 
 struct modelhint {
@@ -59,8 +69,10 @@ is_ident_char(char c)
 }
 
 static struct family *
-count(struct modelhint *h, const char *fam, size_t n, int op, const char *file, size_t fn)
+count(struct modelhint *h, const char *fam, size_t n, int op, const char *file, size_t fn,
+    double dur)
 {
+	struct family *f;
 	size_t i;
 
 	if (n == 0 || n >= sizeof h->f[0].name)
@@ -75,20 +87,32 @@ count(struct modelhint *h, const char *fam, size_t n, int op, const char *file, 
 		memcpy(h->f[i].name, fam, n);
 		h->n++;
 	}
-	if (file && !h->f[i].file[0] && fn < sizeof h->f[i].file)
-		memcpy(h->f[i].file, file, fn);
+	f = &h->f[i];
+	if (file && fn < sizeof f->first && !f->first[0]) {
+		memcpy(f->first, file, fn);
+		f->first[fn] = '\0';
+	} else if (file && (strlen(f->first) != fn || memcmp(f->first, file, fn) != 0)) {
+		f->multi = 1;
+	}
+	if (file && fn < sizeof f->file && (!f->file[0] || dur > f->file_longest)) {
+		memcpy(f->file, file, fn);
+		f->file[fn] = '\0';
+		f->file_longest = dur;
+	}
 	if (file)
-		h->f[i].files++;
+		f->files++;
 	if (op)
-		h->f[i].ops++;
+		f->ops++;
 	else
-		h->f[i].frames++;
-	return &h->f[i];
+		f->frames++;
+	if (dur > f->longest)
+		f->longest = dur;
+	return f;
 }
 
 /* "…/sglang/srt/models/qwen3_moe.py(120): forward": the family qwen3_moe. */
 static struct family *
-frame_family(struct modelhint *h, const char *s, size_t n)
+frame_family(struct modelhint *h, const char *s, size_t n, double dur)
 {
 	size_t d, i, k;
 
@@ -117,7 +141,7 @@ frame_family(struct modelhint *h, const char *s, size_t n)
 				break;
 		if (not_models[i])
 			continue;
-		return count(h, p, (size_t)(py - p), 0, at, (size_t)(py + 3 - at));
+		return count(h, p, (size_t)(py - p), 0, at, (size_t)(py + 3 - at), dur);
 	}
 	return NULL;
 }
@@ -128,7 +152,7 @@ frame_family(struct modelhint *h, const char *s, size_t n)
  * ending, snake_cased ("qwen3_moe"; "DeepseekV2" is deepseek_v2).
  */
 static struct family *
-class_family(struct modelhint *h, const char *s, size_t n, int op)
+class_family(struct modelhint *h, const char *s, size_t n, int op, double dur)
 {
 	size_t e, k, i, len;
 	char out[64];
@@ -162,36 +186,56 @@ class_family(struct modelhint *h, const char *s, size_t n, int op)
 		}
 		out[n++] = c;
 	}
-	return count(h, out, n, op, NULL, 0);
+	return count(h, out, n, op, NULL, 0, dur);
 }
 
 static int
 model_event(void *ctx, const json_doc *d, unsigned long long off)
 {
 	struct modelhint *h = ctx;
-	int in = json_get(d, 0, "name"), ic = json_get(d, 0, "cat");
-	struct family *f = NULL;
+	int in = json_get(d, 0, "name"), ic = json_get(d, 0, "cat"), idur;
+	double dur = 0;
 	const char *s;
 	size_t n;
 
 	(void)off;
 	if (d->ntok == 0 || in < 0 || json_kind(d, in) != JK_STR)
 		return ++h->events >= HEAD_EVENTS;
+	idur = json_get(d, 0, "dur");
+	if (idur < 0 || !json_todouble(d, idur, &dur) || !(dur > 0 && dur < 3.2e13))
+		dur = 0;	/* absent, garbage or past a year: no length */
 	json_str(d, in, &h->name, NULL);
 	s = h->name.s ? h->name.s : "";
 	n = h->name.len;
 	if (ic >= 0 && json_str_eq(d, ic, "python_function", 15)) {
 		if (n > 11 && memcmp(s, "nn.Module: ", 11) == 0)
-			f = class_family(h, s + 11, n - 11, 0);
+			class_family(h, s + 11, n - 11, 0, dur);
 		else
-			f = frame_family(h, s, n);
+			frame_family(h, s, n, dur);
 	} else if (ic >= 0 && (json_str_eq(d, ic, "cpu_op", 6) ||
 	    json_str_eq(d, ic, "user_annotation", 15))) {
-		f = class_family(h, s, n, 1);
+		class_family(h, s, n, 1, dur);
 	}
-	if (f && f->frames + f->ops >= ENOUGH)
-		return 1;
 	return ++h->events >= HEAD_EVENTS;
+}
+
+/* A duration for the evidence: "248.7 ms", "5.0 us". */
+static void
+put_dur(sbuf *b, double us)
+{
+	if (us >= 1000)
+		sb_printf(b, "%.1f ms", us / 1000.0);
+	else
+		sb_printf(b, "%.1f us", us);
+}
+
+/* Does family a beat b: the longer call, then more hits, then the first seen. */
+static int
+beats(const struct family *a, const struct family *b)
+{
+	if (a->longest != b->longest)
+		return a->longest > b->longest;
+	return a->frames + a->ops > b->frames + b->ops;
 }
 
 int
@@ -211,7 +255,7 @@ trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **so
 	zio_close(z);
 	sb_free(&h->name);
 	for (i = 1; i < h->n; i++)
-		if (h->f[i].frames + h->f[i].ops > h->f[best].frames + h->f[best].ops)
+		if (beats(&h->f[i], &h->f[best]))
 			best = i;
 	if (h->n == 0) {
 		free(h);
@@ -221,7 +265,10 @@ trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **so
 	sb_adds(family, h->f[best].name);
 	sb_reset(evidence);
 	*source = h->f[best].frames >= h->f[best].ops ? "frames" : "ops";
-	if (h->f[best].files)
+	if (h->f[best].files && h->f[best].multi)
+		sb_printf(evidence, "%llu Python frames of its model files, the longest in %s",
+		    h->f[best].files, h->f[best].file);
+	else if (h->f[best].files)
 		sb_printf(evidence, "%llu Python frame%s of %s", h->f[best].files,
 		    h->f[best].files == 1 ? "" : "s", h->f[best].file);
 	if (h->f[best].frames > h->f[best].files)
@@ -231,6 +278,36 @@ trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **so
 	if (h->f[best].ops)
 		sb_printf(evidence, "%s%llu CPU op%s named after its model class",
 		    evidence->len ? ", " : "", h->f[best].ops, h->f[best].ops == 1 ? "" : "s");
+	if (h->n > 1) {
+		/* the others it beat, in that order (at most three named) */
+		size_t order[4], k, j, m, no = 0;
+		int by_time;
+		unsigned char *used = xcalloc(h->n, 1);
+		used[best] = 1;
+		for (k = 1; k < h->n && no < 3; k++) {
+			for (m = h->n, j = 0; j < h->n; j++)
+				if (!used[j] && (m == h->n || beats(&h->f[j], &h->f[m])))
+					m = j;
+			used[m] = 1;
+			order[no++] = m;
+		}
+		by_time = h->f[order[0]].longest < h->f[best].longest;
+		sb_printf(evidence, "; of %zu model families seen %s (", h->n,
+		    by_time ? "its code ran longest in one call" : "it was seen most");
+		if (by_time)
+			put_dur(evidence, h->f[best].longest);
+		else
+			sb_printf(evidence, "%llu times", h->f[best].frames + h->f[best].ops);
+		for (k = 0; k < no; k++) {
+			sb_printf(evidence, "; %s ", h->f[order[k]].name);
+			if (by_time)
+				put_dur(evidence, h->f[order[k]].longest);
+			else
+				sb_printf(evidence, "%llu", h->f[order[k]].frames + h->f[order[k]].ops);
+		}
+		sb_adds(evidence, h->n - 1 > no ? "; ...)" : ")");
+		free(used);
+	}
 	free(h);
 	return 1;
 }

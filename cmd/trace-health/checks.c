@@ -3,6 +3,7 @@
  * (trace-health(1) lists them), the tables it makes untrustworthy, and one
  * sentence that says what was found.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -284,9 +285,11 @@ merged_devices(struct check *c, const struct facts *f)
 
 /*
  * The launch-to-start latency distribution (trace-stage's gpu_pids
- * record): a kernel that starts on an idle GPU long after its launch call
- * returned, or long before its call, means the host's and the GPU's
- * clocks disagree.  trace-stage then stages kernels at their launch calls.
+ * record): an item that starts on a GPU with nothing queued long after its
+ * launch call returned, and every item long after its call began, or
+ * items long before their call, mean the host's and the GPU's clocks
+ * disagree, unless a blocking call returned right after the GPU work it
+ * waited for.  trace-stage then stages kernels at their launch calls.
  */
 static void
 clock_offset(struct check *c, const struct facts *f)
@@ -300,18 +303,28 @@ clock_offset(struct check *c, const struct facts *f)
 	if (!f->has_offset) {
 		sb_printf(&c->detail, "launch to start: median %.3f us", f->latency_p50);
 		if (f->idle_starts)
-			sb_printf(&c->detail, "; of %lld %s that start on an idle GPU the quickest "
-			    "starts %.3f us after its launch call returned", f->idle_starts,
-			    pl(f->idle_starts, "kernel", "kernels"), f->idle_start_min);
+			sb_printf(&c->detail, "; of %lld %s that start on a GPU with nothing running or "
+			    "queued the quickest starts %.3f us %s its launch call returned",
+			    f->idle_starts, pl(f->idle_starts, "item", "items"),
+			    fabs(f->idle_start_min), f->idle_start_min < 0 ? "before" : "after");
+		else
+			sb_adds(&c->detail, "; no item starts on a GPU with nothing running or queued "
+			    "(each waits behind earlier work: the host ran ahead of the GPU)");
+		if (f->sync_call[0])
+			sb_printf(&c->detail, "; %s waited %.3f ms and returned %.3f us after the GPU "
+			    "work launched before it ended: host and GPU share one clock", f->sync_call,
+			    f->sync_wait / 1000.0, f->sync_return);
 		return;
 	}
 	if (f->offset_us > 0)
-		sb_printf(&c->detail, "%lld %s that %s on an idle GPU %s at least %.3f ms after "
-		    "%s launch call returned (a launch reaches an idle GPU in 5 to 50 us): the GPU "
+		sb_printf(&c->detail, "%lld %s that %s on a GPU with nothing running or queued %s "
+		    "%.3f ms after %s launch call returned, and no item starts sooner than %.3f ms "
+		    "after its call began (a launch reaches an idle GPU in 5 to 50 us): the GPU "
 		    "clock runs about %.1f ms ahead of the host's", f->idle_starts,
-		    pl(f->idle_starts, "kernel", "kernels"), pl(f->idle_starts, "starts", "start"),
-		    pl(f->idle_starts, "starts", "all start"), f->offset_us / 1000.0,
-		    pl(f->idle_starts, "its", "their"), f->offset_us / 1000.0);
+		    pl(f->idle_starts, "item", "items"), pl(f->idle_starts, "starts", "start"),
+		    pl(f->idle_starts, "starts", "all start at least"), f->idle_start_min / 1000.0,
+		    pl(f->idle_starts, "its", "their"), f->start_min / 1000.0,
+		    f->offset_us / 1000.0);
 	else
 		sb_printf(&c->detail, "kernels start up to %.3f ms before their launch calls: the "
 		    "GPU clock runs at least %.1f ms behind the host's", -f->offset_us / 1000.0,

@@ -143,6 +143,11 @@ facts_side(struct facts *f, const struct side_facts *sf)
 	f->latency_p50 = sf->latency_p50;
 	f->idle_starts = sf->idle_starts;
 	f->idle_start_min = sf->idle_start_min;
+	f->has_start_min = sf->has_start_min;
+	f->start_min = sf->start_min;
+	memcpy(f->sync_call, sf->sync_call, sizeof f->sync_call);
+	f->sync_return = sf->sync_return;
+	f->sync_wait = sf->sync_wait;
 	f->has_offset = sf->has_offset;
 	f->offset_us = sf->offset_us;
 	/* Kineto's GPU process is the device index: the analyzed pid's device */

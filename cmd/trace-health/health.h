@@ -68,6 +68,10 @@ struct facts {
 	double latency_p50;
 	long long idle_starts;
 	double idle_start_min;
+	int has_start_min;
+	double start_min;		/* the least start - launch call start */
+	char sync_call[64];		/* a blocking call showing one clock, "" for none */
+	double sync_return, sync_wait;	/* its return after the work it waited for, its wait */
 	int has_offset;
 	double offset_us;
 
@@ -122,9 +126,11 @@ struct facts {
  * trace-stage's gpu_pids record and trace-extract's device records.
  */
 struct side_facts {
-	int has_latency, has_offset;
-	double latency_p50, idle_start_min, offset_us;
+	int has_latency, has_offset, has_start_min;
+	double latency_p50, idle_start_min, offset_us, start_min;
 	long long idle_starts;
+	char sync_call[64];
+	double sync_return, sync_wait;
 	struct gpu_facts dev[16];	/* the trace's devices, by the order of their records */
 	long long dev_id[16];
 	size_t ndev;

@@ -157,6 +157,20 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	side.latency_p50 = g.launch_latency_p50_us;
 	side.idle_starts = g.idle_starts;
 	side.idle_start_min = g.idle_start_latency_us;
+	side.has_start_min = REC_HAS(&g, gpu_pids, launch_start_min_us);
+	side.start_min = g.launch_start_min_us;
+	side.sync_call[0] = '\0';
+	if (REC_HAS(&g, gpu_pids, sync_call)) {
+		/* a runtime call's name; cut, never overrun */
+		size_t n = g.sync_call.n < sizeof side.sync_call - 1 ? g.sync_call.n :
+		    sizeof side.sync_call - 1;
+		while (n < g.sync_call.n && n > 0 && ((unsigned char)g.sync_call.s[n] & 0xC0) == 0x80)
+			n--;	/* not inside a UTF-8 sequence */
+		memcpy(side.sync_call, g.sync_call.s, n);
+		side.sync_call[n] = '\0';
+		side.sync_return = g.sync_return_us;
+		side.sync_wait = g.sync_wait_us;
+	}
 	side.has_offset = REC_HAS(&g, gpu_pids, clock_offset_us);
 	side.offset_us = g.clock_offset_us;
 }

@@ -86,7 +86,8 @@ main(int argc, char **argv)
 		opt_usage(&tool, EXIT_USAGE);
 	argc -= optind;
 	argv += optind;
-	ops.collect = TR_MASK(kernel) | TR_MASK(annotation) | TR_MASK(corr) | TR_MASK(launch);
+	ops.collect = TR_MASK(kernel) | TR_MASK(annotation) | TR_MASK(corr) | TR_MASK(launch) |
+	    TR_MASK(sync);
 	ops.consume = TR_MASK(kernel);	/* rewritten at the trace's end */
 	ops.pass = 1;
 	ops.on_trace = on_trace;
@@ -383,16 +384,32 @@ resolve_stage(const struct stager *sg, const struct tkernel *k, double cpu_ts)
  * the clocks disagree.
  */
 #define CLOCK_OFFSET_US 1000.0
+/*
+ * An idle gap is real from a microsecond: back-to-back items of one queue
+ * follow each other within a nanosecond on ROCm and a few hundred on CUDA.
+ */
+#define IDLE_GAP_US 1.0
+/*
+ * A blocking call that waited this long for GPU work and returned within
+ * this long after the work ended shows one clock: on a GPU clock a
+ * millisecond ahead it would have returned a millisecond "before" the work
+ * it waited for ended (5.8 us after the last kernel in a real MI300X
+ * trace's hipDeviceSynchronize of 37.9 ms, 3 to 35 us elsewhere).
+ */
+#define SYNC_TOL_US 100.0
 
 /* What the launch-to-start latencies of the analyzed process say. */
 struct clocks {
 	long long pairs;	/* items with a launch */
 	double p50;		/* median of start - launch start over them */
-	long long idle;		/* of them: the first of their launch, starting on an idle GPU */
+	long long idle;		/* of them: the first of their launch, on a GPU with nothing queued */
 	double idle_min;	/* the least start - launch end among those */
 	double start_min;	/* the least start - launch start over all pairs */
+	uint32_t sync_call;	/* a blocking call showing one clock (name id), or NOSTR */
+	double sync_return;	/* its return after the last item it waited for ended */
+	double sync_wait;	/* how long it waited for that item */
 	int offset;		/* the clocks disagree by at least CLOCK_OFFSET_US */
-	double offset_us;	/* then: idle_min (GPU ahead) or start_min (GPU behind) */
+	double offset_us;	/* then: see measure_clocks */
 };
 
 struct kstart {
@@ -418,12 +435,106 @@ dbl_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* (launch call start, item end) pairs, by call start. */
+struct callend {
+	double call, end;
+};
+
+static int
+callend_cmp(const void *a, const void *b)
+{
+	const struct callend *x = a, *y = b;
+
+	if (x->call != y->call)
+		return x->call < y->call ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+/*
+ * Does a blocking call [s0, ret] that waited for GPU work ending at `last`
+ * show one clock?  Keeps the one that returned soonest after its work.
+ */
+static void
+sync_evidence(struct clocks *c, uint32_t name, double s0, double ret, double last)
+{
+	double back = ret - last, wait = last - s0;
+
+	if (wait < SYNC_TOL_US || back < 0 || back > SYNC_TOL_US)
+		return;
+	if (c->sync_call != NOSTR && (back > c->sync_return ||
+	    (back == c->sync_return && wait <= c->sync_wait)))
+		return;
+	c->sync_call = name;
+	c->sync_return = back;
+	c->sync_wait = wait;
+}
+
+/* A synchronous copy's call (cudaMemcpy, hipMemcpyWithStream): it returns once its copy is done. */
+static int
+sync_copy(const struct trace_reader *r, const struct tcall *l)
+{
+	const char *n = S(r, l->name);
+
+	return l->kind == LAUNCH_MEMCPY && !strstr(n, "Async") && !strstr(n, "async");
+}
+
+/*
+ * The blocking calls of the trace against the GPU work of process sel: a
+ * synchronize call against the latest end of the items launched (call
+ * start) before it began, a synchronous copy against its own copy.
+ */
+static void
+measure_syncs(const struct trace_reader *r, const struct trace *tr, const struct kstart *v,
+    size_t n, struct clocks *c)
+{
+	struct callend *ce = xmalloc((n ? n : 1) * sizeof *ce);
+	double *pmax = xmalloc((n ? n : 1) * sizeof *pmax);
+	size_t i, m = 0, lo, hi, mid;
+
+	for (i = 0; i < n; i++) {
+		const struct tcall *l;
+		if (v[i].launch < 0)
+			continue;
+		l = &tr->ln[v[i].launch];
+		ce[m].call = l->ts;
+		ce[m++].end = v[i].end;
+		if (sync_copy(r, l))
+			sync_evidence(c, l->name, l->ts, l->ts + (l->dur > 0 ? l->dur : 0), v[i].end);
+	}
+	xqsort(ce, m, sizeof *ce, callend_cmp);
+	for (i = 0; i < m; i++)
+		pmax[i] = i && pmax[i - 1] > ce[i].end ? pmax[i - 1] : ce[i].end;
+	for (i = 0; i < tr->nsy; i++) {
+		const struct tcall *sy = &tr->sy[i];
+		lo = 0;
+		hi = m;
+		while (lo < hi) {	/* the items whose call began before the synchronize */
+			mid = (lo + hi) / 2;
+			if (ce[mid].call < sy->ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo)
+			sync_evidence(c, sy->name, sy->ts, sy->ts + (sy->dur > 0 ? sy->dur : 0),
+			    pmax[lo - 1]);
+	}
+	free(ce);
+	free(pmax);
+}
+
 /*
  * Measure the launch-to-start latencies of the kernels of process sel:
  * over every kernel with a launch (its correlation's first launch record),
- * and over those that start on an idle GPU (after every earlier item of
- * the process ended) as the first item of their launch, whose start can
- * be late only by the clocks.  Not under --compat reference.
+ * and over those that start on a GPU with nothing of the process running
+ * or queued, as the first item of their launch, whose start can be late
+ * only by the clocks.  Nothing is queued before the process's first item,
+ * nor after a real idle gap when no item starting then or later had its
+ * launch call return before the gap began; back-to-back items of a deep
+ * launch queue (a GPU-bound loop, the host tens of milliseconds ahead)
+ * are queued, however small the gap between them.  A blocking call that
+ * returned right after the work it waited for (sync_evidence) shows one
+ * clock and overrules the latencies.  Not under --compat reference.
  */
 static void
 measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
@@ -431,6 +542,7 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 {
 	struct kstart *v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
 	double *lat = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lat), maxend = 0;
+	double *sufend = xmalloc((tr->nk + 1) * sizeof *sufend);
 	unsigned char *seen = xcalloc(tr->nln ? tr->nln : 1, 1);
 	imap by_corr = { 0 };
 	size_t i, n = 0;
@@ -438,6 +550,7 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 	int isnew;
 
 	memset(c, 0, sizeof *c);
+	c->sync_call = NOSTR;
 	for (i = 0; i < tr->nln; i++) {
 		x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
 		if (isnew)
@@ -454,6 +567,16 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 		n++;
 	}
 	xqsort(v, n, sizeof *v, kstart_cmp);
+	/* sufend[i]: the earliest launch-call end of the items starting at or after v[i] */
+	sufend[n] = INFINITY;
+	for (i = n; i-- > 0;) {
+		double e = INFINITY;
+		if (v[i].launch >= 0) {
+			const struct tcall *l = &tr->ln[v[i].launch];
+			e = l->ts + (l->dur > 0 ? l->dur : 0);
+		}
+		sufend[i] = e < sufend[i + 1] ? e : sufend[i + 1];
+	}
 	for (i = 0; i < n; i++) {
 		if (v[i].launch >= 0) {
 			const struct tcall *l = &tr->ln[v[i].launch];
@@ -462,7 +585,8 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 			if (!c->pairs || ls < c->start_min)
 				c->start_min = ls;
 			c->pairs++;
-			if (i > 0 && v[i].ts > maxend && !seen[v[i].launch]) {
+			if (!seen[v[i].launch] && (i == 0 ||
+			    (v[i].ts - maxend >= IDLE_GAP_US && sufend[i] > maxend))) {
 				double le = v[i].ts - (l->ts + (l->dur > 0 ? l->dur : 0));
 				if (!c->idle || le < c->idle_min)
 					c->idle_min = le;
@@ -477,9 +601,17 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 		xqsort(lat, (size_t)c->pairs, sizeof *lat, dbl_cmp);
 		c->p50 = lat[(c->pairs - 1) / 2];
 	}
-	if (c->idle && c->idle_min >= CLOCK_OFFSET_US) {
+	measure_syncs(r, tr, v, n, c);
+	/*
+	 * The GPU ahead: the quickest start on an idle GPU is late, and so is
+	 * every start after its call began (no item starts before its call on
+	 * one clock, so that bounds the offset: the lesser of the two).
+	 */
+	if (c->sync_call != NOSTR) {
+		/* one clock */
+	} else if (c->idle && c->idle_min >= CLOCK_OFFSET_US && c->start_min >= CLOCK_OFFSET_US) {
 		c->offset = 1;
-		c->offset_us = c->idle_min;
+		c->offset_us = c->idle_min < c->start_min ? c->idle_min : c->start_min;
 	} else if (c->pairs && c->start_min <= -CLOCK_OFFSET_US) {
 		c->offset = 1;
 		c->offset_us = c->start_min;
@@ -487,6 +619,7 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 	imap_free(&by_corr);
 	free(v);
 	free(lat);
+	free(sufend);
 	free(seen);
 }
 
@@ -520,6 +653,12 @@ write_gpu_pids(const struct trace_reader *r, const struct trace *tr, uint32_t se
 		rec_int(RM_gpu_pids_idle_starts, c->idle);
 		if (c->idle)
 			rec_num(RM_gpu_pids_idle_start_latency_us, c->idle_min);
+		rec_num(RM_gpu_pids_launch_start_min_us, c->start_min);
+	}
+	if (c && c->sync_call != NOSTR) {
+		rec_cstr(RM_gpu_pids_sync_call, S(r, c->sync_call));
+		rec_num(RM_gpu_pids_sync_return_us, c->sync_return);
+		rec_num(RM_gpu_pids_sync_wait_us, c->sync_wait);
 	}
 	if (c && c->offset)
 		rec_num(RM_gpu_pids_clock_offset_us, c->offset_us);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuspec.h"
 #include "num.h"
 #include "render.h"
 #include "rules.h"
@@ -162,6 +163,84 @@ ranks_compared(const struct run *run)
 }
 
 /*
+ * A device record as the header says it (issue 25 follow-up): its name,
+ * or, when deviceProperties leave it empty or generic (ROCm 6.2 and 7 write
+ * "" or "AMD Radeon Graphics"), the part of the GPU table
+ * (common/gpuspec.h) its compute units, memory and version fit, said to be
+ * matched so; an AMD GPU's gfx target (from the table's part, or the one
+ * all fitting parts share; else its family, gfx94… for HIP's 9.4), never
+ * a CUDA compute capability; compute units for AMD, SMs for NVIDIA.
+ */
+static void
+gpu_fact(const struct item *dev, sbuf *name, sbuf *v)
+{
+	static struct gputab tab;
+	static int loaded;
+	long long maj = item_int(dev, "compute_major", -1), min = item_int(dev, "compute_minor", 0);
+	long long sms = item_int(dev, "num_sms", -1), warp = item_int(dev, "warp_size", -1);
+	double mem = item_num(dev, "total_global_mem", -1);
+	const char *nm = item_str(dev, "name", name, ""), *why, *gfx = NULL;
+	const struct gpu *g, *fit[4];
+	size_t nfit, i;
+	char buf[512];
+	int amd = warp == 64 || strstr(nm, "AMD") != NULL;
+	const char *units = amd ? "CUs" : "SMs";
+
+	if (!loaded) {
+		gputab_load(&tab, NULL);
+		loaded = 1;
+	}
+	g = gpu_match(&tab, nm, sms, maj >= 0 ? (int)maj : -1, (int)min,
+	    mem > 0 ? (long long)mem : -1, &why, buf, sizeof buf);
+	nfit = gpu_generic_fits(&tab, sms, maj >= 0 ? (int)maj : -1, (int)min,
+	    mem > 0 ? (long long)mem : -1, fit, 4);
+	if (gpu_name_generic(nm) && g) {
+		sb_adds(v, g->name);
+		sb_printf(v, " (matched by its %lld %s, %.0f GiB and GFX version %lld.%lld: the "
+		    "trace names %s", sms, units, mem / (1024.0 * 1024 * 1024), maj, min,
+		    *nm ? "it only " : "no GPU");
+		if (*nm) {
+			sb_addc(v, '\'');
+			sb_adds(v, nm);
+			sb_addc(v, '\'');
+		}
+		sb_addc(v, ')');
+	} else {
+		sb_adds(v, *nm ? nm : "unnamed GPU");
+		if (gpu_name_generic(nm) && nfit > 1) {
+			sb_printf(v, " (%s: its %lld %s, %.0f GiB and GFX version %lld.%lld fit ",
+			    *nm ? "a generic name" : "the trace names none", sms, units,
+			    mem / (1024.0 * 1024 * 1024), maj, min);
+			for (i = 0; i < nfit && i < 4; i++)
+				sb_printf(v, "%s%s", i == 0 ? "" : i + 1 == nfit ? " and " : ", ",
+				    fit[i]->name);
+			sb_adds(v, nfit > 4 ? ", ...)" : ")");
+		}
+	}
+	if (amd) {
+		/* the part's target, else the one all parts the figures fit share */
+		gfx = g ? g->gfx : NULL;
+		if (!g && nfit > 0 && nfit <= 4) {
+			gfx = fit[0]->gfx;
+			for (i = 1; gfx && i < nfit; i++)
+				if (!fit[i]->gfx || strcmp(fit[i]->gfx, gfx) != 0)
+					gfx = NULL;
+		}
+		if (gfx)
+			sb_printf(v, ", %s", gfx);
+		else if (maj >= 0)
+			sb_printf(v, ", a gfx%lld%lld… target (HIP version %lld.%lld)", maj, min, maj,
+			    min);
+	} else if (maj >= 0) {
+		sb_printf(v, ", compute capability %lld.%lld", maj, min);
+	}
+	if (sms > 0)
+		sb_printf(v, ", %lld %s", sms, units);
+	if (mem > 0)
+		sb_printf(v, ", %.0f GiB", mem / (1024.0 * 1024 * 1024));
+}
+
+/*
  * The analyzed trace's identity (issue 25): "Rank: 0 of 8" from the trace
  * record, and the GPU from the device record of the analyzed process
  * (gpu_pids.selected: Kineto's GPU pid is the device index), with how many
@@ -213,18 +292,8 @@ identity(const struct run *run, const struct item *trace, struct doc *d)
 	if (!dev)
 		dev = first;
 	if (dev) {
-		long long maj = item_int(dev, "compute_major", -1), min = item_int(dev, "compute_minor", 0);
-		long long sms = item_int(dev, "num_sms", -1);
-		double mem = item_num(dev, "total_global_mem", -1);
-		const char *nm = item_str(dev, "name", &name, "");
 		sb_reset(&v);
-		sb_adds(&v, *nm ? nm : "unnamed GPU");
-		if (maj >= 0)
-			sb_printf(&v, ", compute capability %lld.%lld", maj, min);
-		if (sms > 0)
-			sb_printf(&v, ", %lld SMs", sms);
-		if (mem > 0)
-			sb_printf(&v, ", %.0f GiB", mem / (1024.0 * 1024 * 1024));
+		gpu_fact(dev, &name, &v);
 		if (ndev > 1)
 			sb_printf(&v, " (the node lists %lld GPUs)", ndev);
 		add_fact(d, "GPU", v.s);
@@ -1013,32 +1082,71 @@ static const struct col escape_cols[] = {
 	{ "location", "Python location", 0 },
 };
 
-/* The graph_escape rows of a stage, when step-stats wrote any. */
+/*
+ * The kernel table's row limit in a stage, as kernel-map applied it
+ * (--kernel-table-limit): when a row at or above the 1.0% bar is hidden,
+ * the rows shown are the limit; else none bound (0).
+ */
+static size_t
+kernel_row_limit(const struct run *run, const char *stage)
+{
+	size_t i, shown = 0;
+	int cut = 0;
+	sbuf b = SBUF_INIT;
+
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type != RT_kernel_row || !item_in_stage(it, stage, &b))
+			continue;
+		if (item_bool(it, "shown"))
+			shown++;
+		else if (item_num(it, "share_pct", 0) >= 1.0)
+			cut = 1;
+	}
+	sb_free(&b);
+	return cut ? shown : 0;
+}
+
+/*
+ * The graph_escape rows of a stage, when step-stats wrote any, under the
+ * kernel table's bar and row limit (the records keep every row): a
+ * graph-mode trace mostly in eager mode has as many eager kernels as
+ * kernels, most far below a percent.
+ */
 static void
 escapes(const struct run *run, struct section *sec, const char *stage)
 {
 	struct tab *t;
 	const char **names = NULL;
 	char **shorts;
-	size_t nn = 0, capn = 0, r = 0, i;
+	size_t nn = 0, capn = 0, r = 0, i, limit = kernel_row_limit(run, stage), hidden = 0;
+	double hidden_pct = 0;
 	sbuf b = SBUF_INIT;
 
-	for (i = 0; i < run->n; i++)
-		if (run->it[i].type == RT_graph_escape && item_in_stage(&run->it[i], stage, &b)) {
-			xgrow(&names, &capn, nn + 1, sizeof *names);
-			names[nn++] = xstrdup(item_str(&run->it[i], "kernel", &b, ""));
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
+			continue;
+		if (item_num(it, "share_pct", 0) < 1.0 || (limit && nn >= limit)) {
+			hidden++;
+			hidden_pct += item_num(it, "share_pct", 0);
+			continue;
 		}
-	if (nn == 0) {
+		xgrow(&names, &capn, nn + 1, sizeof *names);
+		names[nn++] = xstrdup(item_str(it, "kernel", &b, ""));
+	}
+	if (nn == 0 && hidden == 0) {
 		sb_free(&b);
 		return;
 	}
 	t = add_tab(sec, "escape", stage, escape_cols, sizeof escape_cols / sizeof escape_cols[0]);
-	shorts = xcalloc(nn, sizeof *shorts);
+	shorts = xcalloc(nn ? nn : 1, sizeof *shorts);
 	short_names(names, nn, shorts);
-	for (i = 0; i < run->n; i++) {
+	for (i = 0; i < run->n && r < nn; i++) {
 		const struct item *it = &run->it[i];
 		struct cell *cl;
-		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b))
+		if (it->type != RT_graph_escape || !item_in_stage(it, stage, &b) ||
+		    item_num(it, "share_pct", 0) < 1.0)
 			continue;
 		cl = add_row(t);
 		row_id(t, it);
@@ -1055,6 +1163,11 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 		free((char *)names[i]);
 	free(names);
 	free(shorts);
+	if (hidden)
+		t->more = printf_dup("%zu more eager kernel name%s below the 1.0%% bar or the row "
+		    "limit: %.1f%% of the stage's GPU time.", hidden, hidden == 1 ? "" : "s",
+		    hidden_pct);
+	t->empty = xstrdup("No eager kernel reaches 1.0% of the stage's GPU time.");
 	t->total = xstrdup("Kernels launched outside CUDA graphs in this graph-mode stage, "
 	    "largest first:");
 	sb_free(&b);

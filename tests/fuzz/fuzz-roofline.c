@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "gpu.h"
+#include "gpuspec.h"
 #include "model.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);

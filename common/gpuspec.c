@@ -1,4 +1,4 @@
-/* The GPU peak table: loading and matching (gpu.h, gpu-specs(5)). */
+/* The GPU table: loading and matching (gpuspec.h, gpu-specs(5)). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -8,13 +8,22 @@
 #include <string.h>
 
 #include "err.h"
-#include "gpu.h"
+#include "gpuspec.h"
 #include "json.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
 /* The lines of data/gpu-specs.jsonl, NULL-terminated (generated at build time). */
 extern const char *const gpu_spec_lines[];
+
+const char *
+dtype_key(int dt)
+{
+	static const char *const k[DT_COUNT] = { NULL, "fp64", "fp32", "tf32", "bf16", "fp16",
+	    "fp8", "fp6", "fp4", "int8" };
+
+	return dt > DT_NONE && dt < DT_COUNT ? k[dt] : NULL;
+}
 
 struct src {
 	const char *name;
@@ -92,6 +101,9 @@ load_line(struct gputab *t, struct src *s, const char *line, size_t n)
 	if (!g->name[0])
 		bad(s, "'name' is empty");
 	g->source = get_str(s, 0, "source", 1);
+	g->gfx = get_str(s, 0, "gfx", 0);
+	if (g->gfx && (strncmp(g->gfx, "gfx", 3) != 0 || !g->gfx[3]))
+		bad(s, "'gfx' is not a gfx target such as gfx942");
 	i = json_get(&d, 0, "match");
 	if (i < 0 || json_kind(&d, i) != JK_ARR)
 		bad(s, "'match' is not an array of strings");
@@ -190,6 +202,7 @@ gputab_free(struct gputab *t)
 			free(t->g[i].match[j]);
 		free(t->g[i].match);
 		free(t->g[i].name);
+		free(t->g[i].gfx);
 		free(t->g[i].source);
 	}
 	free(t->g);
@@ -262,7 +275,7 @@ gpu_match(const struct gputab *t, const char *name, long long sm, int ccmaj, int
 		} else if (gl == best && !same_figures(hit, g) && !other)
 			other = g;
 	}
-	generic = !low[0] || strstr(low, "radeon graphics") || !strcmp(low, "gpu");
+	generic = gpu_name_generic(low);
 	if (!hit && generic && sm > 0 && ccmaj >= 0 && mem > 0) {
 		for (i = 0; i < t->n; i++) {
 			const struct gpu *g = &t->g[i];
@@ -289,6 +302,37 @@ gpu_match(const struct gputab *t, const char *name, long long sm, int ccmaj, int
 		*why = why_buf;
 	}
 	return hit;
+}
+
+int
+gpu_name_generic(const char *name)
+{
+	char low[256];
+	size_t i;
+
+	snprintf(low, sizeof low, "%s", name ? name : "");
+	for (i = 0; low[i]; i++)
+		low[i] = (char)tolower((unsigned char)low[i]);
+	return !low[0] || strstr(low, "radeon graphics") || !strcmp(low, "gpu");
+}
+
+size_t
+gpu_generic_fits(const struct gputab *t, long long sm, int ccmaj, int ccmin, long long mem,
+    const struct gpu **out, size_t max)
+{
+	size_t i, n = 0;
+
+	if (sm <= 0 || ccmaj < 0 || mem <= 0)
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		const struct gpu *g = &t->g[i];
+		if (!g->generic || !fits(g, sm, ccmaj, ccmin, mem))
+			continue;
+		if (n < max)
+			out[n] = g;
+		n++;
+	}
+	return n;
 }
 
 double
