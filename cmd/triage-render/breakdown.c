@@ -170,6 +170,38 @@ launch_tab(const struct run *run, struct section *sec, const char *stage)
 	sb_free(&v);
 }
 
+/*
+ * A table of one row per record of type `type` in the stage: the first
+ * ntext columns text members (the default where a record lacks one), the
+ * rest numbers; `total` the line above it.  No record, no table.
+ */
+static void
+record_tab(const struct run *run, struct section *sec, const char *stage,
+    enum rec_type type, const char *id, const struct col *cols, size_t ncols,
+    size_t ntext, const char *const *defaults, const char *total)
+{
+	struct tab *t = NULL;
+	sbuf b = SBUF_INIT;
+	size_t i, c;
+
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		struct cell *cl;
+		if (it->type != type || !item_in_stage(it, stage, &b))
+			continue;
+		if (!t)
+			t = add_tab(sec, id, stage, cols, ncols);
+		cl = add_row(t);
+		for (c = 0; c < ntext; c++)
+			cell_text(&cl[c], item_str(it, cols[c].key, &b, defaults[c]));
+		for (; c < t->ncols; c++)
+			cell_member(&cl[c], it, t->cols[c].key);
+	}
+	if (t)
+		t->total = xstrdup(total);
+	sb_free(&b);
+}
+
 /* ---- streams ---- */
 
 static const struct col stream_cols[] = {
@@ -185,30 +217,13 @@ static const struct col stream_cols[] = {
 void
 stream_tab(const struct run *run, struct section *sec, const char *stage)
 {
-	struct tab *t = NULL;
-	sbuf b = SBUF_INIT;
-	size_t i, c;
+	static const char *const defaults[] = { "", "compute" };
 
-	for (i = 0; i < run->n; i++) {
-		const struct item *it = &run->it[i];
-		struct cell *cl;
-		if (it->type != RT_stream_time || !item_in_stage(it, stage, &b))
-			continue;
-		if (!t)
-			t = add_tab(sec, "stream", stage, stream_cols,
-			    sizeof stream_cols / sizeof stream_cols[0]);
-		cl = add_row(t);
-		cell_text(&cl[0], item_str(it, "stream", &b, ""));
-		cell_text(&cl[1], item_str(it, "kind", &b, "compute"));
-		for (c = 2; c < t->ncols; c++)
-			cell_member(&cl[c], it, t->cols[c].key);
-	}
-	if (t)
-		t->total = xstrdup("Per stream: its kernels, copies and sets, its busy time (the "
-		    "union of their intervals), and its idle time within its own span, from its "
-		    "first item's start to its last one's end; its kind is what most of its "
-		    "kernel time was:");
-	sb_free(&b);
+	record_tab(run, sec, stage, RT_stream_time, "stream", stream_cols,
+	    sizeof stream_cols / sizeof stream_cols[0], 2, defaults,
+	    "Per stream: its kernels, copies and sets, its busy time (the union of their "
+	    "intervals), and its idle time within its own span, from its first item's start "
+	    "to its last one's end; its kind is what most of its kernel time was:");
 }
 
 /* ---- GPU annotations ---- */
@@ -224,30 +239,14 @@ static const struct col annotation_cols[] = {
 void
 annotation_tab(const struct run *run, struct section *sec, const char *stage)
 {
-	struct tab *t = NULL;
-	sbuf b = SBUF_INIT;
-	size_t i, c;
+	static const char *const defaults[] = { "" };
 
-	for (i = 0; i < run->n; i++) {
-		const struct item *it = &run->it[i];
-		struct cell *cl;
-		if (it->type != RT_annotation_time || !item_in_stage(it, stage, &b))
-			continue;
-		if (!t)
-			t = add_tab(sec, "annotation", stage, annotation_cols,
-			    sizeof annotation_cols / sizeof annotation_cols[0]);
-		cl = add_row(t);
-		cell_text(&cl[0], item_str(it, "name", &b, ""));
-		for (c = 1; c < t->ncols; c++)
-			cell_member(&cl[c], it, t->cols[c].key);
-	}
-	if (t)
-		t->total = xstrdup("GPU annotations (the trace's gpu_user_annotation ranges, "
-		    "Kineto's GPU side of record_function and NVTX-like ranges): per name, the "
-		    "GPU's busy time inside its ranges with work of the range's own stream, its "
-		    "share of the stage's busy time, and how long the ranges were open; names "
-		    "nest, so the shares do not add up:");
-	sb_free(&b);
+	record_tab(run, sec, stage, RT_annotation_time, "annotation", annotation_cols,
+	    sizeof annotation_cols / sizeof annotation_cols[0], 1, defaults,
+	    "GPU annotations (the trace's gpu_user_annotation ranges, Kineto's GPU side of "
+	    "record_function and NVTX-like ranges): per name, the GPU's busy time inside its "
+	    "ranges with work of the range's own stream, its share of the stage's busy time, "
+	    "and how long the ranges were open; names nest, so the shares do not add up:");
 }
 
 /* ---- the kernel table's cells ---- */
