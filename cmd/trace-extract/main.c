@@ -1995,8 +1995,9 @@ dropped_note(const char *dir, const struct dropped *d)
 {
 	static const char *const whys[] = { "another directory", "older", "merged", "no rank" };
 	static const char *const words[] = {
-		"in another directory than the one analyzed", "older than a trace of the same rank "
-		"and stage", "merged-* files beside per-rank ones", "naming no rank" };
+		"in another directory than the one analyzed",
+		"older than a trace of the same rank and stage",
+		"merged-* files beside per-rank ones", "naming no rank" };
 	sbuf t = SBUF_INIT;
 	size_t i, k, n = 0, shown, dl = strlen(dir);
 	size_t per[4] = { 0, 0, 0, 0 };
