@@ -224,6 +224,10 @@ where_late(const struct item *it, const char *stage, char **head, int *show)
 	else if (strcmp(in, "idle") == 0)
 		sb_adds(&o, " Launched in time, the collectives waited on a GPU with nothing "
 		    "running: a dependency (an event, a copy, another stream) came late.");
+	else if (strcmp(in, "kernels") == 0 && excess < late * KERNEL_SHARE)
+		sb_adds(&o, " Its GPU was still busy with other work before them, yet its kernels "
+		    "take about as long as the other ranks' in all: the same work ran before the "
+		    "collectives instead of beside or after them (their order, not their speed).");
 	else if (strcmp(in, "kernels") == 0)
 		sb_adds(&o, " Its GPU was still busy with other work before them.");
 	if (!*show)
