@@ -326,7 +326,7 @@ t_health_variants() {
 	    '{"type":"health","t":0,"role":"mapping","path":"/m/a.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":0,"detail":"fine","affects":[]}]}' \
 	    '{"type":"health","t":0,"role":"formal","path":"/f/b.json","verdict":"unusable","checks":[{"id":"no_kernels","status":"fail","value":0,"detail":"no kernels","affects":["kernel","overlap","fuse"]}]}' |
 	    "$RENDER" >"$T/h.md"
-	has "$T/h.md" '^> \*\*Trace health: unusable.\*\* formal: kernels missing (no_kernels): the kernel, overlap and fuse tables are less trustworthy.$'
+	has "$T/h.md" '^> \*\*Trace health: unusable.\*\* formal trace: kernels missing (no_kernels): the kernel, overlap and fuse tables are less trustworthy.$'
 	has "$T/h.md" '^| formal: b.json | no_kernels | fail | 0 | no kernels | kernel, overlap, fuse |$'
 	hasnt "$T/h.md" '^| mapping: a.json | x |'
 	has "$T/h.md" '^1 other check passed.$'

@@ -170,9 +170,9 @@ health_section(const struct run *run, struct doc *d)
 			continue;
 		path = base(item_str(it, "path", &p, ""));
 		if (strcmp(item_str(it, "role", &b, "single"), "single") != 0) {
-			/* "mapping: t.json"; the banner says "mapping" */
+			/* "mapping: t.json"; the banner says "mapping trace" */
 			char *lab = printf_dup("%s: %s", b.s, path);
-			who = xstrdup(b.s);
+			who = printf_dup("%s trace", b.s);
 			sb_reset(&p);
 			sb_adds(&p, lab);
 			free(lab);
