@@ -471,6 +471,13 @@
 	M(T, matched, INT, OPT, "0") \
 	M(T, offset_us, NUM, OPT, "0") \
 	M(T, straggler, BOOL, OPT, "false") \
+	M(T, late_collectives, INT, OPT, NULL) \
+	M(T, late_us, NUM, OPT, NULL) \
+	M(T, late_launch_us, NUM, OPT, NULL) \
+	M(T, late_idle_us, NUM, OPT, NULL) \
+	M(T, late_busy_us, NUM, OPT, NULL) \
+	M(T, kernel_excess_us, NUM, OPT, NULL) \
+	M(T, late_in, STR, OPT, NULL) \
 	M(T, time_base_us, INT, OPT, NULL) \
 	M(T, id, STR, OPT, NULL)
 

@@ -94,6 +94,17 @@ ok "first all-reduce: skew, wait, last rank by hand" "$(grep -v '^#' "$t/hand")"
     "$(jq -r 'select(.type == "collective_row" and .kind == "all-reduce" and .ordinal == 1) |
         "\(.skew_us) \(.wait_us) \(.last_rank)"' "$t/skew.jsonl")"
 
+# where the straggler is late (issue 31), against an independent
+# computation from the raw traces (tests/rank-late-check.py)
+python3 "$top/tests/rank-late-check.py" "$dir" >"$t/late.want"
+jq -c -S 'select(.type == "rank_row" and .straggler) | {rank, late_collectives, late_us,
+    late_launch_us, late_idle_us, late_busy_us, kernel_excess_us}' "$t/skew.jsonl" >"$t/late.got"
+echo "# straggler's lateness: $(cat "$t/late.got")"
+ok "the straggler's lateness agrees with the raw traces" "$(jq -c -S . "$t/late.want")" \
+    "$(cat "$t/late.got")"
+ok "the lateness is on the straggler's host" host \
+    "$(jq -r 'select(.type == "rank_row" and .straggler) | .late_in' "$t/skew.jsonl")"
+
 # the driver: exit 0, the lowest rank's tables
 "$top/scripts/triage" -q --input "$dir" >"$t/one.md"
 "$top/scripts/triage" -q --all-ranks -j 2 --input "$dir" >"$t/all.md"
@@ -108,6 +119,10 @@ ok "triage --all-ranks: the lowest rank's tables" "$(cksum <"$t/one.rest")" "$(c
 ok "one rank's report says it is one of four" 1 "$(grep -c '^> Note: Rank 0 of 4 analyzed' "$t/one.md")"
 ok "the all-ranks report names the straggler" 1 \
     "$(grep -c '^\*\*all: rank 2 is the straggler' "$t/all.md")"
+ok "the all-ranks report says where its lateness is" 1 \
+    "$(grep -c "^\*\*all: rank 2's lateness is on its host" "$t/all.md")"
+ok "no slow-kernel list: its kernels account for under 10%" 0 \
+    "$(grep -c '^| Rank | Kernel | On this rank' "$t/all.md")"
 
 echo "# rank rows:"
 jq -r 'select(.type == "rank_row") | "#   rank \(.rank): busy \(.busy_us) us, kernels \(.kernel_us),

@@ -79,11 +79,19 @@ t_rank_rows() {
 	#   comm 70, wait (40-10) + (30-15) = 45
 	# rank 1: busy = kernels = 50+30+50+35 = 165, comm 65, wait (30-10) + (35-15) = 40
 	# rank 2: busy = kernels = 80+10+70+15 = 175, comm 25, wait 0, last twice: the straggler
+	# where it is late (issue 31), against the median of ranks 0 and 1; each window runs
+	# from the rank's previous collective's end (the first: its first kernel) to the start:
+	#   AR 1: start 190 vs 160, 170 (median 165): 25; windows [100,160] busy 60 idle 0,
+	#         [1100,1170] busy 50 idle 20, [100,190] busy 80 idle 10: busy +25, idle 0
+	#   AR 2: start 285 vs 270, 265 (267.5): 17.5; windows [200,270] busy 50 idle 20,
+	#         [1200,1265] busy 50 idle 15, [200,285] busy 70 idle 15: busy +20, idle -2.5
+	#   late 42.5, busy 45, idle -2.5, no launch records; its other kernels 150 against
+	#   160 and 100 (median 130): +20; busy reaches half the lateness: kernels
 	jq -c 'select(.type == "rank_row") | del(.type, .stage, .offset_us)' "$T/out" >"$T/rows"
 	cat >"$T/want" <<-'EOF'
 	{"rank":0,"busy_us":180,"kernel_us":230,"comm_us":70,"wait_us":45,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false,"time_base_us":0,"id":"rank-1"}
 	{"rank":1,"busy_us":165,"kernel_us":165,"comm_us":65,"wait_us":40,"last_arrivals":0,"collectives":2,"matched":2,"straggler":false,"time_base_us":0,"id":"rank-2"}
-	{"rank":2,"busy_us":175,"kernel_us":175,"comm_us":25,"wait_us":0,"last_arrivals":2,"collectives":2,"matched":2,"straggler":true,"time_base_us":0,"id":"rank-3"}
+	{"rank":2,"busy_us":175,"kernel_us":175,"comm_us":25,"wait_us":0,"last_arrivals":2,"collectives":2,"matched":2,"straggler":true,"late_collectives":2,"late_us":42.5,"late_idle_us":-2.5,"late_busy_us":45,"kernel_excess_us":20,"late_in":"kernels","time_base_us":0,"id":"rank-3"}
 	EOF
 	same "$T/want" "$T/rows"
 }

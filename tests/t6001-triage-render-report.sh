@@ -31,7 +31,11 @@ t_markdown_structure() {
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
 	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Tokens/s |$'
-	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
+	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* No Python stacks (with_stack) (no_python_stacks): the kernel and fuse tables are less trustworthy.$'
+	# the check that passed is counted, not listed (issue 31)
+	has "$T/r.md" '^| t.json | no_python_stacks | warn | 0 | no python_function events | kernel, fuse |$'
+	hasnt "$T/r.md" '^| t.json | truncated '
+	has "$T/r.md" '^1 other check passed.$'
 	has "$T/r.md" '^\*\*decode: rank 1 is the straggler (last to arrive at 2 of 2 matched collectives); the ranks waited 0.01 ms to 0.08 ms in collectives.\*\*$'
 	has "$T/r.md" '^| 1 | 0.99 ms | 1.04 ms | 0.03 ms | 0.01 ms | 2 | 2 | 0.00 ms | yes |$'
 	has "$T/r.md" '^| SiLU + Mul | 0.00 ms | 0.0% | silu_and_mul | - |$'
@@ -130,7 +134,11 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 r = doc["reports"][0]
 assert r["health"] == {"verdict": "degraded",
-    "text": "no python_function events (affects the kernel and fuse tables)."}, r["health"]
+    "text": "No Python stacks (with_stack) (no_python_stacks): the kernel and fuse tables "
+    "are less trustworthy."}, r["health"]
+# every check, the passed one too: machines want them all (issue 31)
+hr = [t for t in r["tables"] if t["table"] == "health"][0]["rows"]
+assert [x["check"] for x in hr] == ["no_python_stacks", "truncated"], hr
 # the facts are fields with the figures; the labels' phrases are md and HTML's
 f = r["facts"]
 assert f["model"] == "Qwen/Qwen3-8B", f
@@ -312,28 +320,37 @@ t_names_full() {
 check "--names full keeps whole kernel names" t_names_full
 
 t_health_variants() {
-	# several traces: the banner names each failing one; all ok says so
+	# several traces: the banner names the failing one by its role, the
+	# passed check is counted, not listed (issue 31)
 	printf '%s\n' \
 	    '{"type":"health","t":0,"role":"mapping","path":"/m/a.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":0,"detail":"fine","affects":[]}]}' \
 	    '{"type":"health","t":0,"role":"formal","path":"/f/b.json","verdict":"unusable","checks":[{"id":"no_kernels","status":"fail","value":0,"detail":"no kernels","affects":["kernel","overlap","fuse"]}]}' |
 	    "$RENDER" >"$T/h.md"
-	has "$T/h.md" '^> \*\*Trace health: unusable.\*\* formal: b.json: no kernels (affects the kernel, overlap and fuse tables).$'
-	has "$T/h.md" '^| mapping: a.json | x | ok | 0 | fine |  |$'
+	has "$T/h.md" '^> \*\*Trace health: unusable.\*\* formal trace: kernels missing (no_kernels): the kernel, overlap and fuse tables are less trustworthy.$'
+	has "$T/h.md" '^| formal: b.json | no_kernels | fail | 0 | no kernels | kernel, overlap, fuse |$'
+	hasnt "$T/h.md" '^| mapping: a.json | x |'
+	has "$T/h.md" '^1 other check passed.$'
 	printf '%s\n' \
 	    '{"type":"health","t":0,"path":"/a.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":3,"detail":"fine","affects":[]},{"id":"y","status":"ok","value":0,"detail":"fine too","affects":[]}]}' |
 	    "$RENDER" >"$T/ok.md"
 	has "$T/ok.md" '^> \*\*Trace health: ok.\*\* All 2 checks passed.$'
-	# the three kinds (issue 25): limitations after the defects, information in the table only
+	# no table of "ok" rows: the sentence alone
+	eq "2 checks on 1 trace: 0 defects, 0 limitations, 0 for information.|All 2 checks passed." \
+	    "$(sed -n '/^## Trace health/,/^## Legend/p' "$T/ok.md" | sed -n '5p;7p' | paste -sd '|')"
+	hasnt "$T/ok.md" '^| Trace | Check |'
+	# the three kinds (issue 25): the defect first, the limitations after it
+	# in a few words each, information in the table only
 	printf '%s\n' \
 	    '{"type":"health","t":0,"path":"/a.json","verdict":"degraded","checks":[{"id":"clock_offset","status":"warn","value":55005,"detail":"the clocks disagree","affects":["gpu_time","step"]},{"id":"no_python_stacks","status":"limited","value":0,"detail":"limited: no stacks: no locations","affects":["kernel"]},{"id":"short_capture","status":"limited","value":0,"detail":"limited: no steps","affects":["step"]},{"id":"stream_overlap","status":"info","value":2,"detail":"PDL","affects":[]}]}' |
 	    "$RENDER" >"$T/k.md"
-	has "$T/k.md" '^> \*\*Trace health: degraded.\*\* the clocks disagree (affects the gpu_time and step tables). Limited by the capture settings: no stacks: no locations; no steps.$'
+	has "$T/k.md" '^> \*\*Trace health: degraded.\*\* Host and GPU clocks apart (clock_offset): the gpu_time and step tables are less trustworthy. Limited by the capture settings too: no Python stacks (with_stack), no step markers.$'
 	has "$T/k.md" '^| a.json | stream_overlap | info | 2 | PDL |  |$'
 	has "$T/k.md" '^4 checks on 1 trace: 1 defect, 2 limitations, 1 for information.$'
+	hasnt "$T/k.md" 'other check'
 	printf '%s\n' '{"type":"health","t":0,"path":"/a.json","verdict":"ok","checks":[{"id":"no_python_stacks","status":"limited","value":0,"detail":"limited: no stacks: no locations","affects":["kernel"]}]}' \
 	    >"$T/k2.jsonl"
 	"$RENDER" <"$T/k2.jsonl" >"$T/k2.md"
-	has "$T/k2.md" '^> \*\*Trace health: ok.\*\* No defect found. Limited by the capture settings: no stacks: no locations.$'
+	has "$T/k2.md" '^> \*\*Trace health: ok.\*\* No defect found; limited by the capture settings: no Python stacks (with_stack).$'
 }
 check "health banner: several traces, an unusable one, all checks passed, limitations" t_health_variants
 

@@ -1,9 +1,11 @@
 /*
  * From each trace, what rank-skew keeps: per rank and stage, the collective
- * kernels (24 bytes each), the time of every other kernel name, and the
+ * kernels (48 bytes each: with their launch call and the GPU busy and idle
+ * time before them), the time of every other kernel name, and the
  * busy, kernel and communication sums.  The trace itself is dropped after
  * this, so memory grows with collectives and names, not with traces.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,30 +120,93 @@ iv_cmp(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-/* Add the union of each rankstage's intervals to its busy time. */
-static void
-add_busy(struct skew *s, struct iv *v, size_t n)
+/* The busy union of one rankstage's intervals v[0..n) (sorted), merged into m; returns its count. */
+static size_t
+merge(const struct iv *v, size_t n, struct iv *m)
 {
-	size_t i = 0, j;
-	double start, end;
+	size_t i = 0, j, nm = 0;
+
+	while (i < n) {
+		m[nm] = v[i];
+		for (j = i + 1; j < n && v[j].ts <= m[nm].end; j++)
+			if (v[j].end > m[nm].end)
+				m[nm].end = v[j].end;
+		nm++;
+		i = j;
+	}
+	return nm;
+}
+
+/* The busy time of merged intervals m[0..n) inside [lo, hi). */
+static double
+busy_in(const struct iv *m, size_t n, double lo, double hi)
+{
+	double b = 0;
+	size_t i;
+
+	for (i = 0; i < n && m[i].ts < hi; i++) {
+		double a = m[i].ts > lo ? m[i].ts : lo, z = m[i].end < hi ? m[i].end : hi;
+		if (z > a)
+			b += z - a;
+	}
+	return b;
+}
+
+static int
+coll_ts_cmp(const void *a, const void *b)
+{
+	const struct coll *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/*
+ * Add the union of each rankstage's intervals to its busy time, and give
+ * the collectives this trace added to it (from first[rsi] on) the busy and
+ * idle time of the window before each: from the previous one's end (the
+ * first: from the rankstage's first interval in this trace) to its start.
+ * A linear scan per collective: the windows are short and few.
+ */
+static void
+add_busy(struct skew *s, struct iv *v, size_t n, const size_t *first, size_t nfirst)
+{
+	size_t i = 0, j, k, nm;
+	struct iv *m = xmalloc((n ? n : 1) * sizeof *m);
 
 	xqsort(v, n, sizeof *v, iv_cmp);
 	while (i < n) {
-		start = v[i].ts;
-		end = v[i].end;
-		for (j = i + 1; j < n && v[j].rsi == v[i].rsi && v[j].ts <= end; j++)
-			if (v[j].end > end)
-				end = v[j].end;
-		s->rs[v[i].rsi].busy_us += end - start;
+		struct rankstage *rs = &s->rs[v[i].rsi];
+		size_t from = v[i].rsi < nfirst ? first[v[i].rsi] : 0, lo = 0;
+		double prev;
+		for (j = i + 1; j < n && v[j].rsi == v[i].rsi; j++)
+			;
+		nm = merge(v + i, j - i, m);
+		for (k = 0; k < nm; k++)
+			rs->busy_us += m[k].end - m[k].ts;
+		if (from < rs->nc)
+			xqsort(rs->c + from, rs->nc - from, sizeof *rs->c, coll_ts_cmp);
+		prev = v[i].ts;
+		for (k = from; k < rs->nc; k++) {
+			struct coll *c = &rs->c[k];
+			double w = c->ts > prev ? c->ts - prev : 0;
+			while (lo < nm && m[lo].end <= prev)
+				lo++;
+			c->busy_before = w > 0 ? busy_in(m + lo, nm - lo, prev, c->ts) : 0;
+			c->idle_before = w - c->busy_before;
+			if (c->ts + c->dur > prev)
+				prev = c->ts + c->dur;
+		}
 		i = j;
 	}
+	free(m);
 }
 
 void
 skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, long long seq)
 {
 	struct iv *iv;
-	size_t i, niv = 0, rsi;
+	size_t i, niv = 0, rsi, *first = NULL, nfirst = 0;
+	imap ln = { 0 };	/* correlation -> launch index + 1 */
 	int any_sel = 0, kind;
 	uint32_t all = strtab_intern(s->str, "all", 3), stage, name;
 	/* consecutive kernels mostly share a stage: remember the last lookup */
@@ -168,6 +233,13 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 		s->has_base = 1;
 	}
 	shift = (double)(tr->time_base - s->base_ref);
+	for (i = 0; i < tr->nln; i++)
+		if (tr->ln[i].has_corr)
+			*imap_put(&ln, (uint64_t)tr->ln[i].corr, NULL) = i + 1;
+	/* where each rankstage's collectives from this trace begin */
+	first = xmalloc((s->nrs + 1) * sizeof *first);
+	for (nfirst = 0; nfirst < s->nrs; nfirst++)
+		first[nfirst] = s->rs[nfirst].nc;
 	iv = xmalloc((tr->nk ? tr->nk : 1) * sizeof *iv);
 	for (i = 0; i < tr->nk; i++) {
 		const struct tkernel *k = &tr->k[i];
@@ -177,6 +249,11 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 		stage = k->stage != NOSTR ? k->stage : all;
 		if (stage != last_stage) {
 			last_rsi = rankstage_of(s, tr->rank, stage);
+			if (last_rsi >= nfirst) {	/* new: all its collectives are this trace's */
+				first = xrealloc(first, (last_rsi + 1) * sizeof *first);
+				while (nfirst <= last_rsi)
+					first[nfirst++] = 0;
+			}
 			last_stage = stage;
 			rs = &s->rs[last_rsi];
 			if (rs->last_trace != seq) {
@@ -189,13 +266,17 @@ skew_add_trace(struct skew *s, struct trace_reader *r, const struct trace *tr, l
 		name = canon_of(s, k->name, &kind);
 		rs->kernel_us += k->dur;
 		if (kind != CK_NONE) {
+			const uint64_t *l = k->has_corr ? imap_get(&ln, (uint64_t)k->corr) : NULL;
 			xgrow(&rs->c, &rs->capc, rs->nc + 1, sizeof *rs->c);
-			rs->c[rs->nc++] = (struct coll){ k->ts + shift, k->dur, name, (unsigned char)kind };
+			rs->c[rs->nc++] = (struct coll){ k->ts + shift, k->dur,
+			    l ? tr->ln[*l - 1].ts + shift : NAN, 0, 0, name, (unsigned char)kind };
 			rs->comm_us += k->dur;
 		} else
 			add_ktime(rs, name, k->dur);
 		iv[niv++] = (struct iv){ rsi, k->ts + shift, k->ts + shift + k->dur };
 	}
-	add_busy(s, iv, niv);
+	add_busy(s, iv, niv, first, nfirst);
 	free(iv);
+	free(first);
+	imap_free(&ln);
 }

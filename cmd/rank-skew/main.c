@@ -3,8 +3,8 @@
  * their staged kernel records (one trace per rank, in one stream): per rank
  * and stage its GPU busy, kernel and communication time, how long it waited
  * inside collectives and how often it arrived last; per collective matched
- * across the ranks its skew and wait; and the kernels that make the
- * straggler late.  Every input record passes through; the analysis follows
+ * across the ranks its skew and wait; the kernels that take longer on the
+ * straggler, and where its lateness is (issue 31).  Every input record passes through; the analysis follows
  * at the end of the input.
  */
 #include <limits.h>
@@ -37,8 +37,9 @@ static const struct tool tool = {
 	"Compare the ranks of a tensor- or expert-parallel run: per rank and stage its\n"
 	"GPU busy, kernel, communication and wait time (rank_row); each collective\n"
 	"matched across the ranks with its skew and wait (collective_row); the kernels\n"
-	"that make the straggler late (rank_kernel_delta).  Reads trace-stage records\n"
-	"of one trace per rank (triage-records(5)).",
+	"that take longer on the straggler (rank_kernel_delta), and where its lateness\n"
+	"is: its host, its GPU idle gaps or its kernels (late_* of its rank_row).\n"
+	"Reads trace-stage records of one trace per rank (triage-records(5)).",
 	opts
 };
 
@@ -152,7 +153,7 @@ main(int argc, char **argv)
 		}
 	}
 	sk.str = strtab_new();
-	ops.collect = TR_MASK(kernel);
+	ops.collect = TR_MASK(kernel) | TR_MASK(launch);	/* launches: the collectives' calls */
 	ops.pass = !no_pass;
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;

@@ -8,6 +8,7 @@
  * whenever one rank lost one at the start.  It is reported instead
  * (rank_gap), as are expected ranks without kernels in the stage.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +281,77 @@ straggler(struct stage *st)
 	return b;
 }
 
+/*
+ * Where the straggler x is late (issue 31): at each matched collective it
+ * arrived last at, its aligned start, launch call, and busy and idle time
+ * before it, each minus the median of the other ranks'; summed.  Its other
+ * kernels' time (kernel_us - comm_us) minus the others' median: the
+ * kernel time excess, the whole stage.
+ */
+static void
+lateness(struct stage *st, struct rankstage *x)
+{
+	size_t k, r, n, xi = 0;
+	double *v = xmalloc(st->nr * sizeof *v);
+
+	for (r = 0; r < st->nr; r++)
+		if (st->rs[r] == x)
+			xi = r;
+	for (k = 0; k < st->nrow; k++) {
+		const struct row *w = &st->row[k];
+		const struct group *g = &st->g[w->g];
+		const struct coll *c = at(st, g, xi, w->i);
+		double off = x->offset_us;
+		int launches = !isnan(c->launch);
+		if (!w->has_last || w->last != x->rank)
+			continue;
+		x->late_n++;
+		for (r = n = 0; r < st->nr; r++)
+			if (r != xi)
+				v[n++] = at(st, g, r, w->i)->ts + st->rs[r]->offset_us;
+		x->late_us += c->ts + off - median(v, n);
+		for (r = n = 0; r < st->nr; r++)
+			if (r != xi)
+				v[n++] = at(st, g, r, w->i)->busy_before;
+		x->late_busy_us += c->busy_before - median(v, n);
+		for (r = n = 0; r < st->nr; r++)
+			if (r != xi)
+				v[n++] = at(st, g, r, w->i)->idle_before;
+		x->late_idle_us += c->idle_before - median(v, n);
+		for (r = n = 0; r < st->nr; r++)
+			if (r != xi) {
+				launches &= !isnan(at(st, g, r, w->i)->launch);
+				v[n++] = at(st, g, r, w->i)->launch + st->rs[r]->offset_us;
+			}
+		if (launches) {
+			x->late_launch_us += c->launch + off - median(v, n);
+			x->has_launch = 1;
+		}
+	}
+	for (r = n = 0; r < st->nr; r++)
+		if (r != xi)
+			v[n++] = st->rs[r]->kernel_us - st->rs[r]->comm_us;
+	if (n)
+		x->kernel_excess_us = x->kernel_us - x->comm_us - median(v, n);
+	free(v);
+}
+
+const char *
+lateness_where(const struct rankstage *x)
+{
+	double half = x->late_us / 2;
+
+	if (!(x->late_us > 0))
+		return "none";
+	if (x->has_launch && x->late_launch_us >= half)
+		return "host";
+	if (x->late_idle_us >= half)
+		return "idle";
+	if (x->late_busy_us >= half)
+		return "kernels";
+	return "spread";
+}
+
 /* ---- writing ---- */
 
 static void
@@ -379,6 +451,16 @@ put_rank_rows(const struct stage *st)
 		rec_int(RM_rank_row_matched, x->matched);
 		rec_num(RM_rank_row_offset_us, x->offset_us);
 		rec_bool(RM_rank_row_straggler, x->straggler);
+		if (x->straggler) {
+			rec_int(RM_rank_row_late_collectives, x->late_n);
+			rec_num(RM_rank_row_late_us, x->late_us);
+			if (x->has_launch)
+				rec_num(RM_rank_row_late_launch_us, x->late_launch_us);
+			rec_num(RM_rank_row_late_idle_us, x->late_idle_us);
+			rec_num(RM_rank_row_late_busy_us, x->late_busy_us);
+			rec_num(RM_rank_row_kernel_excess_us, x->kernel_excess_us);
+			rec_cstr(RM_rank_row_late_in, lateness_where(x));
+		}
 		if (st->s->has_base)
 			rec_int(RM_rank_row_time_base_us, st->s->base_ref);
 		rec_id(RM_rank_row_id, "rank", ++st->s->nrank_rows);
@@ -498,6 +580,8 @@ analyze_stage(struct skew *s, uint32_t id, const long long *ranks, size_t nranks
 		align(&st);
 		measure_all(&st);
 		lag = straggler(&st);
+		if (lag)
+			lateness(&st, lag);
 	} else {
 		warn_msg("stage '%s': only rank %lld: nothing to compare", S(&st, id),
 		    st.rs[0]->rank);

@@ -55,9 +55,18 @@ int coll_kind_syncs(int kind);
 
 /* ---- what is held per rank and stage ---- */
 
-/* One collective kernel of a rank. */
+/*
+ * One collective kernel of a rank, and what came before it on that rank
+ * (issue 31, where a straggler's lateness is): the ts of its launch call
+ * (NAN when no launch record has its correlation), and the window from
+ * the rank's previous collective's end (the first: from its first kernel's
+ * start in the trace) to its start, split into GPU busy (the union of every
+ * kernel's interval, any stream) and idle.
+ */
 struct coll {
 	double ts, dur;
+	double launch;		/* launch call ts, same clock as ts; NAN: none */
+	double busy_before, idle_before;
 	uint32_t name;		/* canonical name id */
 	unsigned char kind;	/* enum ckind */
 };
@@ -88,6 +97,17 @@ struct rankstage {
 	double wait_us;			/* sum of dur minus the shortest, matched collectives */
 	long long last_arrivals, matched;
 	int straggler;
+	/*
+	 * The straggler's alone (issue 31): over the matched collectives it
+	 * arrived last at (late_n), its aligned start, launch call, busy and
+	 * idle time before them minus the median of the other ranks', summed;
+	 * its other kernels' time minus the others' median; and where the
+	 * lateness is (lateness_where).  has_launch: every rank had the launch
+	 * of at least one of them.
+	 */
+	long long late_n;
+	double late_us, late_launch_us, late_busy_us, late_idle_us, kernel_excess_us;
+	int has_launch;
 };
 
 /* Everything rank-skew holds: one rankstage per (rank, stage) seen. */
@@ -154,5 +174,17 @@ double median(double *v, size_t n);
  */
 void write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
     const struct rankstage *straggler);
+
+/*
+ * Where the straggler's lateness is (issue 31), from its late_* figures:
+ * "host" when its launch calls came late by at least half the lateness
+ * (the GPU could not start what was not launched yet), else "idle" when
+ * its GPU sat idle before the collectives at least that much longer than
+ * the others' (launched in time, waiting on something else: an event,
+ * a copy, another stream), else "kernels" when its GPU was busy that much
+ * longer before them, else "spread" (no part reaches half); "none" when
+ * it was not late (late_us <= 0).  Static text.
+ */
+const char *lateness_where(const struct rankstage *x);
 
 #endif

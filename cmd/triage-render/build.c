@@ -262,6 +262,35 @@ add_row(struct tab *t)
 }
 
 void
+row_fold(struct tab *t)
+{
+	size_t old = t->capfold;
+
+	if (!t->nrows)
+		return;
+	xgrow(&t->fold, &t->capfold, t->nrows, sizeof *t->fold);
+	if (t->capfold > old)
+		memset(t->fold + old, 0, t->capfold - old);
+	t->fold[t->nrows - 1] = 1;
+}
+
+int
+row_folded(const struct tab *t, size_t r)
+{
+	return r < t->capfold && t->fold[r];
+}
+
+size_t
+rows_shown(const struct tab *t)
+{
+	size_t r, n = 0;
+
+	for (r = 0; r < t->nrows; r++)
+		n += !row_folded(t, r);
+	return n;
+}
+
+void
 row_id(struct tab *t, const struct item *it)
 {
 	sbuf b = SBUF_INIT;

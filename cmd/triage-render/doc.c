@@ -1362,6 +1362,8 @@ doc_free(struct doc *d)
 			free(t->total);
 			free(t->more);
 			free(t->empty);
+			free(t->fold);
+			free(t->folded);
 			for (k = 0; k < t->caprowid; k++)
 				free(t->rowid[k]);
 			free(t->rowid);

@@ -83,7 +83,7 @@ static const char css[] =
     "border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}"
     "section{max-width:100%;overflow-x:auto}"
     "ul.facts{list-style:none;padding:0;margin:0 0 10px}ul.facts li{margin:2px 0}"
-    ".banner{padding:8px 12px;border-radius:6px;margin:10px 0;font-weight:600}"
+    ".banner{padding:8px 12px;border-radius:6px;margin:10px 0}"
     ".banner.ok{background:#dafbe1}.banner.degraded{background:#fff8c5}"
     ".banner.unusable{background:#ffebe9}.note{background:#f6f8fa;padding:6px 10px;"
     "border-left:3px solid #8c959f;margin:6px 0}.headline{font-weight:600}"
@@ -320,9 +320,9 @@ html_table(sbuf *out, const struct tab *t)
 	size_t r, c;
 	char buf[64];
 
-	if (t->nrows == 0) {
+	if (t->nrows == 0 || rows_shown(t) == 0) {	/* none, or every row folded */
 		sb_adds(out, "<p class=\"empty\">");
-		esc(out, t->empty ? t->empty : "No rows.");
+		esc(out, t->nrows && t->folded ? t->folded : t->empty ? t->empty : "No rows.");
 		sb_adds(out, "</p>\n");
 		return;
 	}
@@ -338,6 +338,8 @@ html_table(sbuf *out, const struct tab *t)
 	}
 	sb_adds(out, "</tr></thead><tbody>\n");
 	for (r = 0; r < t->nrows; r++) {
+		if (row_folded(t, r))
+			continue;
 		sb_adds(out, "<tr>");
 		for (c = 0; c < t->ncols; c++) {
 			const struct cell *x = &t->cells[r * t->ncols + c];
@@ -367,6 +369,11 @@ html_table(sbuf *out, const struct tab *t)
 		sb_adds(out, "</tr>\n");
 	}
 	sb_adds(out, "</tbody></table></div>\n");
+	if (t->folded) {
+		sb_adds(out, "<p class=\"more\">");
+		esc(out, t->folded);
+		sb_adds(out, "</p>\n");
+	}
 }
 
 /*

@@ -47,6 +47,11 @@ md_table(sbuf *out, const struct tab *t)
 		sb_adds(out, "\n\n");
 		return;
 	}
+	if (rows_shown(t) == 0) {	/* every row folded: its sentence alone */
+		md_text(out, t->folded ? t->folded : t->empty ? t->empty : "No rows.", 1);
+		sb_adds(out, "\n\n");
+		return;
+	}
 	/* the columns of the view: --stats swaps the kernel table's (col_shown) */
 	sb_adds(out, "|");
 	for (c = 0; c < t->ncols; c++) {
@@ -62,6 +67,8 @@ md_table(sbuf *out, const struct tab *t)
 			sb_adds(out, t->cols[c].num ? " ---: |" : " --- |");
 	sb_addc(out, '\n');
 	for (r = 0; r < t->nrows; r++) {
+		if (row_folded(t, r))
+			continue;
 		sb_adds(out, "|");
 		for (c = 0; c < t->ncols; c++) {
 			if (!col_shown(t, c))
@@ -73,6 +80,10 @@ md_table(sbuf *out, const struct tab *t)
 		sb_addc(out, '\n');
 	}
 	sb_addc(out, '\n');
+	if (t->folded) {
+		md_text(out, t->folded, 1);
+		sb_adds(out, "\n\n");
+	}
 }
 
 void

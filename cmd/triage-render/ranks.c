@@ -1,8 +1,10 @@
 /*
- * Which rank is the straggler?  The "Ranks" section lays out rank-skew(1)'s
- * records per stage: each rank's times and late arrivals, the collectives
- * with the most skew, the straggler's kernels that run longer than the
- * median rank's, and what could not be matched (issue 20).
+ * Which rank is the straggler, and where is its lateness?  The "Ranks"
+ * section lays out rank-skew(1)'s records per stage: each rank's times and
+ * late arrivals, the collectives with the most skew, where the straggler's
+ * lateness is (its host, its GPU idle gaps or its kernels) and, when its
+ * kernels account for enough of it, those that run longer than the median
+ * rank's; and what could not be matched (issue 20, 31).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,17 @@
 #include "xalloc.h"
 
 enum { TOP_COLLECTIVES = 10 };	/* the collectives shown per stage, most skew first */
+
+/*
+ * The straggler's slow-kernel list is shown when its kernels account for
+ * at least this share of its lateness (issue 31): their time excess over
+ * the other ranks', or its GPU's extra busy time before the late
+ * collectives, whichever is larger.  Below a tenth, making every kernel
+ * as fast as on the other ranks would leave it nearly as late: the list
+ * would point at the wrong place, its rows microseconds of run-to-run
+ * noise.  The rows stay in json, csv and tsv.
+ */
+#define KERNEL_SHARE 0.10
 
 static const struct col rank_cols[] = {
 	{ "rank", "Rank", 1 },
@@ -124,6 +137,108 @@ gaps(const struct idx *g, size_t n)
 	return b.len ? sb_detach(&b) : (sb_free(&b), NULL);
 }
 
+/* "1.23 ms" of a time in microseconds, into b (reset first); returns b's text. */
+static const char *
+ms(sbuf *b, double us)
+{
+	sb_reset(b);
+	fmt_ms(b, us);
+	return b->s;
+}
+
+/* "+1.23 ms" or "-1.23 ms" (b reset first); returns b's text. */
+static const char *
+signed_ms(sbuf *b, double us)
+{
+	sb_reset(b);
+	sb_addc(b, us < 0 ? '-' : '+');
+	fmt_ms(b, us < 0 ? -us : us);
+	return b->s;
+}
+
+/*
+ * Where the straggler (its rank_row, with rank-skew's late_* members) is
+ * late: a headline (*head) and the figures (the return), before its
+ * slow-kernel table; NULL for records without those members.  *show:
+ * whether the table's rows are worth showing (KERNEL_SHARE).
+ */
+static char *
+where_late(const struct item *it, const char *stage, char **head, int *show)
+{
+	sbuf o = SBUF_INIT, a = SBUF_INIT, c = SBUF_INIT, w = SBUF_INIT;
+	double late = item_num(it, "late_us", 0), launch = item_num(it, "late_launch_us", 0);
+	double idle = item_num(it, "late_idle_us", 0), busy = item_num(it, "late_busy_us", 0);
+	double excess = item_num(it, "kernel_excess_us", 0);
+	long long rank = item_int(it, "rank", 0), n = item_int(it, "late_collectives", 0);
+	const char *in = item_str(it, "late_in", &w, "");
+	const char *them = n == 1 ? "it" : "them";
+	int has_launch = item_get(it, "late_launch_us") >= 0;
+
+	*show = 1;
+	*head = NULL;
+	if (item_get(it, "late_us") < 0 || !*in) {
+		sb_free(&w);
+		return NULL;
+	}
+	*show = late > 0 && (excess >= late * KERNEL_SHARE || busy >= late * KERNEL_SHARE);
+	if (!(late > 0)) {
+		*head = printf_dup("%s: rank %lld arrived last without starting later than the "
+		    "other ranks' median: no lateness to place.", stage, rank);
+		sb_free(&w);
+		return NULL;
+	}
+	sb_printf(&o, "%s: rank %lld's lateness is %s: at the %lld collective%s it arrived last "
+	    "at it started %s after the other ranks", stage, rank,
+	    strcmp(in, "host") == 0 ? "on its host" : strcmp(in, "idle") == 0 ?
+	    "in its GPU idle gaps" : strcmp(in, "kernels") == 0 ? "in its kernels" :
+	    "in no one place", n, n == 1 ? "" : "s", ms(&a, late));
+	if (strcmp(in, "host") == 0)
+		sb_printf(&o, ", and its launch calls of %s came %s after the others'.", them,
+		    ms(&a, launch));
+	else if (strcmp(in, "idle") == 0 && has_launch && launch > 0)
+		sb_printf(&o, ", launched %s only %s later, and its GPU sat idle %s longer before "
+		    "%s.", them, ms(&c, launch), ms(&a, idle), them);
+	else if (strcmp(in, "idle") == 0 && has_launch)
+		sb_printf(&o, ", launched %s no later than they did, and its GPU sat idle %s longer "
+		    "before %s.", them, ms(&a, idle), them);
+	else if (strcmp(in, "idle") == 0)
+		sb_printf(&o, ", and its GPU sat idle %s longer before %s.", ms(&a, idle), them);
+	else if (strcmp(in, "kernels") == 0)
+		sb_printf(&o, ", and its GPU ran kernels %s longer before %s.", ms(&a, busy), them);
+	else
+		sb_adds(&o, ".");
+	*head = sb_detach(&o);
+	sb_printf(&o, "Against the other ranks' median, summed over those collectives: its start "
+	    "%s", signed_ms(&a, late));
+	if (has_launch)
+		sb_printf(&o, ", its launch calls %s", signed_ms(&a, launch));
+	else
+		sb_adds(&o, ", its launch calls not in the traces");
+	sb_printf(&o, ", its GPU's idle time before them %s", signed_ms(&a, idle));
+	sb_printf(&o, " and busy time %s; its kernels take %s %s than the other ranks' "
+	    "(median) in the whole stage.", signed_ms(&a, busy),
+	    ms(&c, excess < 0 ? -excess : excess), excess < 0 ? "less" : "more");
+	if (strcmp(in, "host") == 0)
+		sb_adds(&o, " The GPU cannot start what the host has not launched: the time is "
+		    "in the host's work before those launches (Python, data loading, CPU ops).");
+	else if (strcmp(in, "idle") == 0)
+		sb_adds(&o, " Launched in time, the collectives waited on a GPU with nothing "
+		    "running: a dependency (an event, a copy, another stream) came late.");
+	else if (strcmp(in, "kernels") == 0 && excess < late * KERNEL_SHARE)
+		sb_adds(&o, " Its GPU was still busy with other work before them, yet its kernels "
+		    "take about as long as the other ranks' in all: the same work ran before the "
+		    "collectives instead of beside or after them (their order, not their speed).");
+	else if (strcmp(in, "kernels") == 0)
+		sb_adds(&o, " Its GPU was still busy with other work before them.");
+	if (!*show)
+		sb_printf(&o, " Its kernels account for under %.0f%% of the lateness: no "
+		    "slow-kernel list.", KERNEL_SHARE * 100);
+	sb_free(&a);
+	sb_free(&c);
+	sb_free(&w);
+	return sb_detach(&o);
+}
+
 static void
 stage_tables(const struct run *run, struct section *sec, const char *stage)
 {
@@ -137,6 +252,9 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	sbuf b = SBUF_INIT;
 	size_t i, c, show;
 	long long straggler = -1, last = 0;
+	const struct item *lag = NULL;
+	char *where = NULL, *where_head = NULL;
+	int show_deltas = 1;
 	double wmin = 0, wmax = 0;
 	char **names, **shorts;
 
@@ -153,6 +271,7 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 				cell_member(&cl[c], it, t->cols[c].key);
 		cell_text(&cl[c], item_bool(it, "straggler") ? "yes" : "");
 		if (item_bool(it, "straggler")) {
+			lag = it;
 			straggler = item_int(it, "rank", 0);
 			last = item_int(it, "last_arrivals", 0);
 		}
@@ -205,6 +324,8 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	t->total = xstrdup("The collectives whose ranks arrived furthest apart:");
 	t->empty = xstrdup("No collective matched across the ranks.");
 
+	if (lag)
+		where = where_late(lag, stage, &where_head, &show_deltas);
 	t = add_tab(sec, "rank_kernel", stage, delta_cols, sizeof delta_cols / sizeof delta_cols[0]);
 	names = xcalloc(nd ? nd : 1, sizeof *names);
 	shorts = xcalloc(nd ? nd : 1, sizeof *shorts);
@@ -220,10 +341,25 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		cl[1].full = strcmp(shorts[i], names[i]) ? names[i] : (free(names[i]), NULL);
 		for (c = 2; c < t->ncols; c++)
 			cell_member(&cl[c], it, t->cols[c].key);
+		if (!show_deltas)
+			row_fold(t);
 	}
 	free(names);
 	free(shorts);
-	t->total = xstrdup("The straggler's kernels that take longer than on the median rank:");
+	if (where && show_deltas && nd) {
+		char *tot = printf_dup("%s The straggler's kernels that take longer than on the "
+		    "median rank:", where);
+		free(where);
+		t->total = tot;
+	} else if (where) {
+		t->total = where;
+		if (nd)	/* the rows are folded: the sentence says why */
+			t->folded = printf_dup("%zu kernel%s of the straggler with more time than on "
+			    "the median rank, not listed (-f json has them).", nd, nd == 1 ? "" : "s");
+	} else
+		t->total = xstrdup("The straggler's kernels that take longer than on the median "
+		    "rank:");
+	t->headline = where_head;
 	t->empty = xstrdup("No kernel of the straggler runs longer than on the median rank.");
 
 	free(rows);
@@ -248,8 +384,8 @@ ranks_section(const struct run *run, struct doc *d)
 	sec->intro = xstrdup("Every rank of the run compared, stage by stage (rank-skew(1)): "
 	    "its GPU time, the time it waited inside collectives for the others, and how "
 	    "often it arrived last. The straggler is the rank that arrived last most often; "
-	    "what makes it late is in its other kernels. The other tables are the lowest "
-	    "rank's.");
+	    "its lateness is on its host (the collectives launched late), in its GPU's idle "
+	    "gaps before them, or in its kernels. The other tables are the lowest rank's.");
 	for (si = 0; si < ns; si++)
 		stage_tables(run, sec, stages[si]);
 	free_strings(stages, ns);

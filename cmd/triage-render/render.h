@@ -127,6 +127,17 @@ struct tab {
 	char *empty;		/* the sentence shown when nrows == 0 */
 	char **rowid;		/* per row, its record's id (issue 29) or NULL; NULL: none */
 	size_t caprowid;
+	/*
+	 * Rows people need not read (issue 31): the health checks that
+	 * passed, a straggler's kernels when their excess is negligible.
+	 * md and html leave them out and show `folded` in their place (after
+	 * the rows they show, or alone when none is left); json, csv and tsv
+	 * keep every row, for machines.  fold: per row, 1 to leave out (NULL:
+	 * none; capfold rows allocated).
+	 */
+	unsigned char *fold;
+	size_t capfold;
+	char *folded;		/* "13 other checks passed.", or NULL */
 };
 
 struct section {
@@ -230,6 +241,11 @@ struct cell *add_row(struct tab *t);
  * (issue 29); nothing when the record has none.
  */
 void row_id(struct tab *t, const struct item *it);
+/* Leave the table's last row out of md and html (struct tab, fold). */
+void row_fold(struct tab *t);
+/* Is row r folded?  How many rows do md and html show? */
+int row_folded(const struct tab *t, size_t r);
+size_t rows_shown(const struct tab *t);
 void cell_text(struct cell *c, const char *text);	/* NULL: "" */
 void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
 void cell_ms(struct cell *c, double us);	/* "1.23 ms", us behind it */
