@@ -349,10 +349,13 @@
 	M(T, graph_pct, NUM, OPT, NULL) \
 	M(T, eager_kernels, INT, OPT, NULL) \
 	M(T, steps, INT, OPT, NULL) \
+	M(T, complete_steps, INT, OPT, NULL) \
 	M(T, step_p50_us, NUM, OPT, NULL) \
 	M(T, step_p90_us, NUM, OPT, NULL) \
 	M(T, step_max_us, NUM, OPT, NULL) \
+	M(T, step_last_us, NUM, OPT, NULL) \
 	M(T, tokens_per_s, NUM, OPT, NULL) \
+	M(T, tokens_from_last, BOOL, OPT, "false") \
 	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_idle_gap(M, T) \
@@ -375,6 +378,7 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, cpu_us, NUM, REQ, NULL) \
 	M(T, period_us, NUM, OPT, NULL) \
+	M(T, last, BOOL, OPT, "false") \
 	M(T, batch, INT, OPT, NULL) \
 	M(T, tokens, INT, OPT, NULL) \
 	M(T, kernels, INT, OPT, NULL) \

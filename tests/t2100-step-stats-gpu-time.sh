@@ -259,7 +259,7 @@ t_corrupt() {
 		end
 	} | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"complete_steps":0,"step_last_us":10,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
 }

@@ -281,12 +281,26 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 }
 
 /*
+ * A stage's step figures (issue 25): the periods of its complete steps
+ * with GPU work, ascending, for the percentiles; its last step's period;
+ * the tokens and the periods that moved them.
+ */
+struct stepfig {
+	size_t nsteps, ncomplete;
+	double *dur;		/* ncomplete periods, sorted */
+	int has_last;
+	double last_us;
+	double tok, tok_us;
+	int tok_last;		/* the tokens are the last steps' (no complete step has a count) */
+};
+
+/*
  * host_bound: idle_launch_us is measured (launch records, and clocks that
  * agree: with an offset every gap looks queued, issue 25).
  */
 static void
 write_gpu_time(const struct trace *tr, const char *stage, const struct figures *f,
-    const double *dur, size_t nsteps, int launches, int host_bound, double tok, double tok_us)
+    const struct stepfig *sf, int launches, int host_bound)
 {
 	rec_begin(RT_gpu_time);
 	rec_int(RM_gpu_time_t, tr->t);
@@ -310,15 +324,22 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 		if (f->graph_mode)
 			rec_int(RM_gpu_time_eager_kernels, f->eager);
 	}
-	if (nsteps)
-		rec_int(RM_gpu_time_steps, (long long)nsteps);
-	if (nsteps > 1) {
-		rec_num(RM_gpu_time_step_p50_us, percentile(dur, nsteps, 50));
-		rec_num(RM_gpu_time_step_p90_us, percentile(dur, nsteps, 90));
-		rec_num(RM_gpu_time_step_max_us, dur[nsteps - 1]);
+	if (sf->nsteps) {
+		rec_int(RM_gpu_time_steps, (long long)sf->nsteps);
+		rec_int(RM_gpu_time_complete_steps, (long long)sf->ncomplete);
 	}
-	if (tok_us > 0)
-		rec_num(RM_gpu_time_tokens_per_s, tok / (tok_us / 1e6));
+	if (sf->ncomplete) {
+		rec_num(RM_gpu_time_step_p50_us, percentile(sf->dur, sf->ncomplete, 50));
+		rec_num(RM_gpu_time_step_p90_us, percentile(sf->dur, sf->ncomplete, 90));
+		rec_num(RM_gpu_time_step_max_us, sf->dur[sf->ncomplete - 1]);
+	}
+	if (sf->has_last)
+		rec_num(RM_gpu_time_step_last_us, sf->last_us);
+	if (sf->tok_us > 0) {
+		rec_num(RM_gpu_time_tokens_per_s, sf->tok / (sf->tok_us / 1e6));
+		if (sf->tok_last)
+			rec_bool(RM_gpu_time_tokens_from_last, 1);
+	}
 	rec_id(RM_gpu_time_id, "gpu", ++run.ngpu);
 	rec_end();
 }
@@ -370,6 +391,8 @@ write_step(const struct trace_reader *r, const struct trace *tr, const struct st
 	rec_num(RM_step_ts, s->ts);
 	rec_num(RM_step_cpu_us, s->dur);
 	rec_num(RM_step_period_us, s->period_us);
+	if (s->last)
+		rec_bool(RM_step_last, 1);
 	if (s->m.has_batch)
 		rec_int(RM_step_batch, s->m.batch);
 	if (s->m.has_tokens)
@@ -394,6 +417,55 @@ dbl_cmp(const void *pa, const void *pb)
 	double a = *(const double *)pa, b = *(const double *)pb;
 
 	return a < b ? -1 : a > b;
+}
+
+/*
+ * The step figures of stage: the percentiles are of complete periods
+ * (a step followed by another of its process) of steps with GPU work, so
+ * that neither the last step's queue drain nor an empty trailing marker
+ * is a step time (issue 25); without launch records no step has known
+ * work, and all count.  Tokens per second are of the same steps, else,
+ * when none of them has a count, of the last steps with work.  dur: room
+ * for nst periods, filled and sorted here.
+ */
+static void
+step_figures(const struct trace_reader *r, const struct step *st, size_t nst, uint32_t stage,
+    int launches, double *dur, struct stepfig *sf)
+{
+	double t, ltok = 0, ltok_us = 0;
+	size_t i;
+
+	memset(sf, 0, sizeof *sf);
+	sf->dur = dur;
+	for (i = 0; i < nst; i++) {
+		const struct step *s = &st[i];
+		int work = !launches || s->kernels > 0;
+		if (s->stage != stage)
+			continue;
+		sf->nsteps++;
+		if (!work)
+			continue;
+		if (s->last) {
+			sf->has_last = 1;	/* sorted by start: the latest wins */
+			sf->last_us = s->period_us;
+			if (step_tokens(r, s, &t)) {
+				ltok += t;
+				ltok_us += s->period_us;
+			}
+			continue;
+		}
+		dur[sf->ncomplete++] = s->period_us;
+		if (step_tokens(r, s, &t)) {
+			sf->tok += t;
+			sf->tok_us += s->period_us;
+		}
+	}
+	if (sf->tok_us <= 0 && ltok_us > 0) {
+		sf->tok = ltok;
+		sf->tok_us = ltok_us;
+		sf->tok_last = 1;
+	}
+	xqsort(dur, sf->ncomplete, sizeof *dur, dbl_cmp);
 }
 
 /*
@@ -432,8 +504,8 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	struct figures f;
 	uint32_t *stages;
 	double *dur;
-	size_t n, nst, ns, i, a, b, k, nd;
-	double tok, tok_us;
+	struct stepfig sf;
+	size_t n, nst, ns, i, a, b, k;
 	int launches = tr->nln > 0, offset;
 	uint32_t gpu_pid = run.gpu_pid;
 	double offset_us = run.offset_us;
@@ -454,7 +526,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	nst = steps_find(r, tr, &st);
 	steps_assign(r, tr, st, nst, it, n);
 	steps_finish(r, tr, st, nst, it, n);
-	steps_periods(st, nst);
+	steps_periods(st, nst, offset, offset_us);
 	items_sort(it, n, r->str);
 	ns = report_stages(r->str, it, n, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
@@ -462,20 +534,8 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		for (b = a; b < n && it[b].stage == stages[k]; b++)
 			;
 		stage_figures(it + a, b - a, tr->ln, &f);
-		tok = tok_us = 0;
-		for (i = 0, nd = 0; i < nst; i++) {
-			double t;
-			if (st[i].stage != stages[k])
-				continue;
-			dur[nd++] = st[i].period_us;
-			if (step_tokens(r, &st[i], &t)) {
-				tok += t;
-				tok_us += st[i].period_us;
-			}
-		}
-		xqsort(dur, nd, sizeof *dur, dbl_cmp);
-		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches,
-		    !offset, tok, tok_us);
+		step_figures(r, st, nst, stages[k], launches, dur, &sf);
+		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, &sf, launches, !offset);
 		write_gaps(r, tr, strtab_str(r->str, stages[k]), it + a, b - a,
 		    launches && !offset);
 		if (launches)

@@ -219,6 +219,7 @@ struct step {
 	double comm_total_us, comm_overlap_us;	/* as in struct figures */
 	double gpu_ts, gpu_end;	/* the first start, the last end of its items (kernels > 0) */
 	double period_us;	/* steps_periods */
+	int last;		/* steps_periods: no later step on its process */
 };
 
 /*
@@ -248,11 +249,14 @@ void steps_finish(struct trace_reader *r, const struct trace *tr, struct step *s
 
 /*
  * Each step's period (step-stats(1), issue 25): from its start to the
- * start of the next step of its process, the last one's to the later of
- * its marker's end and its GPU work's end.  st sorted by start, finished
+ * start of the next step of its process (a complete period), the last
+ * one's (last set) to the later of its marker's end and its GPU work's
+ * end, that end taken back to the host's clock by offset_us (the trace's
+ * clock offset, gpu_pids.clock_offset_us, microseconds, positive when the
+ * GPU clock is ahead) when has_offset.  st sorted by start, finished
  * (steps_finish).
  */
-void steps_periods(struct step *st, size_t nst);
+void steps_periods(struct step *st, size_t nst, int has_offset, double offset_us);
 
 /*
  * The count of tokens a step moved, for tokens per second: the tokens its

@@ -1056,8 +1056,19 @@ static const struct col gpu_cols[] = {
 	{ "step_p50_us", "Step period p50", 1 },
 	{ "step_p90_us", "Step period p90", 1 },
 	{ "step_max_us", "Step period max", 1 },
+	{ "step_last_us", "Last step period", 1 },
 	{ "tokens_per_s", "Tokens/s", 1 },
 };
+
+/* Append text to a cell's text (its number stays). */
+static void
+cell_suffix(struct cell *c, const char *text)
+{
+	char *s = printf_dup("%s%s", c->text ? c->text : "", text);
+
+	free(c->text);
+	c->text = s;
+}
 
 static const struct col step_cols[] = {
 	{ "index", "Step", 1 },
@@ -1212,8 +1223,13 @@ gpu_section(const struct run *run, struct doc *d)
 				nsc = sizeof step_cols / sizeof step_cols[0];	/* their collectives too */
 			cl = add_row(t);
 			row_id(t, it);
-			for (c = 0; c < t->ncols; c++)
+			for (c = 0; c < t->ncols; c++) {
 				cell_member(&cl[c], it, t->cols[c].key);
+				/* no complete step had a count: the last step's rate (issue 25) */
+				if (!strcmp(t->cols[c].key, "tokens_per_s") &&
+				    item_bool(it, "tokens_from_last"))
+					cell_suffix(&cl[c], " (last step)");
+			}
 		}
 		t->headline = headline(run, stages[si]);
 		t->empty = xstrdup("No GPU work in this stage.");
@@ -1230,13 +1246,19 @@ gpu_section(const struct run *run, struct doc *d)
 			row_id(st, it);
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
-			for (c = 2; c < st->ncols; c++)
+			for (c = 2; c < st->ncols; c++) {
 				cell_member(&cl[c], it, st->cols[c].key);
+				if (!strcmp(st->cols[c].key, "period_us") && item_bool(it, "last"))
+					cell_suffix(&cl[c], " (last)");
+			}
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
 		    "step[...], vLLM execute_...): no per-step figures.");
 		st->total = xstrdup("Steps, from the trace's step markers: the period (to the next "
-		    "step's start), the CPU marker's own duration, and the GPU work it launched:");
+		    "step's start; the last step's, marked, to the later of its marker's end and "
+		    "its GPU work's end, on the host's clock), the CPU marker's own duration, and "
+		    "the GPU work it launched; the stage's step percentiles are of the complete "
+		    "periods of steps with GPU work, the last step's period apart:");
 		escapes(run, sec, stages[si]);
 	}
 	free_strings(stages, ns);
