@@ -340,6 +340,11 @@
 	M(T, span_us, NUM, REQ, NULL) \
 	M(T, idle_us, NUM, REQ, NULL) \
 	M(T, idle_launch_us, NUM, OPT, NULL) \
+	M(T, idle_sync_us, NUM, OPT, NULL) \
+	M(T, sync_gap_us, NUM, OPT, NULL) \
+	M(T, sync_gap_ts, NUM, OPT, NULL) \
+	M(T, sync_gap_call, STR, OPT, NULL) \
+	M(T, other_stages_us, NUM, OPT, NULL) \
 	M(T, compute_us, NUM, REQ, NULL) \
 	M(T, comm_us, NUM, REQ, NULL) \
 	M(T, memcpy_us, NUM, REQ, NULL) \
@@ -364,6 +369,7 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, host_us, NUM, OPT, NULL) \
+	M(T, sync_us, NUM, OPT, NULL) \
 	M(T, kernel, STR, OPT, NULL) \
 	M(T, launch, STR, OPT, NULL) \
 	M(T, launch_ts, NUM, OPT, NULL) \

@@ -30,7 +30,7 @@ t_markdown_structure() {
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
-	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
+	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
 	has "$T/r.md" '^\*\*decode: rank 1 is the straggler (last to arrive at 2 of 2 matched collectives); the ranks waited 0.01 ms to 0.08 ms in collectives.\*\*$'
 	has "$T/r.md" '^| 1 | 0.99 ms | 1.04 ms | 0.03 ms | 0.01 ms | 2 | 2 | 0.00 ms | yes |$'
@@ -46,10 +46,21 @@ check "markdown: a CommonMark outline, tables that parse, hand-computed values" 
 t_last_step() {
 	sed -e '/"type":"gpu_time"/s/}$/,"complete_steps":1,"step_last_us":800,"tokens_per_s":10000,"tokens_from_last":true}/' \
 	    -e '/"index":1,/s/}$/,"period_us":800,"last":true}/' "$F" | "$RENDER" >"$T/r.md"
-	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.20 ms | 1.20 ms | .* | 2 | 0.55 ms | 0.59 ms | 0.60 ms | 0.80 ms | 10000 (last step) |$'
+	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.20 ms | - | 1.20 ms | .* | 2 | 0.55 ms | 0.59 ms | 0.60 ms | 0.80 ms | 10000 (last step) |$'
 	has "$T/r.md" '^| 1 | ProfilerStep#2 | 8 | - | 0.80 ms (last) | 0.60 ms | 0.48 ms | 0.60 ms | 21 |$'
 }
 check "the last step apart: its period marked, a rate from it named" t_last_step
+
+# Issue 25: idle time with the host blocked in a synchronizing call is its
+# own column, and a line names the longest such wait and its call.
+t_sync_idle() {
+	sed -e '/"type":"gpu_time"/s/"idle_launch_us":200,/"idle_launch_us":10,"idle_sync_us":180,"sync_gap_us":150,"sync_gap_ts":300,"sync_gap_call":"hipMemcpyWithStream",/' \
+	    -e '/"type":"gpu_time"/a {"type":"launch_delay","t":0,"stage":"decode","launches":40,"p50_us":20,"p90_us":30,"max_us":200,"threshold_us":100,"over":1,"verdict":"stalled"}' \
+	    "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.01 ms | 0.18 ms | 1.20 ms |'
+	has "$T/r.md" ' Of the idle time, 0.18 ms (15% of the span) the host sat blocked in a synchronizing call while the GPU waited with work queued: both waited on a synchronization (an event, a synchronous copy or a stream behind one), not on each other; the longest such wait 0.15 ms, in hipMemcpyWithStream.$'
+}
+check "idle waiting on a synchronization: a column, and the longest wait named" t_sync_idle
 
 t_csv() {
 	for tb in kernel overlap fuse fuse_in_use gpu step rank collective rank_kernel health; do

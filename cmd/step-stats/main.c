@@ -33,15 +33,16 @@ static const struct opt opts[] = { { NULL, 0, NULL, NULL } };
 
 static const struct tool tool = {
 	"[-q] [file]",
-	"Add GPU busy/idle time, host-bound gaps, CUDA-graph coverage and step\n"
-	"latency to a staged record stream (trace-extract | trace-stage): one\n"
-	"\"gpu_time\" record per trace and stage (with the collectives' total and\n"
-	"their share under compute), its \"launch_delay\" (what the launch delays\n"
-	"say), \"kernel_delay\" per kernel name, \"stream_time\" per stream,\n"
-	"\"annotation_time\" per GPU annotation and \"idle_gap\" records for its\n"
-	"longest idle gaps; one \"step\" record per step marker, and \"graph_escape\"\n"
-	"rows for eager kernels of graph-mode stages.  Every input record passes\n"
-	"through.",
+	"Add GPU busy/idle time, host-bound gaps, idle time with the host blocked in\n"
+	"a synchronizing call, CUDA-graph coverage and step periods (of complete\n"
+	"steps, the last apart) to a staged record stream (trace-extract |\n"
+	"trace-stage): one \"gpu_time\" record per trace and stage (with the\n"
+	"collectives' total and their share under compute), its \"launch_delay\"\n"
+	"(what the launch delays say), \"kernel_delay\" per kernel name,\n"
+	"\"stream_time\" per stream, \"annotation_time\" per GPU annotation and\n"
+	"\"idle_gap\" records for its longest idle gaps; one \"step\" record per step\n"
+	"marker, and \"graph_escape\" rows for eager kernels of graph-mode stages.\n"
+	"Every input record passes through.",
 	opts
 };
 
@@ -139,7 +140,7 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		in = argv[optind];
-	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(annotation);
+	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(sync) | TR_MASK(annotation);
 	ops.pass = 1;
 	ops.keep = keep;
 	ops.on_trace = on_trace;
@@ -299,8 +300,9 @@ struct stepfig {
  * agree: with an offset every gap looks queued, issue 25).
  */
 static void
-write_gpu_time(const struct trace *tr, const char *stage, const struct figures *f,
-    const struct stepfig *sf, int launches, int host_bound)
+write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char *stage,
+    const struct figures *f, const struct stepfig *sf, int launches, int host_bound,
+    uint32_t sync_call)
 {
 	rec_begin(RT_gpu_time);
 	rec_int(RM_gpu_time_t, tr->t);
@@ -310,8 +312,18 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 	rec_num(RM_gpu_time_busy_us, f->busy_us);
 	rec_num(RM_gpu_time_span_us, f->span_us);
 	rec_num(RM_gpu_time_idle_us, f->idle_us);
-	if (launches && host_bound)
+	if (launches && host_bound) {
 		rec_num(RM_gpu_time_idle_launch_us, f->idle_launch_us);
+		rec_num(RM_gpu_time_idle_sync_us, f->idle_sync_us);
+		if (sync_call != NOSTR && f->sync_max_us > 0) {
+			rec_num(RM_gpu_time_sync_gap_us, f->sync_max_us);
+			rec_num(RM_gpu_time_sync_gap_ts, f->sync_max_gap);
+			rec_str(RM_gpu_time_sync_gap_call, strtab_str(r->str, sync_call),
+			    strtab_len(r->str, sync_call));
+		}
+	}
+	if (f->other_us > 0)
+		rec_num(RM_gpu_time_other_stages_us, f->other_us);
 	rec_num(RM_gpu_time_compute_us, f->bucket_us[B_COMPUTE]);
 	rec_num(RM_gpu_time_comm_us, f->bucket_us[B_COMM]);
 	rec_num(RM_gpu_time_memcpy_us, f->bucket_us[B_MEM]);
@@ -351,10 +363,11 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
  */
 static void
 write_gaps(const struct trace_reader *r, const struct trace *tr, const char *stage,
-    const struct item *it, size_t n, int host_bound)
+    const struct item *it, const size_t *bound, size_t ns, const struct blockset *bs,
+    const struct figures *f, int host_bound)
 {
 	struct gap *g;
-	size_t ng = stage_gaps(it, n, tr->ln, host_bound, &g), i;
+	size_t ng = stage_gaps(it, bound, ns, tr->ln, bs, f, host_bound, &g), i;
 
 	for (i = 0; i < ng; i++) {
 		const struct item *x = g[i].next;
@@ -363,8 +376,11 @@ write_gaps(const struct trace_reader *r, const struct trace *tr, const char *sta
 		rec_cstr(RM_idle_gap_stage, stage);
 		rec_num(RM_idle_gap_ts, g[i].ts);
 		rec_num(RM_idle_gap_dur, g[i].end - g[i].ts);
-		if (host_bound)
+		if (host_bound) {
 			rec_num(RM_idle_gap_host_us, g[i].host_us);
+			if (g[i].sync_us > 0)
+				rec_num(RM_idle_gap_sync_us, g[i].sync_us);
+		}
 		rec_str(RM_idle_gap_kernel, strtab_str(r->str, x->name), strtab_len(r->str, x->name));
 		if (x->launch >= 0) {
 			const struct tcall *l = &tr->ln[x->launch];
@@ -501,12 +517,13 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 {
 	struct step *st;
 	struct item *it;
-	struct figures f;
+	struct figures *f;
+	struct blockset bs;
 	uint32_t *stages;
 	double *dur;
 	struct stepfig sf;
-	size_t n, nst, ns, i, a, b, k;
-	int launches = tr->nln > 0, offset;
+	size_t n, nst, ns, i, a, b, k, *bound;
+	int launches = tr->nln > 0, offset, host_bound;
 	uint32_t gpu_pid = run.gpu_pid;
 	double offset_us = run.offset_us;
 
@@ -530,22 +547,40 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	items_sort(it, n, r->str);
 	ns = report_stages(r->str, it, n, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
-	for (k = 0, a = 0; k < ns; k++) {
-		for (b = a; b < n && it[b].stage == stages[k]; b++)
-			;
-		stage_figures(it + a, b - a, tr->ln, &f);
-		step_figures(r, st, nst, stages[k], launches, dur, &sf);
-		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, &sf, launches, !offset);
-		write_gaps(r, tr, strtab_str(r->str, stages[k]), it + a, b - a,
-		    launches && !offset);
-		if (launches)
-			delay_write(r, tr->t, stages[k], it + a, b - a, &f, offset, offset_us);
-		streams_write(r, tr->t, stages[k], it + a, b - a);
-		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f.busy_us);
-		if (launches && f.graph_mode)
-			escape_add(r, tr->t, stages[k], it + a, b - a, f.kernel_us);
-		a = b;
+	bound = xmalloc((ns + 1) * sizeof *bound);
+	f = xcalloc(ns ? ns : 1, sizeof *f);
+	for (k = 0, b = 0; k < ns; k++) {	/* stage k's run: it[bound[k]..bound[k+1]) */
+		bound[k] = b;
+		while (b < n && it[b].stage == stages[k])
+			b++;
+		stage_figures(it + bound[k], b - bound[k], &f[k]);
 	}
+	bound[ns] = b;
+	host_bound = launches && !offset;
+	if (host_bound)
+		blockset_make(r, tr, it, n, &bs);
+	else
+		memset(&bs, 0, sizeof bs);
+	trace_idle(it, bound, ns, tr->ln, host_bound ? &bs : NULL, f);
+	for (k = 0; k < ns; k++) {
+		a = bound[k];
+		b = bound[k + 1];
+		step_figures(r, st, nst, stages[k], launches, dur, &sf);
+		write_gpu_time(r, tr, strtab_str(r->str, stages[k]), &f[k], &sf, launches, !offset,
+		    f[k].sync_max_us > 0 ? blockset_call(&bs, f[k].sync_max_ts, f[k].sync_max_end) :
+		    NOSTR);
+		write_gaps(r, tr, strtab_str(r->str, stages[k]), it, bound, ns,
+		    host_bound ? &bs : NULL, &f[k], host_bound);
+		if (launches)
+			delay_write(r, tr->t, stages[k], it + a, b - a, &f[k], offset, offset_us);
+		streams_write(r, tr->t, stages[k], it + a, b - a);
+		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f[k].busy_us);
+		if (launches && f[k].graph_mode)
+			escape_add(r, tr->t, stages[k], it + a, b - a, f[k].kernel_us);
+	}
+	blockset_free(&bs);
+	free(bound);
+	free(f);
 	for (i = 0; i < nst; i++)
 		write_step(r, tr, &st[i], i, launches);
 	free(dur);

@@ -1045,6 +1045,7 @@ static const struct col gpu_cols[] = {
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
+	{ "idle_sync_us", "Idle waiting on a synchronization", 1 },
 	{ "span_us", "Span", 1 },
 	{ "compute_us", "Busy: compute", 1 },
 	{ "comm_us", "Busy: communication, no compute", 1 },
@@ -1198,8 +1199,10 @@ gpu_section(const struct run *run, struct doc *d)
 		return;
 	sec = add_section(d, "gpu", "GPU time");
 	sec->intro = xstrdup("How busy the GPU was per stage (the union of its kernels', "
-	    "copies' and sets' intervals), how long it sat idle between them and how much of "
-	    "that was spent waiting for the host to submit work; the busy time split by kind, "
+	    "copies' and sets' intervals), how long it sat idle between them (no item of any "
+	    "stage running) and how much of that was spent waiting for the host to submit "
+	    "work, or with work queued while the host sat blocked in a synchronizing call; the "
+	    "busy time split by kind, "
 	    "each instant once (compute; then communication while no compute runs; then "
 	    "memory while neither does), the collectives' total and how much of it ran under "
 	    "compute, and its part run in CUDA graphs; the steps' periods (from one step's "
