@@ -335,6 +335,7 @@
 	M(T, t, INT, REQ, NULL) \
 	M(T, stage, STR, REQ, NULL) \
 	M(T, kernels, INT, REQ, NULL) \
+	M(T, copies, INT, OPT, "0") \
 	M(T, kernel_us, NUM, REQ, NULL) \
 	M(T, busy_us, NUM, REQ, NULL) \
 	M(T, span_us, NUM, REQ, NULL) \

@@ -45,7 +45,7 @@ worked() {
 t_worked() {
 	worked >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"idle_sync_us":0,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"copies":1,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"idle_sync_us":0,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
 	hasnt "$T/out" '"type":"step"'
@@ -129,7 +129,7 @@ check 'graph_escape: eager kernels by canonical name, largest first, ties by nam
 
 t_no_launches() {
 	worked | grep -v '"type":"launch"' | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"copies":1,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	hasnt "$T/out" '"type":"graph_escape"'
 }
@@ -161,7 +161,7 @@ t_copies_host_bound() {
 		end
 	} >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"idle_sync_us":0,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"copies":2,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"idle_sync_us":0,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
 	eq 40 "$(cat "$T/old")"
@@ -191,6 +191,7 @@ check 'an epoch clock with nanosecond digits: busy within the sum of durations, 
 # Legacy categories count, sync and runtime events do not; a copy kernel is
 # memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
 # [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.
+# Of the 4 work items, 2 are copies and sets (the copy kernel is a kernel).
 t_categories() {
 	{
 		STAGE=all trc /p/t.json
@@ -202,7 +203,7 @@ t_categories() {
 		STAGE=all kern cudaMemcpyAsync cuda_runtime 10 20 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"copies":2,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'legacy Kernel/Memcpy/Memset count; cuda_sync and runtime events never' t_categories

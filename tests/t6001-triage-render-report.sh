@@ -30,7 +30,7 @@ t_markdown_structure() {
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
-	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
+	has "$T/r.md" '^| GPU items | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* no python_function events (affects the kernel and fuse tables).$'
 	has "$T/r.md" '^\*\*decode: rank 1 is the straggler (last to arrive at 2 of 2 matched collectives); the ranks waited 0.01 ms to 0.08 ms in collectives.\*\*$'
 	has "$T/r.md" '^| 1 | 0.99 ms | 1.04 ms | 0.03 ms | 0.01 ms | 2 | 2 | 0.00 ms | yes |$'
@@ -61,6 +61,14 @@ t_sync_idle() {
 	has "$T/r.md" ' Of the idle time, 0.18 ms (15% of the span) the host sat blocked in a synchronizing call while the GPU waited with work queued: both waited on a synchronization (an event, a synchronous copy or a stream behind one), not on each other; the longest such wait 0.15 ms, in hipMemcpyWithStream.$'
 }
 check "idle waiting on a synchronization: a column, and the longest wait named" t_sync_idle
+
+# Issue 25: a count of work items that holds copies says so.
+t_items_count() {
+	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":42,"copies":5,/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 GPU items (37 kernels, 5 copies and sets) over 2 steps;'
+	has "$T/r.md" '^| Step | Marker | Batch | Tokens | Period | CPU marker | GPU busy | GPU span | GPU items |$'
+}
+check "GPU items: kernels and copies counted apart in the headline" t_items_count
 
 t_csv() {
 	for tb in kernel overlap fuse fuse_in_use gpu step rank collective rank_kernel health; do

@@ -172,6 +172,7 @@ stage_figures(const struct item *it, size_t n, struct figures *f)
 	for (i = 0; i < n; i++) {
 		const struct item *x = &it[i];
 		f->kernel_us += x->dur;
+		f->copies += !x->kernel;
 		commacc_add(&ca, x->bucket, x->ts, x->end);
 		if (x->graph)
 			f->graph_mode = 1;

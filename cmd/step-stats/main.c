@@ -308,6 +308,8 @@ write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char 
 	rec_int(RM_gpu_time_t, tr->t);
 	rec_cstr(RM_gpu_time_stage, stage);
 	rec_int(RM_gpu_time_kernels, f->kernels);
+	if (f->copies)
+		rec_int(RM_gpu_time_copies, f->copies);
 	rec_num(RM_gpu_time_kernel_us, f->kernel_us);
 	rec_num(RM_gpu_time_busy_us, f->busy_us);
 	rec_num(RM_gpu_time_span_us, f->span_us);

@@ -66,6 +66,7 @@ struct item {
 /* Interval figures of one set of items (a stage); see step-stats(1). */
 struct figures {
 	long long kernels, eager;
+	long long copies;	/* of the kernels (work items), the copies and sets */
 	double kernel_us, busy_us, span_us, idle_us, idle_launch_us;
 	double first, last;	/* the stage's span: its first start, its last end */
 	double other_us;	/* span time when only other stages' items ran (trace_idle) */

@@ -188,7 +188,7 @@ launch_tab(const struct run *run, struct section *sec, const char *stage)
 static const struct col stream_cols[] = {
 	{ "stream", "Stream", 0 },
 	{ "kind", "Kind", 0 },
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	{ "kernel_us", "Kernel time", 1 },
 	{ "busy_us", "Busy", 1 },
 	{ "idle_us", "Idle in its span", 1 },

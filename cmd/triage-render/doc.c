@@ -551,8 +551,14 @@ headline(const struct run *run, const char *stage)
 			fmt_ms(&b, busy);
 			sb_adds(&b, " GPU busy, overlaps once)");
 		}
-		if (k >= 0)
-			sb_printf(&b, " in %lld kernels", k);
+		if (k >= 0) {	/* the count of kernels, copies and sets (issue 25) */
+			long long c = item_int(g, "copies", 0);
+			if (c > 0)
+				sb_printf(&b, " in %lld GPU items (%lld kernels, %lld copies and sets)",
+				    k, k - c, c);
+			else
+				sb_printf(&b, " in %lld kernels", k);
+		}
 		if (steps > 0)
 			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
 		if (shown)
@@ -1041,7 +1047,7 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
  * memory under neither); the step figures are of the steps' periods.
  */
 static const struct col gpu_cols[] = {
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
@@ -1080,7 +1086,7 @@ static const struct col step_cols[] = {
 	{ "cpu_us", "CPU marker", 1 },
 	{ "gpu_busy_us", "GPU busy", 1 },
 	{ "gpu_span_us", "GPU span", 1 },
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	/* in a stage with collectives (issue 32) */
 	{ "comm_total_us", "Communication total", 1 },
 	{ "comm_overlap_pct", "Communication under compute", 1 },
