@@ -362,6 +362,9 @@ t_blocked() {
 	    "$(rec gpu_time '"\(.idle_us) \(.idle_launch_us) \(.idle_sync_us) \(.sync_gap_us) \(.sync_gap_call) \(.sync_gap_ts)"' "$T/out")"
 	eq '100 1000 25 970|1200 12 10 -' \
 	    "$(rec idle_gap '"\(.ts) \(.dur) \(.host_us) \(.sync_us // "-")"' "$T/out" | paste -sd '|')"
+	# a blocking call with a corrupt (infinite) duration counts nowhere
+	blocked | sed '/"type":"stats"/i {"type":"sync","t":0,"name":"cudaStreamSynchronize","pid":"1","tid":"1","ts":1201,"dur":1e999}' | ss >"$T/out"
+	eq '35 970' "$(rec gpu_time '"\(.idle_launch_us) \(.idle_sync_us)"' "$T/out")"
 	blocked cudaMemcpyAsync | ss >"$T/out"
 	eq '1012 35 0 false' "$(rec gpu_time '"\(.idle_us) \(.idle_launch_us) \(.idle_sync_us) \(has("sync_gap_us"))"' "$T/out")"
 	# clocks that disagree: no host-side figure at all

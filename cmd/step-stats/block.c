@@ -29,9 +29,12 @@ sync_copy(const struct trace_reader *r, const struct tcall *l)
 	return l->kind == LAUNCH_MEMCPY && !strstr(n, "Async") && !strstr(n, "async");
 }
 
+/* base: the trace's time base, for the corrupt-time bounds (ss_bad_time). */
 static void
-add_call(struct blockset *bs, size_t *cap, const struct tcall *l)
+add_call(struct blockset *bs, size_t *cap, const struct tcall *l, double base)
 {
+	if (ss_bad_time(l->ts + base, l->dur))
+		return;	/* no interval to measure: the call counts nowhere */
 	xgrow(&bs->c, cap, bs->n + 1, sizeof *bs->c);
 	bs->c[bs->n].ts = l->ts;
 	bs->c[bs->n].end = l->ts + (l->dur > 0 ? l->dur : 0);
@@ -56,11 +59,11 @@ blockset_make(struct trace_reader *r, const struct trace *tr, const struct item 
 		l = &tr->ln[it[i].launch];
 		imap_put(&pids, trace_thread_pid(r, l->thread), &isnew);
 		if (sync_copy(r, l))
-			add_call(bs, &cap, l);
+			add_call(bs, &cap, l, (double)tr->time_base);
 	}
 	for (i = 0; i < tr->nsy; i++)
 		if (imap_get(&pids, trace_thread_pid(r, tr->sy[i].thread)))
-			add_call(bs, &cap, &tr->sy[i]);
+			add_call(bs, &cap, &tr->sy[i], (double)tr->time_base);
 	xqsort(bs->c, bs->n, sizeof *bs->c, bcall_cmp);
 	for (i = 0; i < bs->n; i++) {
 		if (bs->nu && bs->c[i].ts <= bs->u[bs->nu - 1].end) {
