@@ -70,6 +70,15 @@ t_items_count() {
 }
 check "GPU items: kernels and copies counted apart in the headline" t_items_count
 
+# Issue 25: in a stage whose items interleave with another's, the span
+# time when only the other stage ran is neither busy nor idle: of the 1.20
+# ms span, 0.95 ms busy, 0.07 ms idle (6%), 0.18 ms the other stage's (15%).
+t_other_stages() {
+	sed -e '/"type":"gpu_time"/s/"idle_us":250,"idle_launch_us":200,/"idle_us":70,"idle_launch_us":20,"other_stages_us":180,/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '; GPU idle 6% of the span, only other stages. work 15% of it; 0% of the busy time in CUDA graphs.\*\*$'
+}
+check "interleaved stages: the headline names the other stages' share of the span" t_other_stages
+
 t_csv() {
 	for tb in kernel overlap fuse fuse_in_use gpu step rank collective rank_kernel health; do
 		"$RENDER" --format csv --table "$tb" <"$F" >"$T/$tb.csv" || return 1

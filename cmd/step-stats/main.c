@@ -296,8 +296,10 @@ struct stepfig {
 };
 
 /*
- * host_bound: idle_launch_us is measured (launch records, and clocks that
- * agree: with an offset every gap looks queued, issue 25).
+ * host_bound: idle_launch_us and idle_sync_us are measured (launch
+ * records, and clocks that agree: with an offset every gap looks queued,
+ * issue 25).  sync_call: the blocking call of the largest sync part, or
+ * NOSTR.
  */
 static void
 write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char *stage,

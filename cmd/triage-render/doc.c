@@ -571,6 +571,10 @@ headline(const struct run *run, const char *stage)
 		}
 		if (span > 0 && idle >= 0)
 			sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
+		/* interleaved stages (issue 25): the span's time that is neither */
+		if (span > 0 && item_num(g, "other_stages_us", 0) > 0)
+			sb_printf(&b, ", only other stages' work %.0f%% of it",
+			    pct(item_num(g, "other_stages_us", 0), span));
 		if (gp >= 0)
 			sb_printf(&b, "; %.0f%% of the busy time in CUDA graphs", gp);
 	} else if (shown)
