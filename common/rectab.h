@@ -335,11 +335,17 @@
 	M(T, t, INT, REQ, NULL) \
 	M(T, stage, STR, REQ, NULL) \
 	M(T, kernels, INT, REQ, NULL) \
+	M(T, copies, INT, OPT, "0") \
 	M(T, kernel_us, NUM, REQ, NULL) \
 	M(T, busy_us, NUM, REQ, NULL) \
 	M(T, span_us, NUM, REQ, NULL) \
 	M(T, idle_us, NUM, REQ, NULL) \
 	M(T, idle_launch_us, NUM, OPT, NULL) \
+	M(T, idle_sync_us, NUM, OPT, NULL) \
+	M(T, sync_gap_us, NUM, OPT, NULL) \
+	M(T, sync_gap_ts, NUM, OPT, NULL) \
+	M(T, sync_gap_call, STR, OPT, NULL) \
+	M(T, other_stages_us, NUM, OPT, NULL) \
 	M(T, compute_us, NUM, REQ, NULL) \
 	M(T, comm_us, NUM, REQ, NULL) \
 	M(T, memcpy_us, NUM, REQ, NULL) \
@@ -349,10 +355,13 @@
 	M(T, graph_pct, NUM, OPT, NULL) \
 	M(T, eager_kernels, INT, OPT, NULL) \
 	M(T, steps, INT, OPT, NULL) \
+	M(T, complete_steps, INT, OPT, NULL) \
 	M(T, step_p50_us, NUM, OPT, NULL) \
 	M(T, step_p90_us, NUM, OPT, NULL) \
 	M(T, step_max_us, NUM, OPT, NULL) \
+	M(T, step_last_us, NUM, OPT, NULL) \
 	M(T, tokens_per_s, NUM, OPT, NULL) \
+	M(T, tokens_from_last, BOOL, OPT, "false") \
 	M(T, id, STR, OPT, NULL)
 
 #define REC_MEMBERS_idle_gap(M, T) \
@@ -361,6 +370,7 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, dur, NUM, REQ, NULL) \
 	M(T, host_us, NUM, OPT, NULL) \
+	M(T, sync_us, NUM, OPT, NULL) \
 	M(T, kernel, STR, OPT, NULL) \
 	M(T, launch, STR, OPT, NULL) \
 	M(T, launch_ts, NUM, OPT, NULL) \
@@ -375,6 +385,7 @@
 	M(T, ts, NUM, REQ, NULL) \
 	M(T, cpu_us, NUM, REQ, NULL) \
 	M(T, period_us, NUM, OPT, NULL) \
+	M(T, last, BOOL, OPT, "false") \
 	M(T, batch, INT, OPT, NULL) \
 	M(T, tokens, INT, OPT, NULL) \
 	M(T, kernels, INT, OPT, NULL) \

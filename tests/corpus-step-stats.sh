@@ -13,6 +13,11 @@
 # the measure of the union of [ts, ts+dur]; graph items are those whose
 # correlation names a launch record called cudaGraphLaunch*, hipGraphLaunch*
 # or cuGraphLaunch*.
+#
+# tests/steps-check.py then recomputes, from the trace's JSON itself, the
+# idle time, its host-bound and synchronization parts, the count of copies
+# and the step figures (periods, complete-step percentiles, the last
+# step's period less the clock offset, tokens per second).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TRIAGE_BINDIR:-$top/build/bin}
@@ -130,6 +135,15 @@ for f in "$shared"/corpus/traces/*.json "$shared"/corpus/traces/*.json.gz; do
 		pass=$((pass + 1))
 	else
 		echo "not ok - $name: $bad"
+		fail=$((fail + 1))
+	fi	# idle, host-bound and synchronization idle, and the step figures
+	# (complete periods, the last apart, the clock offset out of it),
+	# recomputed from the trace's own JSON (tests/steps-check.py)
+	if res=$(python3 "$top/tests/steps-check.py" "$f" "$tmp/out" 2>&1); then
+		echo "ok - $name: from the raw JSON: $res"
+		pass=$((pass + 1))
+	else
+		echo "not ok - $name: from the raw JSON: $res"
 		fail=$((fail + 1))
 	fi
 done

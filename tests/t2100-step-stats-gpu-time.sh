@@ -45,7 +45,7 @@ worked() {
 t_worked() {
 	worked >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"copies":1,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"idle_launch_us":25,"idle_sync_us":0,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"graph_us":25,"graph_pct":43.10344827586207,"eager_kernels":4,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
 	hasnt "$T/out" '"type":"step"'
@@ -129,7 +129,7 @@ check 'graph_escape: eager kernels by canonical name, largest first, ties by nam
 
 t_no_launches() {
 	worked | grep -v '"type":"launch"' | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":7,"copies":1,"kernel_us":68,"busy_us":58,"span_us":95,"idle_us":37,"compute_us":38,"comm_us":15,"memcpy_us":5,"comm_total_us":20,"comm_overlap_pct":25,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	hasnt "$T/out" '"type":"graph_escape"'
 }
@@ -161,7 +161,7 @@ t_copies_host_bound() {
 		end
 	} >"$T/in"
 	ss <"$T/in" >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":4,"copies":2,"kernel_us":215,"busy_us":215,"span_us":126405,"idle_us":126190,"idle_launch_us":125992,"idle_sync_us":0,"compute_us":200,"comm_us":0,"memcpy_us":15,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	grep -v '"kind":"mem' "$T/in" | ss | jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/old"
 	eq 40 "$(cat "$T/old")"
@@ -191,6 +191,7 @@ check 'an epoch clock with nanosecond digits: busy within the sum of durations, 
 # Legacy categories count, sync and runtime events do not; a copy kernel is
 # memory: Kernel [0,10] compute, Memcpy [5,15], Memset [20,22], copy kernel
 # [30,34] memory.  busy 15+2+4 = 21 of span 34; compute 10, memory 11.
+# Of the 4 work items, 2 are copies and sets (the copy kernel is a kernel).
 t_categories() {
 	{
 		STAGE=all trc /p/t.json
@@ -202,7 +203,7 @@ t_categories() {
 		STAGE=all kern cudaMemcpyAsync cuda_runtime 10 20 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"all","kernels":4,"copies":2,"kernel_us":26,"busy_us":21,"span_us":34,"idle_us":13,"compute_us":10,"comm_us":0,"memcpy_us":11,"comm_total_us":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'legacy Kernel/Memcpy/Memset count; cuda_sync and runtime events never' t_categories
@@ -224,7 +225,7 @@ t_degenerate() {
 		kern gemm_f kernel 45 3 - 9
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"compute_us":20,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":6,"kernel_us":33,"busy_us":20,"span_us":40,"idle_us":20,"idle_launch_us":20,"idle_sync_us":0,"compute_us":20,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'zero-length, negative, identical items and clock skew: exact, never negative' t_degenerate
@@ -237,7 +238,7 @@ t_all_zero() {
 		kern k0 kernel 5 0 1 7
 		end
 	} | ss >"$T/out"
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":0,"busy_us":0,"span_us":0,"idle_us":0,"idle_launch_us":0,"idle_sync_us":0,"compute_us":0,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"graph_us":0,"graph_pct":0,"eager_kernels":0,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 }
 check 'only zero-length items: every figure 0, graph_pct 0' t_all_zero
@@ -259,7 +260,7 @@ t_corrupt() {
 		end
 	} | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
-	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"id":"gpu-1"}' \
+	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"complete_steps":0,"step_last_us":10,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
 }
@@ -288,5 +289,88 @@ t_stages() {
 	same "$T/want" "$T/got"
 }
 check 'one gpu_time per trace and stage, in stage order, before the stats record' t_stages
+
+# Two stages whose items interleave (issue 25): decode [0,10] [30,40]
+# [60,70], extend [12,28] [45,55].  The GPU is idle only in [10,12],
+# [28,30], [40,45] and [55,60]: decode's span [0,70] holds all four, 14 us
+# (not its own gaps' 40), with 26 us of extend's work (other_stages_us);
+# extend's span [12,55] holds [28,30] and [40,45], 7 us (not 17), with
+# decode's 10.  Host-bound: D2's call ends at 29 (1 us of [28,30]), E2's at
+# 50, after E2 starts at 45 (all 5 us of [40,45]); the others returned
+# before their gaps: 6 us in each stage (its own gaps would give decode 19,
+# extend 17).  A cudaStreamSynchronize [56,59] blocks the host in [55,60],
+# inside decode's span only: 3 us waiting on a synchronization.
+interleaved() {
+	trc /p/t.json
+	launch cudaLaunchKernel 0 1 1
+	launch cudaLaunchKernel 1 1 2
+	launch cudaLaunchKernel 2 1 3
+	launch cudaLaunchKernel 3 2 4
+	launch cudaLaunchKernel 4 46 5
+	launch cudaLaunchKernel 20 9 6
+	kern d1 kernel 0 10 1
+	kern d2 kernel 30 10 6
+	kern d3 kernel 60 10 3
+	STAGE=extend kern e1 kernel 12 16 4
+	STAGE=extend kern e2 kernel 45 10 5
+	blocking cudaStreamSynchronize 56 3
+	end
+}
+
+t_interleaved() {
+	interleaved | ss >"$T/out"
+	rec gpu_time '[.stage, .busy_us, .span_us, .idle_us, .other_stages_us, .idle_launch_us, .idle_sync_us, .sync_gap_us // "-", .sync_gap_call // "-", .sync_gap_ts // "-"] | @tsv' "$T/out" >"$T/got"
+	printf '%s\n' 'extend	26	43	7	10	6	0	-	-	-' \
+	    'decode	30	70	14	26	6	3	3	cudaStreamSynchronize	55' >"$T/want"
+	same "$T/want" "$T/got"
+	# the idle_gap records are the same gaps, each of a microsecond or more
+	eq 'extend 28 2 1|extend 40 5 5|decode 10 2 0|decode 28 2 1|decode 40 5 5|decode 55 5 0' \
+	    "$(rec idle_gap '"\(.stage) \(.ts) \(.dur) \(.host_us)"' "$T/out" | paste -sd '|')"
+	eq 3 "$(rec idle_gap 'select(.ts == 55) | .sync_us' "$T/out")"
+}
+check 'interleaved stages: a stage is idle only where no stage runs' t_interleaved
+
+# The host blocked in a synchronous copy (SGLang on ROCm: hipStreamWaitEvent,
+# then a hipMemcpyWithStream that waits 463 ms): kernel A [0,100]; B is
+# launched at 120 (its call ends at 125) and starts at 1100; the copy's
+# call runs [130,1130], its copy [1110,1120].  The gap [100,1100]: 25 us
+# host-bound (until B's call ended), 970 us waiting on a synchronization
+# ([125,1100] within the copy's call), 5 us neither.  A cudaDeviceSynchronize
+# [1120,1203] that returns 3 us after the GPU went idle at 1200, before
+# C's launch [1205,1210]: the gap [1200,1212] is host-bound up to 1210
+# (10 us; 35 in all), and its last 2 us are in no blocking call: the
+# host's own wait stays host-bound.  With an async copy nothing is a
+# synchronization.
+blocked() {
+	trc /p/decode/t.json
+	launch cudaLaunchKernel 0 5 1
+	kern a kernel 0 100 1
+	launch cudaLaunchKernel 120 5 2
+	copy "${1:-hipMemcpyWithStream}" 130 1000 3 memcpy
+	kern b kernel 1100 10 2
+	kern 'Memcpy DtoH (Device -> Host)' gpu_memcpy 1110 10 3
+	kern c0 kernel 1120 80 -
+	blocking cudaDeviceSynchronize 1120 83
+	launch cudaLaunchKernel 1205 5 4
+	kern c kernel 1212 8 4
+	end
+}
+
+t_blocked() {
+	blocked | ss >"$T/out"
+	eq '1012 35 970 970 hipMemcpyWithStream 100' \
+	    "$(rec gpu_time '"\(.idle_us) \(.idle_launch_us) \(.idle_sync_us) \(.sync_gap_us) \(.sync_gap_call) \(.sync_gap_ts)"' "$T/out")"
+	eq '100 1000 25 970|1200 12 10 -' \
+	    "$(rec idle_gap '"\(.ts) \(.dur) \(.host_us) \(.sync_us // "-")"' "$T/out" | paste -sd '|')"
+	# a blocking call with a corrupt (infinite) duration counts nowhere
+	blocked | sed '/"type":"stats"/i {"type":"sync","t":0,"name":"cudaStreamSynchronize","pid":"1","tid":"1","ts":1201,"dur":1e999}' | ss >"$T/out"
+	eq '35 970' "$(rec gpu_time '"\(.idle_launch_us) \(.idle_sync_us)"' "$T/out")"
+	blocked cudaMemcpyAsync | ss >"$T/out"
+	eq '1012 35 0 false' "$(rec gpu_time '"\(.idle_us) \(.idle_launch_us) \(.idle_sync_us) \(has("sync_gap_us"))"' "$T/out")"
+	# clocks that disagree: no host-side figure at all
+	blocked | sed 's/"time_us":{}/"time_us":{},"clock_offset_us":5000/' | ss >"$T/out"
+	eq 'false false false' "$(rec gpu_time '"\(has("idle_launch_us")) \(has("idle_sync_us")) \(has("sync_gap_us"))"' "$T/out")"
+}
+check 'idle while the host sat in a blocking call: its own kind, after the host-bound part' t_blocked
 
 done_testing

@@ -66,16 +66,22 @@ check 'SGLang step[...] markers: batch, tokens, stage and the work each launched
 
 # The markers follow one another, so each period (start to the next
 # marker's start; the last, step 5, to the later of its marker's end 1550
-# and its kernel's end 1525) is its CPU time.  Tokens per second: decode
-# steps move their batch, 32+32+31+30+30 = 155 tokens in 1500 us; the
-# extend step its 512 tokens in 50 us.
+# and its kernel's end 1525) is its CPU time.  The percentiles are of the
+# complete periods (a next step follows) of steps with GPU work: step 2
+# launched nothing, step 5 is the last; decode's are 100 300 400 500, so
+# nearest-rank p50 is the 2nd (300), p90 the 4th (500).  Tokens per
+# second, of the same steps: decode steps move their batch, 32+32+30+30 =
+# 124 tokens in 1300 us; the extend stage has only its last step, whose
+# 512 tokens in 50 us are its rate, marked tokens_from_last.
 t_sglang_percentiles() {
 	sglang | ss >"$T/out"
-	rec gpu_time '[.stage, .steps, .step_p50_us // "-", .step_p90_us // "-", .step_max_us // "-", .tokens_per_s] | @tsv' \
+	rec gpu_time '[.stage, .steps, .complete_steps, .step_p50_us // "-", .step_p90_us // "-", .step_max_us // "-", .step_last_us // "-", .tokens_per_s, .tokens_from_last // false] | @tsv' \
 	    "$T/out" >"$T/got"
-	printf '%s\n' 'extend	1	-	-	-	10240000' 'decode	5	300	500	500	103333.33333333333' >"$T/want"
+	printf '%s\n' 'extend	1	0	-	-	-	50	10240000	true' \
+	    'decode	5	4	300	500	500	-	95384.61538461539	false' >"$T/want"
 	same "$T/want" "$T/got"
 	eq '100 300 200 400 500 50' "$(rec step '.period_us' "$T/out" | tr '\n' ' ' | sed 's/ $//')"
+	eq 'false false false false false true' "$(rec step '.last // false' "$T/out" | tr '\n' ' ' | sed 's/ $//')"
 }
 check 'step periods and their percentiles per stage: nearest rank; tokens per second' t_sglang_percentiles
 
@@ -84,6 +90,7 @@ check 'step periods and their percentiles per stage: nearest rank; tokens per se
 # starts when that is done.  The period is what a serving engineer calls
 # the step time: 9000, 9000 and, for the last, to its GPU work's end at
 # 18000 + 200 + 9000 = 27200, so 9200; the CPU time stays 1400 a step.
+# The percentiles are of the two complete periods, the last apart.
 t_overlap_scheduler() {
 	{
 		trc /p/decode/t.json
@@ -97,16 +104,18 @@ t_overlap_scheduler() {
 	eq '1400 9000 9000|1400 9000 9000|1400 9200 9000' \
 	    "$(rec step '"\(.cpu_us) \(.period_us) \(.gpu_span_us)"' "$T/out" | paste -sd '|')"
 	# the stage's step figures are of the periods, not of the 1.4 ms markers
-	eq 'decode 3 9000 9200 9200' "$(rec gpu_time '"\(.stage) \(.steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us)"' "$T/out")"
-	# 384 tokens (128 a step) in 27200 us
-	eq 14117.64705882353 "$(rec gpu_time '.tokens_per_s' "$T/out")"
+	eq 'decode 3 2 9000 9000 9000 9200' "$(rec gpu_time '"\(.stage) \(.steps) \(.complete_steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us) \(.step_last_us)"' "$T/out")"
+	# 256 tokens (128 a step) in 18000 us, of the complete steps
+	eq 14222.222222222223 "$(rec gpu_time '.tokens_per_s' "$T/out")"
 }
 check 'overlap scheduler: step period, not the CPU marker, is the step time' t_overlap_scheduler
 
 # Ten PyTorch steps of 10, 20, ... 100 us, back to back in shuffled order
-# (written in another order still), so each period is its step's length:
-# nearest-rank p50 is 50 and p90 is 90 (an interpolating percentile would
-# give 55, 91).
+# (written in another order still), and an eleventh of 5 us after them, so
+# each period is its step's length: of the ten complete ones nearest-rank
+# p50 is 50 and p90 is 90 (an interpolating percentile would give 55,
+# 91); the last, 5 us, stands apart.  The trace has no launch records, so
+# no step is known to be empty: all count.
 t_pytorch_ten() {
 	{
 		trc /p/decode/t.json
@@ -117,12 +126,13 @@ t_pytorch_ten() {
 		done | sort -k2,2n | while read -r at d; do
 			ann "ProfilerStep#$d" "$at" "$d"
 		done
+		ann 'ProfilerStep#5' 550 5
 		kern k kernel 0 5 -
 		end
 	} | ss >"$T/out"
-	eq 'decode 10 50 90 100' "$(rec gpu_time '"\(.stage) \(.steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us)"' "$T/out")"
+	eq 'decode 11 10 50 90 100 5' "$(rec gpu_time '"\(.stage) \(.steps) \(.complete_steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us) \(.step_last_us)"' "$T/out")"
 	eq '0 ProfilerStep#30 30 30 -' "$(rec step 'select(.index == 0) | "\(.index) \(.name) \(.cpu_us) \(.period_us) \(.batch // "-")"' "$T/out")"
-	eq 10 "$(grep -c '"type":"step"' "$T/out")" steps
+	eq 11 "$(grep -c '"type":"step"' "$T/out")" steps
 }
 check 'PyTorch ProfilerStep#N: ten steps, p50 50, p90 90, by start order' t_pytorch_ten
 
@@ -196,11 +206,11 @@ t_one_step() {
 		kern k kernel 5 5 1
 		end
 	} | ss >"$T/out"
-	eq 'decode 1 false false false' "$(rec gpu_time '"\(.stage) \(.steps) \(has("step_p50_us")) \(has("step_p90_us")) \(has("step_max_us"))"' "$T/out")"
-	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5,"comm_total_us":0,"gpu_ts":5,"id":"step-1"}' \
+	eq 'decode 1 0 false false false 100' "$(rec gpu_time '"\(.stage) \(.steps) \(.complete_steps) \(has("step_p50_us")) \(has("step_p90_us")) \(has("step_max_us")) \(.step_last_us)"' "$T/out")"
+	eq '{"type":"step","t":0,"stage":"decode","index":0,"name":"ProfilerStep#3","ts":0,"cpu_us":100,"period_us":100,"last":true,"kernels":1,"gpu_busy_us":5,"gpu_span_us":5,"comm_total_us":0,"gpu_ts":5,"id":"step-1"}' \
 	    "$(grep '"type":"step"' "$T/out")"
 }
-check 'one step: steps 1 and no percentiles' t_one_step
+check 'one step: steps 1, no percentiles, its period the last one' t_one_step
 
 # Without launch records the steps keep their CPU side only.
 t_steps_no_launches() {
@@ -211,10 +221,46 @@ t_steps_no_launches() {
 		kern k kernel 5 5 -
 		end
 	} | ss >"$T/out"
-	eq '{"type":"step","t":0,"stage":"decode","index":1,"name":"ProfilerStep#4","ts":100,"cpu_us":50,"period_us":50,"id":"step-2"}' \
+	eq '{"type":"step","t":0,"stage":"decode","index":1,"name":"ProfilerStep#4","ts":100,"cpu_us":50,"period_us":50,"last":true,"id":"step-2"}' \
 	    "$(grep '"index":1' "$T/out")"
-	eq 'decode 2 50 100 100' "$(rec gpu_time '"\(.stage) \(.steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us)"' "$T/out")"
+	# one complete period (100), the last (50) apart
+	eq 'decode 2 1 100 100 100 50' "$(rec gpu_time '"\(.stage) \(.steps) \(.complete_steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us) \(.step_last_us)"' "$T/out")"
 }
 check 'no launch records: step kernels and GPU time absent, CPU time kept' t_steps_no_launches
+
+# An empty trailing step (a marker that launched nothing, as ROCm 6.2's
+# ProfilerStep#2 of 49 us after the last real step) is no step time: the
+# percentiles are of the one complete period, 100, not of 5 and 100
+# (whose nearest-rank p50 would be 5), and there is no last step with work.
+t_empty_last() {
+	{
+		trc /p/decode/t.json
+		ann 'ProfilerStep#1' 0 100
+		launch cudaLaunchKernel 10 5 1
+		kern k kernel 20 50 1
+		ann 'ProfilerStep#2' 100 5
+		end
+	} | ss >"$T/out"
+	eq 'decode 2 1 100 100 100 false' "$(rec gpu_time '"\(.stage) \(.steps) \(.complete_steps) \(.step_p50_us) \(.step_p90_us) \(.step_max_us) \(has("step_last_us"))"' "$T/out")"
+	eq '100 5' "$(rec step '.period_us' "$T/out" | paste -sd ' ')"
+}
+check 'an empty trailing step counts in no percentile' t_empty_last
+
+# With the GPU clock 5000 us ahead (gpu_pids.clock_offset_us), the last
+# step's GPU work ending at 5250 on the GPU's clock ended at 250 on the
+# host's: the period is 250, not 5250, and its 1000 tokens make 4,000,000
+# tokens per second, from the last step (no complete one).
+t_offset_last() {
+	{
+		trc /p/t.json | sed 's/"time_us":{}/"time_us":{},"clock_offset_us":5000/'
+		ann 'step[EXTEND bs=2 toks=1000]' 0 100
+		launch cudaLaunchKernel 10 5 1
+		STAGE=extend kern prefill kernel 5050 200 1
+		end
+	} | ss >"$T/out"
+	eq '250 true' "$(rec step '"\(.period_us) \(.last)"' "$T/out")"
+	eq 'extend 250 4000000 true' "$(rec gpu_time '"\(.stage) \(.step_last_us) \(.tokens_per_s) \(.tokens_from_last)"' "$T/out")"
+}
+check 'clocks that disagree: the last period ends at the GPU end less the offset' t_offset_last
 
 done_testing

@@ -30,7 +30,7 @@ t_markdown_structure() {
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
-	has "$T/r.md" '^| Kernels | GPU busy | GPU idle | Idle waiting for the host | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Tokens/s |$'
+	has "$T/r.md" '^| GPU items | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* No Python stacks (with_stack) (no_python_stacks): the kernel and fuse tables are less trustworthy.$'
 	# the check that passed is counted, not listed (issue 31)
 	has "$T/r.md" '^| t.json | no_python_stacks | warn | 0 | no python_function events | kernel, fuse |$'
@@ -44,6 +44,44 @@ t_markdown_structure() {
 	eq 1 "$(sed -n '/^## Fuse opportunities/,/^## Fusions already/p' "$T/r.md" | grep -c '^| [A-Z].* | Confirmed |')"
 }
 check "markdown: a CommonMark outline, tables that parse, hand-computed values" t_markdown_structure
+
+# Issue 25: the last step's period stands apart, marked in the step table,
+# and a rate taken from it (no complete step had a count) says so.
+t_last_step() {
+	sed -e '/"type":"gpu_time"/s/}$/,"complete_steps":1,"step_last_us":800,"tokens_per_s":10000,"tokens_from_last":true}/' \
+	    -e '/"index":1,/s/}$/,"period_us":800,"last":true}/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.20 ms | - | 1.20 ms | .* | 2 | 0.55 ms | 0.59 ms | 0.60 ms | 0.80 ms | 10000 (last step) |$'
+	has "$T/r.md" '^| 1 | ProfilerStep#2 | 8 | - | 0.80 ms (last) | 0.60 ms | 0.48 ms | 0.60 ms | 21 |$'
+}
+check "the last step apart: its period marked, a rate from it named" t_last_step
+
+# Issue 25: idle time with the host blocked in a synchronizing call is its
+# own column, and a line names the longest such wait and its call.
+t_sync_idle() {
+	sed -e '/"type":"gpu_time"/s/"idle_launch_us":200,/"idle_launch_us":10,"idle_sync_us":180,"sync_gap_us":150,"sync_gap_ts":300,"sync_gap_call":"hipMemcpyWithStream",/' \
+	    -e '/"type":"gpu_time"/a {"type":"launch_delay","t":0,"stage":"decode","launches":40,"p50_us":20,"p90_us":30,"max_us":200,"threshold_us":100,"over":1,"verdict":"stalled"}' \
+	    "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.01 ms | 0.18 ms | 1.20 ms |'
+	has "$T/r.md" ' Of the idle time, 0.18 ms (15% of the span) the host sat blocked in a synchronizing call while the GPU waited with work queued: both waited on a synchronization (an event, a synchronous copy or a stream behind one), not on each other; the longest such wait 0.15 ms, in hipMemcpyWithStream.$'
+}
+check "idle waiting on a synchronization: a column, and the longest wait named" t_sync_idle
+
+# Issue 25: a count of work items that holds copies says so.
+t_items_count() {
+	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":42,"copies":5,/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 GPU items (37 kernels, 5 copies and sets) over 2 steps;'
+	has "$T/r.md" '^| Step | Marker | Batch | Tokens | Period | CPU marker | GPU busy | GPU span | GPU items |$'
+}
+check "GPU items: kernels and copies counted apart in the headline" t_items_count
+
+# Issue 25: in a stage whose items interleave with another's, the span
+# time when only the other stage ran is neither busy nor idle: of the 1.20
+# ms span, 0.95 ms busy, 0.07 ms idle (6%), 0.18 ms the other stage's (15%).
+t_other_stages() {
+	sed -e '/"type":"gpu_time"/s/"idle_us":250,"idle_launch_us":200,/"idle_us":70,"idle_launch_us":20,"other_stages_us":180,/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" '; GPU idle 6% of the span, only other stages. work 15% of it; 0% of the busy time in CUDA graphs.\*\*$'
+}
+check "interleaved stages: the headline names the other stages' share of the span" t_other_stages
 
 t_csv() {
 	for tb in kernel overlap fuse fuse_in_use gpu step rank collective rank_kernel health; do

@@ -161,7 +161,7 @@ commacc_value(const struct commacc *c, double *total, double *overlap)
 }
 
 void
-stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f)
+stage_figures(const struct item *it, size_t n, struct figures *f)
 {
 	double cur_end = 0, first = 0, last = 0, busy_ts = 0;
 	struct commacc ca = { 0 };
@@ -172,6 +172,7 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 	for (i = 0; i < n; i++) {
 		const struct item *x = &it[i];
 		f->kernel_us += x->dur;
+		f->copies += !x->kernel;
 		commacc_add(&ca, x->bucket, x->ts, x->end);
 		if (x->graph)
 			f->graph_mode = 1;
@@ -182,7 +183,6 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 		}
 		if (x->ts > cur_end) {	/* an idle gap [cur_end, x->ts) */
 			f->busy_us += cur_end - busy_ts;
-			f->idle_launch_us += host_part(x, cur_end, ln);
 			busy_ts = x->ts;
 			cur_end = x->end;
 		} else if (x->end > cur_end) {
@@ -194,17 +194,167 @@ stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct fi
 	if (n) {
 		f->busy_us += cur_end - busy_ts;
 		f->span_us = last - first;
+		f->first = first;
+		f->last = last;
 	}
 	f->idle_us = f->span_us - f->busy_us;
 	if (f->idle_us < 0)	/* rounding of the two sums */
 		f->idle_us = 0;
-	if (f->idle_launch_us > f->idle_us)
-		f->idle_launch_us = f->idle_us;
 	if (f->graph_mode)
 		for (i = 0; i < n; i++)
 			f->eager += it[i].kernel && !it[i].graph;
 	commacc_value(&ca, &f->comm_total_us, &f->comm_overlap_us);
 	bucket_sweep(it, n, f);
+}
+
+/*
+ * The trace's gaps in order of start: a sweep over every stage's run at
+ * once (ns runs sorted by start, merged by start, end and input order),
+ * handing each gap of no item running to fn.  The sync part is measured
+ * against the union of the blocking calls with a cursor that only moves
+ * forward, as the gaps do.
+ */
+struct sweep {
+	const struct item *it;
+	const size_t *bound;
+	size_t ns;
+	size_t *cur;		/* per run: the next item */
+	const struct tcall *ln;
+	const struct blockset *bs;
+	size_t bu;		/* cursor into bs->u */
+};
+
+static const struct item *
+sweep_next(struct sweep *w)
+{
+	const struct item *best = NULL, *x;
+	size_t k, bk = 0;
+
+	for (k = 0; k < w->ns; k++) {
+		if (w->cur[k] >= w->bound[k + 1])
+			continue;
+		x = &w->it[w->cur[k]];
+		if (!best || x->ts < best->ts || (x->ts == best->ts && (x->end < best->end ||
+		    (x->end == best->end && x->ord < best->ord)))) {
+			best = x;
+			bk = k;
+		}
+	}
+	if (best)
+		w->cur[bk]++;
+	return best;
+}
+
+/* The time in [ts, end) the host sat in a blocking call (ts never before the last call's). */
+static double
+sync_part(struct sweep *w, double ts, double end)
+{
+	const struct blockset *bs = w->bs;
+	double sum = 0, a, b;
+	size_t j;
+
+	if (!bs || ts >= end)
+		return 0;
+	while (w->bu < bs->nu && bs->u[w->bu].end <= ts)
+		w->bu++;
+	for (j = w->bu; j < bs->nu && bs->u[j].ts < end; j++) {
+		a = bs->u[j].ts > ts ? bs->u[j].ts : ts;
+		b = bs->u[j].end < end ? bs->u[j].end : end;
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+static void
+sweep_gaps(struct sweep *w, void (*fn)(void *ctx, const struct gap *g), void *ctx)
+{
+	const struct item *x;
+	double cur_end = 0;
+	struct gap g;
+	int started = 0;
+	size_t k;
+
+	for (k = 0; k < w->ns; k++)
+		w->cur[k] = w->bound[k];
+	w->bu = 0;
+	while ((x = sweep_next(w)) != NULL) {
+		if (!started) {
+			cur_end = x->end;
+			started = 1;
+			continue;
+		}
+		if (x->ts > cur_end) {
+			g.ts = cur_end;
+			g.end = x->ts;
+			g.host_us = host_part(x, cur_end, w->ln);
+			if (g.host_us > g.end - g.ts)
+				g.host_us = g.end - g.ts;
+			g.sync_us = sync_part(w, g.ts + g.host_us, g.end);
+			g.next = x;
+			fn(ctx, &g);
+			cur_end = x->end;
+		} else if (x->end > cur_end) {
+			cur_end = x->end;
+		}
+	}
+}
+
+/* trace_idle's callback: the gap counts in every stage whose span holds it. */
+struct idlectx {
+	struct figures *f;
+	size_t ns;
+	const struct item *it;
+	const size_t *bound;
+};
+
+static void
+idle_gap_add(void *ctx, const struct gap *g)
+{
+	struct idlectx *c = ctx;
+	size_t k;
+
+	for (k = 0; k < c->ns; k++) {
+		struct figures *f = &c->f[k];
+		if (c->bound[k] == c->bound[k + 1] || g->ts < f->first || g->end > f->last)
+			continue;
+		f->idle_us += g->end - g->ts;
+		f->idle_launch_us += g->host_us;
+		f->idle_sync_us += g->sync_us;
+		if (g->sync_us > f->sync_max_us) {
+			f->sync_max_us = g->sync_us;
+			f->sync_max_gap = g->ts;
+			f->sync_max_ts = g->ts + g->host_us;
+			f->sync_max_end = g->end;
+		}
+	}
+}
+
+void
+trace_idle(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
+    const struct blockset *bs, struct figures *f)
+{
+	struct sweep w = { it, bound, ns, NULL, ln, bs, 0 };
+	struct idlectx c = { f, ns, it, bound };
+	size_t k;
+
+	w.cur = xmalloc((ns ? ns : 1) * sizeof *w.cur);
+	for (k = 0; k < ns; k++) {
+		f[k].idle_us = f[k].idle_launch_us = f[k].idle_sync_us = f[k].sync_max_us = 0;
+		f[k].other_us = 0;
+	}
+	sweep_gaps(&w, idle_gap_add, &c);
+	for (k = 0; k < ns; k++) {
+		double rest = f[k].span_us - f[k].busy_us - f[k].idle_us;
+		if (f[k].idle_us > f[k].span_us - f[k].busy_us)	/* rounding of the sums */
+			f[k].idle_us = f[k].span_us - f[k].busy_us > 0 ? f[k].span_us - f[k].busy_us : 0;
+		f[k].other_us = rest > 0 ? rest : 0;
+		if (f[k].idle_launch_us > f[k].idle_us)
+			f[k].idle_launch_us = f[k].idle_us;
+		if (f[k].idle_sync_us > f[k].idle_us - f[k].idle_launch_us)
+			f[k].idle_sync_us = f[k].idle_us - f[k].idle_launch_us;
+	}
+	free(w.cur);
 }
 
 /* Gap order for the choice: by key (the duration or the host part), longest first, then start. */
@@ -229,36 +379,42 @@ gap_by_host(const void *pa, const void *pb)
 	return gap_by_dur(pa, pb);
 }
 
-size_t
-stage_gaps(const struct item *it, size_t n, const struct tcall *ln, int by_host, struct gap **out)
+/* stage_gaps' callback: the stage's gaps of a microsecond or more. */
+struct gapctx {
+	const struct figures *f;
+	struct gap *g;
+	size_t ng, cap;
+};
+
+static void
+gap_keep(void *ctx, const struct gap *g)
 {
-	struct gap *g = NULL, *sel, **ix;
+	struct gapctx *c = ctx;
+
+	if (g->ts < c->f->first || g->end > c->f->last || g->end - g->ts < SS_IDLE_GAP_MIN_US)
+		return;
+	xgrow(&c->g, &c->cap, c->ng + 1, sizeof *c->g);
+	c->g[c->ng++] = *g;
+}
+
+size_t
+stage_gaps(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
+    const struct blockset *bs, const struct figures *f, int by_host, struct gap **out)
+{
+	struct sweep w = { it, bound, ns, NULL, ln, bs, 0 };
+	struct gapctx c = { f, NULL, 0, 0 };
+	struct gap *g, *sel, **ix;
 	unsigned char *pick;
-	size_t ng = 0, cap = 0, i, k, ns = 0;
-	double cur_end = 0;
+	size_t ng, i, k, nsel = 0;
 
 	*out = NULL;
-	for (i = 0; i < n; i++) {	/* the gaps of stage_figures, in the same sweep */
-		const struct item *x = &it[i];
-		if (i == 0) {
-			cur_end = x->end;
-			continue;
-		}
-		if (x->ts > cur_end) {
-			if (x->ts - cur_end < SS_IDLE_GAP_MIN_US) {
-				cur_end = x->end;
-				continue;
-			}
-			xgrow(&g, &cap, ng + 1, sizeof *g);
-			g[ng].ts = cur_end;
-			g[ng].end = x->ts;
-			g[ng].host_us = host_part(x, cur_end, ln);
-			g[ng++].next = x;
-			cur_end = x->end;
-		} else if (x->end > cur_end) {
-			cur_end = x->end;
-		}
-	}
+	if (f->kernels == 0)
+		return 0;
+	w.cur = xmalloc((ns ? ns : 1) * sizeof *w.cur);
+	sweep_gaps(&w, gap_keep, &c);
+	free(w.cur);
+	g = c.g;
+	ng = c.ng;
 	if (ng == 0)
 		return 0;
 	ix = xmalloc(ng * sizeof *ix);
@@ -276,10 +432,10 @@ stage_gaps(const struct item *it, size_t n, const struct tcall *ln, int by_host,
 	sel = xmalloc(ng * sizeof *sel);
 	for (i = 0; i < ng; i++)	/* the gaps came in order of start */
 		if (pick[i])
-			sel[ns++] = g[i];
+			sel[nsel++] = g[i];
 	free(ix);
 	free(pick);
 	free(g);
 	*out = sel;
-	return ns;
+	return nsel;
 }

@@ -33,15 +33,16 @@ static const struct opt opts[] = { { NULL, 0, NULL, NULL } };
 
 static const struct tool tool = {
 	"[-q] [file]",
-	"Add GPU busy/idle time, host-bound gaps, CUDA-graph coverage and step\n"
-	"latency to a staged record stream (trace-extract | trace-stage): one\n"
-	"\"gpu_time\" record per trace and stage (with the collectives' total and\n"
-	"their share under compute), its \"launch_delay\" (what the launch delays\n"
-	"say), \"kernel_delay\" per kernel name, \"stream_time\" per stream,\n"
-	"\"annotation_time\" per GPU annotation and \"idle_gap\" records for its\n"
-	"longest idle gaps; one \"step\" record per step marker, and \"graph_escape\"\n"
-	"rows for eager kernels of graph-mode stages.  Every input record passes\n"
-	"through.",
+	"Add GPU busy/idle time, host-bound gaps, idle time with the host blocked in\n"
+	"a synchronizing call, CUDA-graph coverage and step periods (of complete\n"
+	"steps, the last apart) to a staged record stream (trace-extract |\n"
+	"trace-stage): one \"gpu_time\" record per trace and stage (with the\n"
+	"collectives' total and their share under compute), its \"launch_delay\"\n"
+	"(what the launch delays say), \"kernel_delay\" per kernel name,\n"
+	"\"stream_time\" per stream, \"annotation_time\" per GPU annotation and\n"
+	"\"idle_gap\" records for its longest idle gaps; one \"step\" record per step\n"
+	"marker, and \"graph_escape\" rows for eager kernels of graph-mode stages.\n"
+	"Every input record passes through.",
 	opts
 };
 
@@ -139,7 +140,7 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		in = argv[optind];
-	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(annotation);
+	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(sync) | TR_MASK(annotation);
 	ops.pass = 1;
 	ops.keep = keep;
 	ops.on_trace = on_trace;
@@ -281,23 +282,52 @@ make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
 }
 
 /*
- * host_bound: idle_launch_us is measured (launch records, and clocks that
- * agree: with an offset every gap looks queued, issue 25).
+ * A stage's step figures (issue 25): the periods of its complete steps
+ * with GPU work, ascending, for the percentiles; its last step's period;
+ * the tokens and the periods that moved them.
+ */
+struct stepfig {
+	size_t nsteps, ncomplete;
+	double *dur;		/* ncomplete periods, sorted */
+	int has_last;
+	double last_us;
+	double tok, tok_us;
+	int tok_last;		/* the tokens are the last steps' (no complete step has a count) */
+};
+
+/*
+ * host_bound: idle_launch_us and idle_sync_us are measured (launch
+ * records, and clocks that agree: with an offset every gap looks queued,
+ * issue 25).  sync_call: the blocking call of the largest sync part, or
+ * NOSTR.
  */
 static void
-write_gpu_time(const struct trace *tr, const char *stage, const struct figures *f,
-    const double *dur, size_t nsteps, int launches, int host_bound, double tok, double tok_us)
+write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char *stage,
+    const struct figures *f, const struct stepfig *sf, int launches, int host_bound,
+    uint32_t sync_call)
 {
 	rec_begin(RT_gpu_time);
 	rec_int(RM_gpu_time_t, tr->t);
 	rec_cstr(RM_gpu_time_stage, stage);
 	rec_int(RM_gpu_time_kernels, f->kernels);
+	if (f->copies)
+		rec_int(RM_gpu_time_copies, f->copies);
 	rec_num(RM_gpu_time_kernel_us, f->kernel_us);
 	rec_num(RM_gpu_time_busy_us, f->busy_us);
 	rec_num(RM_gpu_time_span_us, f->span_us);
 	rec_num(RM_gpu_time_idle_us, f->idle_us);
-	if (launches && host_bound)
+	if (launches && host_bound) {
 		rec_num(RM_gpu_time_idle_launch_us, f->idle_launch_us);
+		rec_num(RM_gpu_time_idle_sync_us, f->idle_sync_us);
+		if (sync_call != NOSTR && f->sync_max_us > 0) {
+			rec_num(RM_gpu_time_sync_gap_us, f->sync_max_us);
+			rec_num(RM_gpu_time_sync_gap_ts, f->sync_max_gap);
+			rec_str(RM_gpu_time_sync_gap_call, strtab_str(r->str, sync_call),
+			    strtab_len(r->str, sync_call));
+		}
+	}
+	if (f->other_us > 0)
+		rec_num(RM_gpu_time_other_stages_us, f->other_us);
 	rec_num(RM_gpu_time_compute_us, f->bucket_us[B_COMPUTE]);
 	rec_num(RM_gpu_time_comm_us, f->bucket_us[B_COMM]);
 	rec_num(RM_gpu_time_memcpy_us, f->bucket_us[B_MEM]);
@@ -310,15 +340,22 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
 		if (f->graph_mode)
 			rec_int(RM_gpu_time_eager_kernels, f->eager);
 	}
-	if (nsteps)
-		rec_int(RM_gpu_time_steps, (long long)nsteps);
-	if (nsteps > 1) {
-		rec_num(RM_gpu_time_step_p50_us, percentile(dur, nsteps, 50));
-		rec_num(RM_gpu_time_step_p90_us, percentile(dur, nsteps, 90));
-		rec_num(RM_gpu_time_step_max_us, dur[nsteps - 1]);
+	if (sf->nsteps) {
+		rec_int(RM_gpu_time_steps, (long long)sf->nsteps);
+		rec_int(RM_gpu_time_complete_steps, (long long)sf->ncomplete);
 	}
-	if (tok_us > 0)
-		rec_num(RM_gpu_time_tokens_per_s, tok / (tok_us / 1e6));
+	if (sf->ncomplete) {
+		rec_num(RM_gpu_time_step_p50_us, percentile(sf->dur, sf->ncomplete, 50));
+		rec_num(RM_gpu_time_step_p90_us, percentile(sf->dur, sf->ncomplete, 90));
+		rec_num(RM_gpu_time_step_max_us, sf->dur[sf->ncomplete - 1]);
+	}
+	if (sf->has_last)
+		rec_num(RM_gpu_time_step_last_us, sf->last_us);
+	if (sf->tok_us > 0) {
+		rec_num(RM_gpu_time_tokens_per_s, sf->tok / (sf->tok_us / 1e6));
+		if (sf->tok_last)
+			rec_bool(RM_gpu_time_tokens_from_last, 1);
+	}
 	rec_id(RM_gpu_time_id, "gpu", ++run.ngpu);
 	rec_end();
 }
@@ -330,10 +367,11 @@ write_gpu_time(const struct trace *tr, const char *stage, const struct figures *
  */
 static void
 write_gaps(const struct trace_reader *r, const struct trace *tr, const char *stage,
-    const struct item *it, size_t n, int host_bound)
+    const struct item *it, const size_t *bound, size_t ns, const struct blockset *bs,
+    const struct figures *f, int host_bound)
 {
 	struct gap *g;
-	size_t ng = stage_gaps(it, n, tr->ln, host_bound, &g), i;
+	size_t ng = stage_gaps(it, bound, ns, tr->ln, bs, f, host_bound, &g), i;
 
 	for (i = 0; i < ng; i++) {
 		const struct item *x = g[i].next;
@@ -342,8 +380,11 @@ write_gaps(const struct trace_reader *r, const struct trace *tr, const char *sta
 		rec_cstr(RM_idle_gap_stage, stage);
 		rec_num(RM_idle_gap_ts, g[i].ts);
 		rec_num(RM_idle_gap_dur, g[i].end - g[i].ts);
-		if (host_bound)
+		if (host_bound) {
 			rec_num(RM_idle_gap_host_us, g[i].host_us);
+			if (g[i].sync_us > 0)
+				rec_num(RM_idle_gap_sync_us, g[i].sync_us);
+		}
 		rec_str(RM_idle_gap_kernel, strtab_str(r->str, x->name), strtab_len(r->str, x->name));
 		if (x->launch >= 0) {
 			const struct tcall *l = &tr->ln[x->launch];
@@ -370,6 +411,8 @@ write_step(const struct trace_reader *r, const struct trace *tr, const struct st
 	rec_num(RM_step_ts, s->ts);
 	rec_num(RM_step_cpu_us, s->dur);
 	rec_num(RM_step_period_us, s->period_us);
+	if (s->last)
+		rec_bool(RM_step_last, 1);
 	if (s->m.has_batch)
 		rec_int(RM_step_batch, s->m.batch);
 	if (s->m.has_tokens)
@@ -394,6 +437,55 @@ dbl_cmp(const void *pa, const void *pb)
 	double a = *(const double *)pa, b = *(const double *)pb;
 
 	return a < b ? -1 : a > b;
+}
+
+/*
+ * The step figures of stage: the percentiles are of complete periods
+ * (a step followed by another of its process) of steps with GPU work, so
+ * that neither the last step's queue drain nor an empty trailing marker
+ * is a step time (issue 25); without launch records no step has known
+ * work, and all count.  Tokens per second are of the same steps, else,
+ * when none of them has a count, of the last steps with work.  dur: room
+ * for nst periods, filled and sorted here.
+ */
+static void
+step_figures(const struct trace_reader *r, const struct step *st, size_t nst, uint32_t stage,
+    int launches, double *dur, struct stepfig *sf)
+{
+	double t, ltok = 0, ltok_us = 0;
+	size_t i;
+
+	memset(sf, 0, sizeof *sf);
+	sf->dur = dur;
+	for (i = 0; i < nst; i++) {
+		const struct step *s = &st[i];
+		int work = !launches || s->kernels > 0;
+		if (s->stage != stage)
+			continue;
+		sf->nsteps++;
+		if (!work)
+			continue;
+		if (s->last) {
+			sf->has_last = 1;	/* sorted by start: the latest wins */
+			sf->last_us = s->period_us;
+			if (step_tokens(r, s, &t)) {
+				ltok += t;
+				ltok_us += s->period_us;
+			}
+			continue;
+		}
+		dur[sf->ncomplete++] = s->period_us;
+		if (step_tokens(r, s, &t)) {
+			sf->tok += t;
+			sf->tok_us += s->period_us;
+		}
+	}
+	if (sf->tok_us <= 0 && ltok_us > 0) {
+		sf->tok = ltok;
+		sf->tok_us = ltok_us;
+		sf->tok_last = 1;
+	}
+	xqsort(dur, sf->ncomplete, sizeof *dur, dbl_cmp);
 }
 
 /*
@@ -429,12 +521,13 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 {
 	struct step *st;
 	struct item *it;
-	struct figures f;
+	struct figures *f;
+	struct blockset bs;
 	uint32_t *stages;
 	double *dur;
-	size_t n, nst, ns, i, a, b, k, nd;
-	double tok, tok_us;
-	int launches = tr->nln > 0, offset;
+	struct stepfig sf;
+	size_t n, nst, ns, i, a, b, k, *bound;
+	int launches = tr->nln > 0, offset, host_bound;
 	uint32_t gpu_pid = run.gpu_pid;
 	double offset_us = run.offset_us;
 
@@ -454,38 +547,44 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	nst = steps_find(r, tr, &st);
 	steps_assign(r, tr, st, nst, it, n);
 	steps_finish(r, tr, st, nst, it, n);
-	steps_periods(st, nst);
+	steps_periods(st, nst, offset, offset_us);
 	items_sort(it, n, r->str);
 	ns = report_stages(r->str, it, n, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
-	for (k = 0, a = 0; k < ns; k++) {
-		for (b = a; b < n && it[b].stage == stages[k]; b++)
-			;
-		stage_figures(it + a, b - a, tr->ln, &f);
-		tok = tok_us = 0;
-		for (i = 0, nd = 0; i < nst; i++) {
-			double t;
-			if (st[i].stage != stages[k])
-				continue;
-			dur[nd++] = st[i].period_us;
-			if (step_tokens(r, &st[i], &t)) {
-				tok += t;
-				tok_us += st[i].period_us;
-			}
-		}
-		xqsort(dur, nd, sizeof *dur, dbl_cmp);
-		write_gpu_time(tr, strtab_str(r->str, stages[k]), &f, dur, nd, launches,
-		    !offset, tok, tok_us);
-		write_gaps(r, tr, strtab_str(r->str, stages[k]), it + a, b - a,
-		    launches && !offset);
-		if (launches)
-			delay_write(r, tr->t, stages[k], it + a, b - a, &f, offset, offset_us);
-		streams_write(r, tr->t, stages[k], it + a, b - a);
-		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f.busy_us);
-		if (launches && f.graph_mode)
-			escape_add(r, tr->t, stages[k], it + a, b - a, f.kernel_us);
-		a = b;
+	bound = xmalloc((ns + 1) * sizeof *bound);
+	f = xcalloc(ns ? ns : 1, sizeof *f);
+	for (k = 0, b = 0; k < ns; k++) {	/* stage k's run: it[bound[k]..bound[k+1]) */
+		bound[k] = b;
+		while (b < n && it[b].stage == stages[k])
+			b++;
+		stage_figures(it + bound[k], b - bound[k], &f[k]);
 	}
+	bound[ns] = b;
+	host_bound = launches && !offset;
+	if (host_bound)
+		blockset_make(r, tr, it, n, &bs);
+	else
+		memset(&bs, 0, sizeof bs);
+	trace_idle(it, bound, ns, tr->ln, host_bound ? &bs : NULL, f);
+	for (k = 0; k < ns; k++) {
+		a = bound[k];
+		b = bound[k + 1];
+		step_figures(r, st, nst, stages[k], launches, dur, &sf);
+		write_gpu_time(r, tr, strtab_str(r->str, stages[k]), &f[k], &sf, launches, !offset,
+		    f[k].sync_max_us > 0 ? blockset_call(&bs, f[k].sync_max_ts, f[k].sync_max_end) :
+		    NOSTR);
+		write_gaps(r, tr, strtab_str(r->str, stages[k]), it, bound, ns,
+		    host_bound ? &bs : NULL, &f[k], host_bound);
+		if (launches)
+			delay_write(r, tr->t, stages[k], it + a, b - a, &f[k], offset, offset_us);
+		streams_write(r, tr->t, stages[k], it + a, b - a);
+		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f[k].busy_us);
+		if (launches && f[k].graph_mode)
+			escape_add(r, tr->t, stages[k], it + a, b - a, f[k].kernel_us);
+	}
+	blockset_free(&bs);
+	free(bound);
+	free(f);
 	for (i = 0; i < nst; i++)
 		write_step(r, tr, &st[i], i, launches);
 	free(dur);

@@ -66,7 +66,14 @@ struct item {
 /* Interval figures of one set of items (a stage); see step-stats(1). */
 struct figures {
 	long long kernels, eager;
+	long long copies;	/* of the kernels (work items), the copies and sets */
 	double kernel_us, busy_us, span_us, idle_us, idle_launch_us;
+	double first, last;	/* the stage's span: its first start, its last end */
+	double other_us;	/* span time when only other stages' items ran (trace_idle) */
+	double idle_sync_us;	/* idle while the host sat in a blocking call (trace_idle) */
+	double sync_max_us;	/* the largest such part of one gap, */
+	double sync_max_gap;	/* that gap's start, */
+	double sync_max_ts, sync_max_end;	/* and the window after its host-bound part */
 	double bucket_us[B_COUNT];
 	double graph_us;
 	double comm_total_us;	/* union of the communication items (issue 32) */
@@ -145,11 +152,57 @@ void items_sort(struct item *it, size_t n, const strtab *str);
 
 /*
  * The figures of items it[0..n), one stage's run as items_sort leaves it.
- * ln: the trace's launches (the items' launch indexes point there).  The
- * sweep needs 2n events of scratch, allocated and freed here.  Every
- * figure is finite and non-negative.
+ * The sweep needs 2n events of scratch, allocated and freed here.  Every
+ * figure is finite and non-negative.  idle_us is span_us - busy_us here
+ * (its own gaps); trace_idle sets the idle figures.
  */
-void stage_figures(const struct item *it, size_t n, const struct tcall *ln, struct figures *f);
+void stage_figures(const struct item *it, size_t n, struct figures *f);
+
+/*
+ * Measure of the union of [ts, end] of spans sorted by start, and their
+ * span (last end minus first start) in *span.  n may be 0 (both 0).
+ */
+struct span {
+	double ts, end;
+};
+double union_measure(const struct span *s, size_t n, double *span);
+
+/*
+ * The host's blocking calls (issue 25): calls that return only once GPU
+ * work is done, during which the host could submit nothing: the trace's
+ * sync records (cudaDeviceSynchronize, cudaStreamSynchronize,
+ * cudaEventSynchronize, their HIP forms) and the launches of synchronous
+ * copies (cudaMemcpy, hipMemcpyWithStream: kind memcpy, no "Async").  c:
+ * the calls sorted by start; u: the union of their intervals, sorted,
+ * disjoint.  Built by blockset_make (block.c).
+ */
+struct bcall {
+	double ts, end;
+	uint32_t name;
+};
+
+struct blockset {
+	struct bcall *c;
+	size_t n;
+	struct span *u;
+	size_t nu;
+};
+
+/*
+ * The blocking calls of the processes that launched it[0..n) (the
+ * processes of their items' launch calls): the trace's sync records on
+ * those processes and the synchronous copies among the items' launches.
+ * Fills *bs with heap arrays (blockset_free).
+ */
+void blockset_make(struct trace_reader *r, const struct trace *tr, const struct item *it,
+    size_t n, struct blockset *bs);
+void blockset_free(struct blockset *bs);
+
+/*
+ * The call of bs that overlaps [ts, end) longest (the first by start of a
+ * tie); NOSTR when none does.
+ */
+uint32_t blockset_call(const struct blockset *bs, double ts, double end);
 
 /*
  * The idle gaps step-stats writes as idle_gap records (issue 29), per
@@ -162,30 +215,38 @@ void stage_figures(const struct item *it, size_t n, const struct tcall *ln, stru
 /* Gaps shorter than this (microseconds) are launch spacing, not waiting: none is written. */
 #define SS_IDLE_GAP_MIN_US 1.0
 
-/* One idle gap [ts, end) of a stage, its host-bound part, and the item after it. */
+/*
+ * One idle gap [ts, end) of the trace: no item of any stage ran in it.
+ * host_us: its host-bound part (until the launch call of the item after
+ * it ended); sync_us: of the rest, the time the host sat in a blocking
+ * call; next: the item after it.
+ */
 struct gap {
-	double ts, end, host_us;
+	double ts, end, host_us, sync_us;
 	const struct item *next;
 };
 
 /*
- * The chosen gaps of a stage's items it[0..n) (one stage's run as
- * items_sort leaves it), as above, in order of start; by_host: rank by the
- * host-bound part too.  ln: the trace's launches.  Returns the count and
- * sets *out to a heap array (NULL when none) the caller frees; the gaps
- * point into it[].
+ * Replace each stage's idle_us and idle_launch_us with the trace's gaps
+ * inside its span (issue 25): time with no item of any stage running, so
+ * that stages whose items interleave do not count each other's work as
+ * idle; set other_us (the rest of the span outside the stage's busy
+ * time) and the blocking-call figures (idle_sync_us, sync_max_*).
+ * it[0..n) as items_sort leaves it; stage k is it[bound[k]..bound[k+1])
+ * with figures f[k] (stage_figures); bs may be NULL (no blocking part).
+ * One pass over the items, merging the stages' runs by start.
  */
-size_t stage_gaps(const struct item *it, size_t n, const struct tcall *ln, int by_host,
-    struct gap **out);
+void trace_idle(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
+    const struct blockset *bs, struct figures *f);
 
 /*
- * Measure of the union of [ts, end] of spans sorted by start, and their
- * span (last end minus first start) in *span.  n may be 0 (both 0).
+ * The chosen gaps of stage k (the trace's gaps inside its span f->first
+ * .. f->last, as in trace_idle), as above, in order of start; by_host:
+ * rank by the host-bound part too.  Returns the count and sets *out to a
+ * heap array (NULL when none) the caller frees; the gaps point into it[].
  */
-struct span {
-	double ts, end;
-};
-double union_measure(const struct span *s, size_t n, double *span);
+size_t stage_gaps(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
+    const struct blockset *bs, const struct figures *f, int by_host, struct gap **out);
 
 /* ---- steps.c ---- */
 
@@ -219,6 +280,7 @@ struct step {
 	double comm_total_us, comm_overlap_us;	/* as in struct figures */
 	double gpu_ts, gpu_end;	/* the first start, the last end of its items (kernels > 0) */
 	double period_us;	/* steps_periods */
+	int last;		/* steps_periods: no later step on its process */
 };
 
 /*
@@ -248,11 +310,14 @@ void steps_finish(struct trace_reader *r, const struct trace *tr, struct step *s
 
 /*
  * Each step's period (step-stats(1), issue 25): from its start to the
- * start of the next step of its process, the last one's to the later of
- * its marker's end and its GPU work's end.  st sorted by start, finished
+ * start of the next step of its process (a complete period), the last
+ * one's (last set) to the later of its marker's end and its GPU work's
+ * end, that end taken back to the host's clock by offset_us (the trace's
+ * clock offset, gpu_pids.clock_offset_us, microseconds, positive when the
+ * GPU clock is ahead) when has_offset.  st sorted by start, finished
  * (steps_finish).
  */
-void steps_periods(struct step *st, size_t nst);
+void steps_periods(struct step *st, size_t nst, int has_offset, double offset_us);
 
 /*
  * The count of tokens a step moved, for tokens per second: the tokens its

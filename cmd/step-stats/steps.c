@@ -326,22 +326,28 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 }
 
 void
-steps_periods(struct step *st, size_t nst)
+steps_periods(struct step *st, size_t nst, int has_offset, double offset_us)
 {
 	imap next = { 0 };	/* pid -> index + 1 of the next step of that process */
 	size_t i;
 	uint64_t *v;
-	double end;
+	double end, gend;
 	int isnew;
 
 	for (i = nst; i-- > 0;) {
 		v = imap_put(&next, st[i].pid, &isnew);
+		st[i].last = isnew;
 		if (!isnew) {
 			st[i].period_us = st[*v - 1].ts - st[i].ts;
 		} else {
+			/*
+			 * The GPU's end on the host's clock: with the GPU clock
+			 * offset_us ahead, its times are that much late (issue 25).
+			 */
 			end = st[i].ts + st[i].dur;
-			if (st[i].kernels > 0 && st[i].gpu_end > end)
-				end = st[i].gpu_end;
+			gend = st[i].gpu_end - (has_offset ? offset_us : 0);
+			if (st[i].kernels > 0 && gend > end)
+				end = gend;
 			st[i].period_us = end - st[i].ts;
 		}
 		if (st[i].period_us < 0)	/* cannot happen: sorted by start */

@@ -144,6 +144,19 @@ launch_line(const struct item *ld, const struct item *g)
 		    "start: dependencies on other streams, events or processes.",
 		    pct(idle - host, span));
 	}
+	/* issue 25: the part of the queued idle time the host spent blocked too */
+	if (g && span > 0 && pct(item_num(g, "idle_sync_us", 0), span) >= 10.0) {
+		sbuf c = SBUF_INIT;
+		sb_adds(&b, " Of the idle time, ");
+		fmt_ms(&b, item_num(g, "idle_sync_us", 0));
+		sb_printf(&b, " (%.0f%% of the span) the host sat blocked in a synchronizing call "
+		    "while the GPU waited with work queued: both waited on a synchronization "
+		    "(an event, a synchronous copy or a stream behind one), not on each other; "
+		    "the longest such wait ", pct(item_num(g, "idle_sync_us", 0), span));
+		fmt_ms(&b, item_num(g, "sync_gap_us", 0));
+		sb_printf(&b, ", in %s.", item_str(g, "sync_gap_call", &c, "a blocking call"));
+		sb_free(&c);
+	}
 	sb_free(&v);
 	return sb_detach(&b);
 }
@@ -207,7 +220,7 @@ record_tab(const struct run *run, struct section *sec, const char *stage,
 static const struct col stream_cols[] = {
 	{ "stream", "Stream", 0 },
 	{ "kind", "Kind", 0 },
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	{ "kernel_us", "Kernel time", 1 },
 	{ "busy_us", "Busy", 1 },
 	{ "idle_us", "Idle in its span", 1 },

@@ -551,8 +551,14 @@ headline(const struct run *run, const char *stage)
 			fmt_ms(&b, busy);
 			sb_adds(&b, " GPU busy, overlaps once)");
 		}
-		if (k >= 0)
-			sb_printf(&b, " in %lld kernels", k);
+		if (k >= 0) {	/* the count of kernels, copies and sets (issue 25) */
+			long long c = item_int(g, "copies", 0);
+			if (c > 0)
+				sb_printf(&b, " in %lld GPU items (%lld kernels, %lld copies and sets)",
+				    k, k - c, c);
+			else
+				sb_printf(&b, " in %lld kernels", k);
+		}
 		if (steps > 0)
 			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
 		if (shown)
@@ -565,6 +571,10 @@ headline(const struct run *run, const char *stage)
 		}
 		if (span > 0 && idle >= 0)
 			sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
+		/* interleaved stages (issue 25): the span's time that is neither */
+		if (span > 0 && item_num(g, "other_stages_us", 0) > 0)
+			sb_printf(&b, ", only other stages' work %.0f%% of it",
+			    pct(item_num(g, "other_stages_us", 0), span));
 		if (gp >= 0)
 			sb_printf(&b, "; %.0f%% of the busy time in CUDA graphs", gp);
 	} else if (shown)
@@ -1041,10 +1051,11 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
  * memory under neither); the step figures are of the steps' periods.
  */
 static const struct col gpu_cols[] = {
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
+	{ "idle_sync_us", "Idle waiting on a synchronization", 1 },
 	{ "span_us", "Span", 1 },
 	{ "compute_us", "Busy: compute", 1 },
 	{ "comm_us", "Busy: communication, no compute", 1 },
@@ -1056,8 +1067,19 @@ static const struct col gpu_cols[] = {
 	{ "step_p50_us", "Step period p50", 1 },
 	{ "step_p90_us", "Step period p90", 1 },
 	{ "step_max_us", "Step period max", 1 },
+	{ "step_last_us", "Last step period", 1 },
 	{ "tokens_per_s", "Tokens/s", 1 },
 };
+
+/* Append text to a cell's text (its number stays). */
+static void
+cell_suffix(struct cell *c, const char *text)
+{
+	char *s = printf_dup("%s%s", c->text ? c->text : "", text);
+
+	free(c->text);
+	c->text = s;
+}
 
 static const struct col step_cols[] = {
 	{ "index", "Step", 1 },
@@ -1068,7 +1090,7 @@ static const struct col step_cols[] = {
 	{ "cpu_us", "CPU marker", 1 },
 	{ "gpu_busy_us", "GPU busy", 1 },
 	{ "gpu_span_us", "GPU span", 1 },
-	{ "kernels", "Kernels", 1 },
+	{ "kernels", "GPU items", 1 },
 	/* in a stage with collectives (issue 32) */
 	{ "comm_total_us", "Communication total", 1 },
 	{ "comm_overlap_pct", "Communication under compute", 1 },
@@ -1187,8 +1209,10 @@ gpu_section(const struct run *run, struct doc *d)
 		return;
 	sec = add_section(d, "gpu", "GPU time");
 	sec->intro = xstrdup("How busy the GPU was per stage (the union of its kernels', "
-	    "copies' and sets' intervals), how long it sat idle between them and how much of "
-	    "that was spent waiting for the host to submit work; the busy time split by kind, "
+	    "copies' and sets' intervals), how long it sat idle between them (no item of any "
+	    "stage running) and how much of that was spent waiting for the host to submit "
+	    "work, or with work queued while the host sat blocked in a synchronizing call; the "
+	    "busy time split by kind, "
 	    "each instant once (compute; then communication while no compute runs; then "
 	    "memory while neither does), the collectives' total and how much of it ran under "
 	    "compute, and its part run in CUDA graphs; the steps' periods (from one step's "
@@ -1212,8 +1236,13 @@ gpu_section(const struct run *run, struct doc *d)
 				nsc = sizeof step_cols / sizeof step_cols[0];	/* their collectives too */
 			cl = add_row(t);
 			row_id(t, it);
-			for (c = 0; c < t->ncols; c++)
+			for (c = 0; c < t->ncols; c++) {
 				cell_member(&cl[c], it, t->cols[c].key);
+				/* no complete step had a count: the last step's rate (issue 25) */
+				if (!strcmp(t->cols[c].key, "tokens_per_s") &&
+				    item_bool(it, "tokens_from_last"))
+					cell_suffix(&cl[c], " (last step)");
+			}
 		}
 		t->headline = headline(run, stages[si]);
 		t->empty = xstrdup("No GPU work in this stage.");
@@ -1230,13 +1259,19 @@ gpu_section(const struct run *run, struct doc *d)
 			row_id(st, it);
 			cell_member(&cl[0], it, "index");
 			cell_text(&cl[1], item_str(it, "name", &b, ""));
-			for (c = 2; c < st->ncols; c++)
+			for (c = 2; c < st->ncols; c++) {
 				cell_member(&cl[c], it, st->cols[c].key);
+				if (!strcmp(st->cols[c].key, "period_us") && item_bool(it, "last"))
+					cell_suffix(&cl[c], " (last)");
+			}
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
 		    "step[...], vLLM execute_...): no per-step figures.");
 		st->total = xstrdup("Steps, from the trace's step markers: the period (to the next "
-		    "step's start), the CPU marker's own duration, and the GPU work it launched:");
+		    "step's start; the last step's, marked, to the later of its marker's end and "
+		    "its GPU work's end, on the host's clock), the CPU marker's own duration, and "
+		    "the GPU work it launched; the stage's step percentiles are of the complete "
+		    "periods of steps with GPU work, the last step's period apart:");
 		escapes(run, sec, stages[si]);
 	}
 	free_strings(stages, ns);
