@@ -93,12 +93,12 @@ base_copies() {
 		_c=20
 	else
 		_b=$(gzip -dc "$(shape_src "$1")" | wc -c)
-		_c=$(awk -v b="$_b" 'BEGIN { c = int(180e6 / b) + 1; print c < 2 ? 2 : c }')
+		_c=$(awk -v b="$_b" 'BEGIN { c = int(180e6 / b) + 1; print (c < 2 ? 2 : c) }')
 	fi
 	while :; do
 		_t=$(gzip_cpu "$(make_trace "$1" "$_c")")
 		awk -v t="$_t" 'BEGIN { exit !(t >= 0.5) }' && break
-		_c=$(awk -v c="$_c" -v t="$_t" 'BEGIN { n = int(c * 0.6 / (t > 0.05 ? t : 0.05)) + 1; print n > c ? n : c + 1 }')
+		_c=$(awk -v c="$_c" -v t="$_t" 'BEGIN { n = int(c * 0.6 / (t > 0.05 ? t : 0.05)) + 1; print (n > c ? n : c + 1) }')
 	done
 	echo "$_c"
 }
