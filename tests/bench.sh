@@ -11,7 +11,8 @@
 #
 # each until its gzip -dc takes at least half a second of CPU, so that the
 # fixed cost of starting the pipeline does not dominate; without ../shared,
-# tests/gen-trace makes one kernel-dense trace (shape gen).  BENCH_SHAPES
+# tests/gen-trace makes one kernel-dense trace (shape gen; BENCH_SHARED
+# names another ../shared, /nonexistent to try the fallback).  BENCH_SHAPES
 # picks shapes; BENCH_LARGE=1 adds each shape at 4 times its copies (the
 # CPU must grow linearly).  For each trace:
 #
@@ -41,7 +42,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TRIAGE_BINDIR:-$top/build/bin}
 out=$top/build/bench
 mkdir -p "$out"
-shared=$top/../shared
+shared=${BENCH_SHARED:-$top/../shared}
 corpus=$shared/corpus/traces
 if [ -d "$corpus" ] && [ -f "$shared/tools/scale-trace" ]; then
 	shapes=${BENCH_SHAPES:-prefill decode vllm}
@@ -96,8 +97,10 @@ base_copies() {
 		_c=$(awk -v b="$_b" 'BEGIN { c = int(180e6 / b) + 1; print (c < 2 ? 2 : c) }')
 	fi
 	while :; do
-		_t=$(gzip_cpu "$(make_trace "$1" "$_c")")
+		_f=$(make_trace "$1" "$_c") || exit 1
+		_t=$(gzip_cpu "$_f")
 		awk -v t="$_t" 'BEGIN { exit !(t >= 0.5) }' && break
+		[ "$_c" -lt 100000 ] || { echo "bench: $1 still under 0.5 s at $_c copies" >&2; exit 1; }
 		_c=$(awk -v c="$_c" -v t="$_t" 'BEGIN { n = int(c * 0.6 / (t > 0.05 ? t : 0.05)) + 1; print (n > c ? n : c + 1) }')
 	done
 	echo "$_c"
@@ -146,11 +149,11 @@ printf 'each ratio: the median over %s rounds of the command against gzip -dc in
 wrappers "$out/wrap"
 : >"$out/summary"
 for shape in $shapes; do
-	base=$(base_copies "$shape")
+	base=$(base_copies "$shape") || exit 1
 	sizes=$base
 	[ -n "${BENCH_LARGE:-}" ] && sizes="$base $((base * 4))"
 	for n in $sizes; do
-	t=$(make_trace "$shape" "$n")
+	t=$(make_trace "$shape" "$n") || exit 1
 	key=$shape/$n
 	bytes=$(gzip -dc "$t" | wc -c)
 	events=$(cat "$t.events")
