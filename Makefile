@@ -162,12 +162,14 @@ lint-man:
 	@command -v mandoc >/dev/null || { echo "mandoc not installed"; exit 1; }
 	mandoc -Tlint -W warning $(MAN1) $(MAN5)
 
-# make bench: 2 and 20 copies of a real trace; BENCH_LARGE=1 adds 100 (tests/bench.sh)
+# make bench: three real shapes (frame-heavy prefill, kernel-dense decode, vLLM), each
+# grown until gzip -dc takes 0.5 s; BENCH_LARGE=1 adds 4 x (tests/bench.sh)
 bench: all
 	sh tests/bench.sh
 
 # The pathological shapes of issue 21 at SCALE_N and 10 x SCALE_N items:
-# fails when 10 x costs over 12 times the CPU (tests/scale.sh).
+# fails when 10 x costs over 12 times the CPU, or when a process of the
+# report on ten million kernels of one name peaks over 256 MB (tests/scale.sh).
 scale: all
 	sh tests/scale.sh
 

@@ -252,28 +252,6 @@ num_repr(double d, char *out)
 	return out;
 }
 
-char *
-num_json(double d, char *buf)
-{
-	int p;
-
-	if (!isfinite(d)) {
-		strcpy(buf, "null");
-		return buf;
-	}
-	/* range first: casting a double beyond long long is undefined */
-	if (fabs(d) < 9007199254740992.0 && d == (double)(long long)d) {
-		snprintf(buf, 32, "%lld", (long long)d);
-		return buf;
-	}
-	for (p = 15; p <= 17; p++) {
-		snprintf(buf, 32, "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	return buf;
-}
-
 /* A non-negative integer's decimal digits at out; returns their count (no NUL). */
 static size_t
 put_uint(unsigned long long v, char *out)
@@ -288,6 +266,62 @@ put_uint(unsigned long long v, char *out)
 	for (i = 0; i < k; i++)
 		out[i] = d[k - 1 - i];
 	return k;
+}
+
+char *
+num_json(double d, char *buf)
+{
+	int p;
+
+	if (!isfinite(d)) {
+		strcpy(buf, "null");
+		return buf;
+	}
+	/* range first: casting a double beyond long long is undefined */
+	if (fabs(d) < 9007199254740992.0 && d == (double)(long long)d) {
+		long long v = (long long)d;
+		size_t o = 0;
+		if (v < 0)
+			buf[o++] = '-';
+		o += put_uint(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, buf + o);
+		buf[o] = '\0';
+		return buf;
+	}
+	/*
+	 * Kineto's microseconds with nanosecond digits (issue 30: the printf
+	 * of every time dominated writing a record): d the double nearest a
+	 * decimal of at most three fraction digits and 15 significant ones is
+	 * what %.15g writes, that decimal with its trailing zeros dropped
+	 * (fixed notation from 1e-3 to 1e12; the loop below checks the same
+	 * round trip).
+	 */
+	if (fabs(d) >= 1e-3 && fabs(d) < 1e12) {
+		double t = d * 1000.0;
+		long long m = (long long)(t < 0 ? t - 0.5 : t + 0.5);
+		if ((double)m / 1000.0 == d) {
+			unsigned long long u = m < 0 ? 0ULL - (unsigned long long)m : (unsigned long long)m;
+			unsigned f = (unsigned)(u % 1000);
+			size_t o = 0;
+			if (m < 0)
+				buf[o++] = '-';
+			o += put_uint(u / 1000, buf + o);
+			buf[o++] = '.';
+			buf[o++] = (char)('0' + f / 100);
+			if (f % 100) {
+				buf[o++] = (char)('0' + f / 10 % 10);
+				if (f % 10)
+					buf[o++] = (char)('0' + f % 10);
+			}
+			buf[o] = '\0';
+			return buf;
+		}
+	}
+	for (p = 15; p <= 17; p++) {
+		snprintf(buf, 32, "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
 }
 
 size_t

@@ -6,8 +6,10 @@
 # pipeline).  A shape passes when 10 N costs at most 12 times N.  Also
 # prints, per shape, the peak RSS of the largest process at 10 N (GNU
 # time's figure for the whole run), and the peak memory of kernel-map and
-# fuse-detect on 10 N distinct kernel names, beside the trace's size.  SCALE_SHAPES picks shapes (all:
-# pids overlap ext names nest).  Needs GNU time.
+# fuse-detect on 10 N distinct kernel names, beside the trace's size, and
+# each process's peak on SCALE_SAME kernels of one name (issue 30: over
+# SCALE_RSS_MB fails).  SCALE_SHAPES picks shapes (all: pids overlap ext
+# names nest same).  Needs GNU time.
 set -eu
 cd "$(dirname "$0")/.."
 TOP=$(pwd)
@@ -89,6 +91,49 @@ run_case overlap pair overlap
 run_case ext pair ext
 run_case names pair run
 run_case nest single
+
+# memory bounded by distinct names, not by repeats (issue 30): SCALE_SAME
+# (default 10,000,000) kernels of one name with their launches, single
+# trace, every tool wrapped in GNU time for its own peak RSS; a tool over
+# SCALE_RSS_MB (256) fails.  Also its CPU against a tenth of the kernels.
+same_memory() {
+	ns=${SCALE_SAME:-10000000}
+	lim=${SCALE_RSS_MB:-256}
+	mkdir -p "$D/wrap"
+	for t in trace-extract trace-stage trace-health kernel-map step-stats kernel-roofline \
+	    fuse-detect triage-render; do
+		printf '#!/bin/sh\nexec %s -a -o "$SCALE_RSS_LOG" -f "%s %%M" "%s/%s" "$@"\n' \
+		    "$TIME" "$t" "$BIN" "$t" >"$D/wrap/$t"
+		chmod +x "$D/wrap/$t"
+	done
+	"$GEN" same "$((ns / 10))" >"$D/same.s.json"
+	cs=$(cpu "$D/out" "$TOP/scripts/triage" -q --input "$D/same.s.json")
+	rm -f "$D/same.s.json"
+	"$GEN" same "$ns" >"$D/same.l.json"
+	mb=$(($(wc -c <"$D/same.l.json") / 1048576))
+	: >"$D/rss.log"
+	"$TIME" -f '%U %S' -o "$D/t" env SCALE_RSS_LOG="$D/rss.log" TRIAGE_BINDIR="$D/wrap" \
+	    "$TOP/scripts/triage" -q --input "$D/same.l.json" >"$D/out" 2>"$D/err" || {
+		echo "scale: failed: triage --input (same, $ns kernels)"
+		cat "$D/err"
+		exit 1
+	}
+	cl=$(awk '{ printf "%.2f", $1 + $2 }' "$D/t")
+	rm -f "$D/same.l.json"
+	printf 'memory, %s kernels of one name with their launches (trace %s MB), peak RSS MB:' "$ns" "$mb"
+	awk '{ printf " %s %d", $1, $2 / 1024 }' "$D/rss.log"
+	echo
+	over=$(awk -v l="$lim" '$2 / 1024 > l { printf " %s", $1 }' "$D/rss.log")
+	printf 'same: CPU %s s for %s kernels, %s s for %s (%sx)' "$cs" "$((ns / 10))" "$cl" "$ns" \
+	    "$(awk -v a="$cs" -v b="$cl" 'BEGIN { printf "%.1f", (a > 0.05 ? b / a : 0) }')"
+	if [ -n "$over" ]; then
+		printf '; OVER %s MB:%s\n' "$lim" "$over"
+		fail=1
+	else
+		printf '; every process within %s MB: ok\n' "$lim"
+	fi
+}
+case " ${SCALE_SHAPES:-same} " in *" same "*) same_memory ;; esac
 
 # memory of the distinct-name case, one kernel per name
 case " ${SCALE_SHAPES:-names} " in *" names "*) ;; *) exit $fail ;; esac

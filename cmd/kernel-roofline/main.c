@@ -104,7 +104,7 @@ static struct {
 	struct gputab tab;
 	const struct gpu *forced;
 	strtab *str;
-	uint32_t *canon, *tf32;		/* per raw name id: canonical id, TF32 flag + 1 */
+	uint32_t *canon, *tf32;		/* per raw name id: canonical id; 1 TF32, 2 a collective (NONE: not yet) */
 	size_t ncache;
 	/* the trace being read */
 	int open;
@@ -187,9 +187,15 @@ stage_of(uint32_t stage)
 	return &run.st[run.nst++];
 }
 
-/* The canonical name of a raw kernel name (kernel-map's row key), cached. */
+/*
+ * The canonical name of a raw kernel name (kernel-map's row key), whether
+ * it runs on tensor cores in fp32 (*tf32) and whether it is a collective
+ * (*comm, by classify_kernel), cached per raw name: the category rules cost
+ * more than the rest of a kernel record, and a trace repeats its names
+ * (issue 30).
+ */
 static uint32_t
-canonical(struct rstr raw, int *tf32)
+canonical(struct rstr raw, int *tf32, int *comm)
 {
 	uint32_t id = intern(raw.s, raw.n);
 	size_t old = run.ncache;
@@ -207,9 +213,12 @@ canonical(struct rstr raw, int *tf32)
 		/* an fp32 GEMM kernel on tensor cores says so in its name */
 		run.tf32[id] = text_has_ci(raw.s, raw.n, "tf32") ||
 		    text_has_ci(raw.s, raw.n, "tensorop_s") || text_has_ci(raw.s, raw.n, "xmma_gemm_f32f32_tf32");
+		if (!strcmp(classify_kernel(raw.s, raw.n), "communication"))
+			run.tf32[id] |= 2;
 		sb_free(&b);
 	}
-	*tf32 = (int)run.tf32[id];
+	*tf32 = (int)(run.tf32[id] & 1);
+	*comm = (int)(run.tf32[id] >> 1 & 1);
 	return run.canon[id];
 }
 
@@ -331,7 +340,7 @@ read_kernel(rec_reader *r)
 	uint32_t stage, kname, label;
 	struct stagesum *ss;
 	uint64_t *v;
-	int tf32;
+	int tf32, comm;
 	double traffic;
 	const char *why = NULL;
 
@@ -344,7 +353,7 @@ read_kernel(rec_reader *r)
 	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
 	ss = stage_of(stage);
 	ss->us += k.dur;
-	kname = canonical(k.name, &tf32);
+	kname = canonical(k.name, &tf32, &comm);
 	if (text_has(k.cat.s, k.cat.n, "emcpy") || text_has(k.cat.s, k.cat.n, "emset")) {
 		/* a copy is modeled by its own bytes, never by its op's shapes */
 		if (!copy_model(k.name, REC_HAS(&k, kernel, bytes) ? k.bytes : -1, &traffic, &why))
@@ -380,7 +389,7 @@ read_kernel(rec_reader *r)
 		ss->modeled += k.dur;
 		return;
 	}
-	if (!strcmp(classify_kernel(k.name.s, k.name.n), "communication"))
+	if (comm)
 		label = intern_c("(collective)"), why = collective;
 	else if (REC_HAS(&k, kernel, shape))
 		label = intern_c("-"), why = "its op_shape record is missing";
