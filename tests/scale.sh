@@ -1,9 +1,9 @@
 #!/bin/sh
 # make scale: the pathological shapes of issue 21 at N and 10 N items
 # (SCALE_N, default 100,000), through scripts/triage.  Each size runs twice,
-# the two sizes taking turns (the machine's other load only adds time, so
-# each size's figure is its least CPU time, user + system, of the whole
-# pipeline).  A shape passes when 10 N costs at most 12 times N.  Also
+# the two sizes taking turns, and twice more at most while the ratio is over
+# the limit (the machine's other load only adds time, so each size's figure
+# is its least CPU time, user + system, of the whole pipeline).  A shape passes when 10 N costs at most 12 times N.  Also
 # prints, per shape, the peak RSS of the largest process at 10 N (GNU
 # time's figure for the whole run), and the peak memory of kernel-map and
 # fuse-detect on 10 N distinct kernel names, beside the trace's size, and
@@ -53,7 +53,13 @@ run_case() {
 	*) return 0 ;;
 	esac
 	best_s= best_l=
-	for round in 1 2; do
+	round=0
+	# Two rounds, and up to two more while the ratio is over the limit: the
+	# machine's other load only adds time, so more rounds can only bring
+	# each size's least CPU time nearer its cost on an idle machine (a CI
+	# loaded CI runner once made 11x read 12.4x).
+	while :; do
+		round=$((round + 1))
 		for size in s l; do
 			if [ "$1" = single ]; then
 				c=$(cpu "$D/out" "$TOP/scripts/triage" -q --input "$D/$name.$size.json")
@@ -68,13 +74,17 @@ run_case() {
 				rss_l=$(cat "$D/rss")
 			fi
 		done
+		ratio=$(awk -v a="$best_s" -v b="$best_l" 'BEGIN { printf "%.1f", (a > 0.05 ? b / a : 0) }')
+		[ "$round" -lt 2 ] && continue
+		awk -v r="$ratio" 'BEGIN { exit !(r > 12) }' || break
+		[ "$round" -lt 4 ] || break
 	done
-	ratio=$(awk -v a="$best_s" -v b="$best_l" 'BEGIN { printf "%.1f", (a > 0.05 ? b / a : 0) }')
 	verdict=ok
 	if awk -v r="$ratio" 'BEGIN { exit !(r > 12) }'; then
 		verdict="TOO SLOW (over 12x)"
 		fail=1
 	fi
+	[ "$round" -gt 2 ] && verdict="$verdict, $round rounds"
 	report "$name" "$N" "$((N * 10))" "$best_s" "$best_l" "${ratio}x" "$rss_l" "$verdict"
 }
 
