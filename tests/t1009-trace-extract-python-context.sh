@@ -202,4 +202,43 @@ t_bad_members() {
 }
 check "malformed py_* members and undefined ids: exit 1 with the record or trace" t_bad_members
 
+t_window_sets() {
+	# consecutive kernels with the same scopes open share one chain and band
+	# text; a scope joining or leaving between two kernels, or one of each
+	# (k3 to k4: the set's size stays 3), makes a new one
+	F='"ph": "X", "cat": "python_function", "pid": 100'
+	K='"ph": "X", "cat": "kernel", "pid": 0, "dur": 1'
+	cat >"$T/w.json" <<EOF
+{"traceEvents": [
+{$F, "tid": 100, "name": "python/sglang/srt/managers/scheduler.py(900): event_loop", "ts": 0, "dur": 100},
+{$F, "tid": 100, "name": "python/sglang/srt/layers/layernorm.py(60): forward_cuda", "ts": 1, "dur": 49},
+{$F, "tid": 101, "name": "python/sglang/srt/layers/linear.py(300): forward", "ts": 40, "dur": 60},
+{$F, "tid": 102, "name": "python/sglang/srt/layers/activation.py(80): forward", "ts": 55, "dur": 45},
+{$F, "tid": 103, "name": "python/sglang/srt/layers/sampler.py(70): forward", "ts": 20.0005, "dur": 5},
+{$K, "tid": 7, "name": "k1", "ts": 10, "args": {"correlation": 1}},
+{$K, "tid": 7, "name": "k2", "ts": 20, "args": {"correlation": 2}},
+{$K, "tid": 8, "name": "k2b", "ts": 20.0002, "args": {"correlation": 6}},
+{$K, "tid": 7, "name": "k3", "ts": 45, "args": {"correlation": 3}},
+{$K, "tid": 7, "name": "k4", "ts": 60, "args": {"correlation": 4}},
+{$K, "tid": 7, "name": "k5", "ts": 70, "args": {"correlation": 5}}
+]}
+EOF
+	"$EX" -q "$T/w.json" | jq -sc '(map(select(.type == "frame_name") |
+	    {key: (.id | tostring), value: .name}) | from_entries) as $n |
+	    def short: $n[tostring] | sub("python/sglang/srt/"; "") | sub("\\.py.*"; "");
+	    .[] | select(.type == "kernel") |
+	    [.name, (.py_window // [] | map(short)), (.py_window_band // [] | map(.[0] |= short))]' \
+	    >"$T/w.out"
+	cat >"$T/w.want" <<'EOF'
+["k1",["managers/scheduler","layers/layernorm"],[]]
+["k2",["managers/scheduler","layers/layernorm","layers/sampler"],[["managers/scheduler",0,100],["layers/layernorm",1,49],["layers/sampler",20.0005,5]]]
+["k2b",["managers/scheduler","layers/layernorm","layers/sampler"],[["managers/scheduler",0,100],["layers/layernorm",1,49],["layers/sampler",20.0005,5]]]
+["k3",["managers/scheduler","layers/layernorm","layers/linear"],[]]
+["k4",["managers/scheduler","layers/linear","layers/activation"],[]]
+["k5",["managers/scheduler","layers/linear","layers/activation"],[]]
+EOF
+	same "$T/w.want" "$T/w.out"
+}
+check "kernel windows: one chain per set of open scopes, a new one when it changes" t_window_sets
+
 done_testing

@@ -754,6 +754,8 @@ heap_down(struct cursor *cs, size_t *h, size_t n, size_t i)
  * it starts no later than q + 0.001 and leaves once it ended more than
  * 0.001 before q.
  */
+#define NONE_YET (UINT32_MAX - 1)	/* not an id: strtab ids stop below it */
+
 static void
 sweep_windows(struct pyctx *pc)
 {
@@ -761,6 +763,7 @@ sweep_windows(struct pyctx *pc)
 	struct wframe *open = NULL, *tmp = NULL;
 	size_t nopen = 0, capopen = 0, captmp = 0, i, j, m, nc = 0, nh, per, *h;
 	sbuf band = SBUF_INIT;
+	uint32_t chain = NONE_YET, band_id = NONE_YET;	/* of the open set, once computed */
 
 	xqsort(pc->w, pc->nw, sizeof *pc->w, cmp_wq);
 	for (i = 0; i < pc->nth; i++)
@@ -790,6 +793,7 @@ sweep_windows(struct pyctx *pc)
 				xgrow(&open, &capopen, nopen + 1, sizeof *open);
 				open[nopen++] = (struct wframe){ c->cur.ts, c->cur.dur, c->cur.end,
 				    c->cur.name, info(pc, c->cur.name)->canon };
+				chain = band_id = NONE_YET;
 			}
 			if (!cursor_next(c))
 				h[0] = h[--nh];
@@ -798,17 +802,30 @@ sweep_windows(struct pyctx *pc)
 		for (j = m = 0; j < nopen; j++)
 			if (!(open[j].end + WIN_TOL < q))
 				open[m++] = open[j];
+		if (m != nopen)
+			chain = band_id = NONE_YET;
 		nopen = m;
 		if (nopen == 0)
 			continue;
 		for (j = 0; j < nopen; j++)
 			if (open[j].ts > q || open[j].end < q)
 				inband = 1;
-		if (inband)
-			pc->k_band[pc->w[i].slot] = window_band(pc, open, nopen, &band);
-		xgrow(&tmp, &captmp, nopen, sizeof *tmp);
-		memcpy(tmp, open, nopen * sizeof *tmp);
-		pc->k_win[pc->w[i].slot] = window_chain(pc, tmp, nopen);
+		/*
+		 * The chain and the band text depend on the open scopes alone, and
+		 * on CUDA-graph decode three kernels in four start with the same
+		 * scopes open as the one before: computed once per set.
+		 */
+		if (inband) {
+			if (band_id == NONE_YET)
+				band_id = window_band(pc, open, nopen, &band);
+			pc->k_band[pc->w[i].slot] = band_id;
+		}
+		if (chain == NONE_YET) {
+			xgrow(&tmp, &captmp, nopen, sizeof *tmp);
+			memcpy(tmp, open, nopen * sizeof *tmp);
+			chain = window_chain(pc, tmp, nopen);
+		}
+		pc->k_win[pc->w[i].slot] = chain;
 	}
 	for (j = 0; j < nc; j++)
 		cursor_close(&cs[j]);
