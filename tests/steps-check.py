@@ -21,8 +21,8 @@ elsewhere.
                that launched items, and the calls of synchronous copies:
                memcpy without "async").
   steps        user_annotation events of the first marker family present
-               (legacy traces' ProfilerStep#N of cat Operator are CPU ops,
-               not annotations, for trace-extract: no steps); an item
+               (and legacy traces' ProfilerStep#N of cat Operator: Kineto
+               before PyTorch 1.10 wrote record_function ranges so); an item
                is the step's whose marker holds its call's start on the
                call's process (the latest-starting); complete periods to the
                next step of the process, the last to the later of the
@@ -151,7 +151,8 @@ def main():
     # steps
     marks, fam = [], None
     for e in X:
-        if e.get("cat") != "user_annotation":
+        legacy = e.get("cat") == "Operator" and FAMILIES[-1].match(str(e.get("name", "")))
+        if e.get("cat") != "user_annotation" and not legacy:
             continue  # trace-extract's annotations; GPU-side copies are never steps
         for i, rx in enumerate(FAMILIES):
             if rx.match(str(e.get("name", ""))):

@@ -314,4 +314,27 @@ EOF2
 }
 check "legacy Operator and Runtime categories are CPU ops and launches" t_legacy_categories
 
+t_legacy_steps() {
+	# there torch.profiler's step range is an Operator too: also a step
+	# marker (an annotation record), its number whole; not under --compat
+	cat >"$T/lstep.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "cat": "Operator", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 90, "dur": 70},
+{"ph": "X", "cat": "Operator", "name": "ProfilerStep#3x", "pid": 1, "tid": 1, "ts": 91, "dur": 60},
+{"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 7}},
+{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 42, "external id": 7}},
+{"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nt", "pid": 0, "tid": "stream 7", "ts": 120, "dur": 30, "args": {"stream": 7, "correlation": 42, "external id": 7}}
+]}
+EOF2
+	"$BIN/trace-extract" -q "$T/lstep.json" >"$T/lstep.jsonl"
+	eq "user_annotation ProfilerStep#3 90 70" "$(jq -r 'select(.type == "annotation") |
+	    "\(.cat) \(.name) \(.ts) \(.dur)"' "$T/lstep.jsonl")"
+	eq 3 "$(grep -c '"type":"cpu_op"' "$T/lstep.jsonl")" "every Operator stays a CPU op"
+	eq "ProfilerStep#3 1 70" "$("$BIN/trace-stage" -q <"$T/lstep.jsonl" | "$BIN/step-stats" -q |
+	    jq -r 'select(.type == "step") | "\(.name) \(.kernels) \(.cpu_us)"')"
+	eq 0 "$("$BIN/trace-extract" -q --compat reference "$T/lstep.json" | grep -c '"type":"annotation"')" \
+	    "reference: no annotation"
+}
+check "legacy ProfilerStep#N of cat Operator is a step marker" t_legacy_steps
+
 done_testing

@@ -213,6 +213,7 @@ enum {
 	CF_PYFN = 1 << 14,	/* raw cat == python_function */
 	CF_CPUOP = 1 << 15,	/* raw cat == cpu_op */
 	CF_GPUWORK = 1 << 16,	/* kernel, gpu_memcpy, gpu_memset, legacy Kernel/Memcpy/Memset */
+	CF_OPERATOR = 1 << 17,	/* raw cat == Operator (Kineto before PyTorch 1.10), not under --compat reference */
 	F_DONE = 1 << 30
 };
 
@@ -285,7 +286,7 @@ cat_flags(const char *raw, size_t n)
 	if (!compat_reference && n == 7 && !memcmp(raw, "Runtime", 7))
 		f |= CF_LAUNCH;
 	if (!compat_reference && n == 8 && !memcmp(raw, "Operator", 8))
-		f |= CF_CPUOP | CF_NONKERNEL;
+		f |= CF_CPUOP | CF_NONKERNEL | CF_OPERATOR;
 	if (!strcmp(s, "user_annotation"))
 		f |= CF_UA;
 	if (!strcmp(s, "gpu_user_annotation"))
@@ -924,6 +925,24 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 		need_corr(s, e->corr);
 }
 
+/*
+ * "ProfilerStep#<N>": torch.profiler's step range.  Kineto before PyTorch
+ * 1.10 wrote it, as every record_function range, under cat "Operator"; it
+ * is also the step marker there (docs/deviations.md C13), an annotation
+ * record beside its CPU op.
+ */
+static int
+profiler_step(const struct rstr *name)
+{
+	size_t i = 13;
+
+	if (name->n <= 13 || memcmp(name->s, "ProfilerStep#", 13) != 0)
+		return 0;
+	while (i < name->n && name->s[i] >= '0' && name->s[i] <= '9')
+		i++;
+	return i == name->n;
+}
+
 static void
 put_annotation(struct trace_state *s, const json_doc *d, const struct event *e)
 {
@@ -1064,7 +1083,8 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 		put_sync(s, &e);
 	if (is_kernel(s, &e, &overlap))
 		put_kernel(s, d, &e, overlap);
-	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 && (e.cf & (CF_UA | CF_GUA)))
+	if (e.ts_ok == 1 && e.dur_ok == 1 && e.dur > 0 &&
+	    ((e.cf & (CF_UA | CF_GUA)) || ((e.cf & CF_OPERATOR) && profiler_step(&s->vname))))
 		put_annotation(s, d, &e);
 	return 0;
 }
