@@ -46,6 +46,25 @@ steps 2 4 null" "$(jq -r 'select(.type == "diff_metric") | "\(.metric) \(.base) 
 }
 check "different step counts: times per step, launches as they are" t_per_step
 
+t_idle_sync() {
+	# idle waiting on a synchronization, per step like the other times,
+	# compared only when both sides measured it
+	gs() {	# gs STEPS IDLE_SYNC: gt's record with idle_sync_us
+		gt decode "$1" 100 50 10 0 | sed "s/,\"steps\"/,\"idle_sync_us\":$2,\"steps\"/"
+	}
+	{ kr decode 'void g' 200 4; gs 2 30; } >"$T/a"
+	{ kr decode 'void g' 400 8; gs 4 20; } >"$T/b"
+	{ kr decode 'void g' 400 8; gt decode 4 100 50 10 0; } >"$T/c"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "15 5 -10 true" "$(jq -r 'select(.type == "diff_metric" and .metric == "idle_sync_us") |
+	    "\(.base) \(.cand) \(.delta) \(.per_step)"' "$T/out")"
+	"$TD" --no-pass --baseline "$T/a" "$T/c" >"$T/out2"
+	eq 0 "$(grep -c '"metric":"idle_sync_us"' "$T/out2")" "one side without it"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" | "$BIN/triage-render" -q >"$T/md"
+	grep -q "Idle waiting on a synchronization" "$T/md"
+}
+check "idle waiting on a synchronization, when both runs measured it" t_idle_sync
+
 t_equal_steps() {
 	{ kr decode 'void g' 200 4; gt decode 2 200 0 0 0; } >"$T/a"
 	{ kr decode 'void g' 260 4; gt decode 2 260 0 0 0; } >"$T/b"

@@ -57,8 +57,8 @@ struct stage {
 	size_t nk, capk;
 	double total_us;	/* the sum of its kernel rows */
 	/* step-stats' gpu_time records of the stage, summed over the traces */
-	int has_gpu, has_idle_launch, has_graph;
-	double busy_us, idle_us, idle_launch_us, graph_us;
+	int has_gpu, has_idle_launch, has_idle_sync, has_graph;
+	double busy_us, idle_us, idle_launch_us, idle_sync_us, graph_us;
 	long long steps;
 	double *step_us;	/* CPU durations of its step records */
 	size_t nstep, capstep;

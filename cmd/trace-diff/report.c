@@ -238,6 +238,9 @@ write_metrics(const struct scmp *m, const strtab *str)
 		if (b->has_idle_launch && c->has_idle_launch)
 			metric(str, m->name, "idle_launch_us", b->idle_launch_us * bs,
 			    c->idle_launch_us * cs, 0, m->per_step);
+		if (b->has_idle_sync && c->has_idle_sync)
+			metric(str, m->name, "idle_sync_us", b->idle_sync_us * bs,
+			    c->idle_sync_us * cs, 0, m->per_step);
 		if (b->has_graph && c->has_graph)
 			metric(str, m->name, "graph_pct", pct(b->graph_us, b->busy_us),
 			    pct(c->graph_us, c->busy_us), 1, 0);

@@ -139,6 +139,10 @@ add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int whol
 		st->has_idle_launch = 1;
 		st->idle_launch_us += g->idle_launch_us;
 	}
+	if (REC_HAS(g, gpu_time, idle_sync_us)) {
+		st->has_idle_sync = 1;
+		st->idle_sync_us += g->idle_sync_us;
+	}
 	if (REC_HAS(g, gpu_time, graph_us)) {
 		st->has_graph = 1;
 		st->graph_us += g->graph_us;
@@ -395,6 +399,7 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			check_num(&r, "gpu_time", "busy_us", u.g.busy_us);
 			check_num(&r, "gpu_time", "idle_us", u.g.idle_us);
 			check_num(&r, "gpu_time", "idle_launch_us", u.g.idle_launch_us);
+			check_num(&r, "gpu_time", "idle_sync_us", u.g.idle_sync_us);
 			check_num(&r, "gpu_time", "graph_us", u.g.graph_us);
 			check_num(&r, "gpu_time", "steps", (double)u.g.steps);
 			add_gpu_time(s, str, &u.g, whole);
@@ -475,7 +480,7 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 	for (i = 0; i < (int)s->nst; i++) {
 		const struct stage *st = &s->st[i];
 		if (!isfinite(st->total_us) || !isfinite(st->busy_us + st->idle_us +
-		    st->idle_launch_us + st->graph_us))
+		    st->idle_launch_us + st->idle_sync_us + st->graph_us))
 			die(EXIT_DATA, "%s: the times of stage '%s' add up to more than a double holds",
 			    name, strtab_str(str, st->name));
 	}

@@ -404,6 +404,7 @@ metric_label(const char *m)
 		{ "busy_us", "GPU busy" },
 		{ "idle_us", "GPU idle" },
 		{ "idle_launch_us", "Idle waiting for the host" },
+		{ "idle_sync_us", "Idle waiting on a synchronization" },
 		{ "graph_pct", "Busy in CUDA graphs" },
 		{ "step_p50_us", "Step period p50" },
 		{ "steps", "Steps" },
