@@ -110,7 +110,20 @@ t_deltas() {
 	"$RS" --no-pass -n 1 "$T/late.jsonl" | grep -c rank_kernel_delta >"$T/n" || true
 	eq 1 "$(cat "$T/n")"
 }
-check "the straggler's kernels against the median rank" t_deltas
+check "the straggler's kernels against the other ranks' median" t_deltas
+
+t_deltas_two() {
+	# of two ranks the other's time is the measure, as for the lateness:
+	# rank 1's gemm_a 80 against rank 0's 50 is 30 more (the median of both,
+	# 65, would say 15)
+	{ trc 0 0; k 0 gemm_a 100 50; k 0 "$AR" 160 40; st 0
+	  trc 1 1; k 1 gemm_a 100 80; k 1 "$AR" 190 10; st 1; } >"$T/two.jsonl"
+	"$RS" --no-pass "$T/two.jsonl" >"$T/out"
+	eq "1 gemm_a 80 50 30" "$(jq -r 'select(.type == "rank_kernel_delta") |
+	    "\(.rank) \(.kernel) \(.rank_us) \(.median_us) \(.delta_us)"' "$T/out")"
+	eq 30 "$(jq -r 'select(.type == "rank_row" and .straggler) | .kernel_excess_us' "$T/out")"
+}
+check "two ranks: the straggler's kernels against the other rank" t_deltas_two
 
 t_align_none() {
 	"$RS" --no-pass --align none "$T/late.jsonl" >"$T/out"

@@ -1,7 +1,9 @@
 /*
  * rank_kernel_delta: what makes the straggler late.  Its collectives are
  * the short ones (it waits least), so the cause is in its other kernels:
- * those whose time on the straggler exceeds the median rank's the most.
+ * those whose time on the straggler exceeds the median of the other ranks'
+ * the most (the others', as its lateness is measured: of two ranks, the
+ * other's time, not the mean of both).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +60,14 @@ write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
     const struct rankstage *straggler)
 {
 	struct delta *d = NULL;
-	size_t nd = 0, cap = 0, r, i, j;
+	size_t nd = 0, cap = 0, r, i, j, no;
 	double *v = xmalloc(n * sizeof *v);
 	imap seen = { 0 };
+
+	if (n < 2) {	/* no other rank to compare with */
+		free(v);
+		return;
+	}
 
 	for (r = 0; r < n; r++) {
 		for (i = 0; i < rs[r]->nkt; i++) {
@@ -70,14 +77,15 @@ write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
 			imap_put(&seen, name, &isnew);
 			if (!isnew)
 				continue;
-			for (j = 0; j < n; j++)
-				v[j] = time_on(rs[j], name);
+			for (j = no = 0; j < n; j++)
+				if (rs[j] != straggler)
+					v[no++] = time_on(rs[j], name);
 			own = imap_get(&straggler->kix, name);
 			xgrow(&d, &cap, nd + 1, sizeof *d);
 			d[nd].name = name;
 			d[nd].rank_us = own ? straggler->kt[*own].us : 0.0;
 			d[nd].launches = own ? straggler->kt[*own].launches : 0;
-			d[nd].median_us = median(v, n);
+			d[nd].median_us = median(v, no);
 			if (d[nd].rank_us > d[nd].median_us)
 				nd++;
 		}

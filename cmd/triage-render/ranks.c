@@ -3,8 +3,8 @@
  * section lays out rank-skew(1)'s records per stage: each rank's times and
  * late arrivals, the collectives with the most skew, where the straggler's
  * lateness is (its host, its GPU idle gaps or its kernels) and, when its
- * kernels account for enough of it, those that run longer than the median
- * rank's; and what could not be matched (issue 20, 31).
+ * kernels account for enough of it, those that run longer than the other
+ * ranks' median; and what could not be matched (issue 20, 31).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +50,7 @@ static const struct col delta_cols[] = {
 	{ "rank", "Rank", 1 },
 	{ "kernel", "Kernel", 0 },
 	{ "rank_us", "On this rank", 1 },
-	{ "median_us", "Median rank", 1 },
+	{ "median_us", "Other ranks' median", 1 },
 	{ "delta_us", "Excess", 1 },
 	{ "launches", "Launches", 1 },
 };
@@ -347,20 +347,20 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	free(names);
 	free(shorts);
 	if (where && show_deltas && nd) {
-		char *tot = printf_dup("%s The straggler's kernels that take longer than on the "
-		    "median rank:", where);
+		char *tot = printf_dup("%s The straggler's kernels that take longer than the "
+		    "other ranks' median:", where);
 		free(where);
 		t->total = tot;
 	} else if (where) {
 		t->total = where;
 		if (nd)	/* the rows are folded: the sentence says why */
-			t->folded = printf_dup("%zu kernel%s of the straggler with more time than on "
-			    "the median rank, not listed (-f json has them).", nd, nd == 1 ? "" : "s");
+			t->folded = printf_dup("%zu kernel%s of the straggler with more time than the "
+			    "other ranks' median, not listed (-f json has them).", nd, nd == 1 ? "" : "s");
 	} else
-		t->total = xstrdup("The straggler's kernels that take longer than on the median "
-		    "rank:");
+		t->total = xstrdup("The straggler's kernels that take longer than the other "
+		    "ranks' median:");
 	t->headline = where_head;
-	t->empty = xstrdup("No kernel of the straggler runs longer than on the median rank.");
+	t->empty = xstrdup("No kernel of the straggler runs longer than the other ranks' median.");
 
 	free(rows);
 	free(colls);
