@@ -242,7 +242,7 @@ t_kernel_without_launch() {
 	jq -c 'select(.type != "launch")' "$T/clean.jsonl" >"$T/nolaunch.jsonl"
 	health nolaunch
 	eq "warn 12 kernel,fuse" "$(ck nolaunch kernel_without_launch)"
-	eq "12 of 12 compute kernels on the analyzed process have no launch record (100.0%): their source location rests on the External id alone" \
+	eq "12 of 12 compute kernels on the analyzed process have no launch record (100.0%): their source locations rest on the External id alone" \
 	    "$(detail nolaunch kernel_without_launch)"
 	eq "ok 0" "$(ck nolaunch launch_without_kernel)"
 	eq "no kernel launches outside CUDA graphs" "$(detail nolaunch launch_without_kernel)"
@@ -261,7 +261,7 @@ t_before_capture() {
 	jq -c 'select(.type != "launch" or .correlation > 3)' "$T/clean.jsonl" >"$T/early.jsonl"
 	health early
 	eq "info 0" "$(ck early kernel_without_launch)"
-	eq "3 of 12 compute kernels on the analyzed process were launched before the profiler recorded the host (correlation ids below the first launch's): they ran as the capture began, their source location rest on the External id alone" \
+	eq "3 of 12 compute kernels on the analyzed process were launched before the profiler recorded the host (correlation ids below the first launch's): they ran as the capture began, their source locations rest on the External id alone" \
 	    "$(detail early kernel_without_launch)"
 	eq ok "$(jq -r .verdict "$T/early.h")"
 	# a launch lost in the middle of the capture is a defect

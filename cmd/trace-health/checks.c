@@ -193,9 +193,9 @@ kernel_without_launch(struct check *c, const struct facts *f)
 		 */
 		sb_printf(&c->detail, "%lld of %lld compute kernels on the analyzed process %s "
 		    "launched before the profiler recorded the host (correlation ids below the "
-		    "first launch's): %s ran as the capture began, %s source location %s on the "
-		    "External id alone", b, n, pl(b, "was", "were"), pl(b, "it", "they"),
-		    pl(b, "its", "their"), pl(b, "rests", "rest"));
+		    "first launch's): %s ran as the capture began, %s on the External id alone",
+		    b, n, pl(b, "was", "were"), pl(b, "it", "they"),
+		    pl(b, "its source location rests", "their source locations rest"));
 		if (rest)
 			sb_printf(&c->detail, "; %lld more without a launch record, under the 1%% "
 			    "threshold", rest);
@@ -203,9 +203,9 @@ kernel_without_launch(struct check *c, const struct facts *f)
 		return;
 	}
 	sb_printf(&c->detail, "%lld of %lld compute kernels on the analyzed process %s no "
-	    "launch record (%.1f%%): %s source location rests on the External id alone",
+	    "launch record (%.1f%%): %s on the External id alone",
 	    rest, n, pl(rest, "has", "have"), pct((double)rest, (double)n),
-	    pl(rest, "its", "their"));
+	    pl(rest, "its source location rests", "their source locations rest"));
 	if (b)
 		sb_printf(&c->detail, "; %lld more %s launched before the capture began", b,
 		    pl(b, "was", "were"));
