@@ -215,6 +215,12 @@ rec_end(void)
 }
 
 void
+rec_abandon(void)
+{
+	wtype = -1;
+}
+
+void
 rec_extend(enum rec_type t, enum rec_member after, const char *text, size_t n)
 {
 	const struct rec_typeinfo *ti = &rec_types[t];

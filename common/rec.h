@@ -136,6 +136,12 @@ void rec_json(enum rec_member m, const char *json, size_t n);	/* pre-built JSON 
 void rec_end(void);
 
 /*
+ * Drop the record being built, if any, writing nothing: for a tool that
+ * writes one more record on its way out of a failed run (exit handlers).
+ */
+void rec_abandon(void);
+
+/*
  * Write a decoded record back: the members whose `has` bit is set, in table
  * order.  rec points to the type's struct.
  */

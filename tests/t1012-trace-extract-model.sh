@@ -152,4 +152,30 @@ t_header() {
 }
 check "the header names the model and where it came from" t_header
 
+t_one_pass() {
+	# the first trace's hints come from its own extraction pass (issue 30),
+	# as from a reading of their own: a directory's next trace when the
+	# first shows none; a trace that breaks, or a run stopped by a limit,
+	# after its frames still names them
+	mkdir -p "$T/d"
+	mk "$T/d/run-TP-0.json" 'aten::mm'
+	# shellcheck disable=SC2046
+	IFS='
+'
+	mk "$T/d/run-TP-1.json" $(rep 70 'python/sglang/srt/models/qwen3.py(200): forward')
+	unset IFS
+	"$BIN/trace-extract" -q --all-ranks "$T/d" | head -n 1 >"$T/in"
+	eq 'sglang	trace	64 Python frames or ops of sglang/ in the first 64 events	qwen3	70 Python frames of sglang/srt/models/qwen3.py' \
+	    "$(jq -r '[.framework, .framework_source, .framework_evidence, .model_family,
+	    .model_evidence] | @tsv' "$T/in")"
+	head -c 6000 "$T/d/run-TP-1.json" >"$T/cut.json"
+	status 1 "$BIN/trace-extract" -q "$T/cut.json" >"$T/cut.jsonl" 2>/dev/null
+	eq 'input sglang qwen3' "$(jq -r '"\(.type) \(.framework) \(.model_family)"' "$T/cut.jsonl")"
+	# its kernel twice: one past the limit of 1
+	sed 's/^{"ph": "X", "cat": "kernel".*/&,\n&/' "$T/d/run-TP-1.json" >"$T/two.json"
+	TRIAGE_MAX_KERNELS=1 status 1 "$BIN/trace-extract" -q "$T/two.json" >"$T/lim.jsonl" 2>/dev/null
+	eq 'input sglang qwen3' "$(jq -r '"\(.type) \(.framework) \(.model_family)"' "$T/lim.jsonl")"
+}
+check "the hints of the first trace's own pass, a directory's next trace, a broken or stopped run" t_one_pass
+
 done_testing

@@ -132,9 +132,36 @@ int load_server_args_for(const char *path, sbuf *out);
  * except under --compat reference, where only `fallback` counts.
  */
 extern const char *framework_captured;
+struct framehint;
 const char *resolve_framework(const char *explicit_fw, const char *fallback,
     const char *abspath, int is_dir, const char *server_args_json, const struct tlist *traces,
-    const char **source, sbuf *evidence);
+    const char **source, sbuf *evidence, struct framehint **defer);
+
+/*
+ * With `defer` non-NULL, resolve_framework does not read the traces for
+ * their frames (issue 30: a second pass over them, as long as the
+ * extraction's on a trace of under 200,000 events): when it would read
+ * the first of them, it returns NULL with *defer a new hint (frames_hint_new)
+ * that the extraction of traces->v[0] feeds (frames_hint_event).  Then
+ * resolve_framework_finish gives the framework as resolve_framework would
+ * have: that trace's hint, else (a directory) the next traces' by their own
+ * reading, else default_framework's; it does not free h.
+ */
+const char *resolve_framework_finish(struct framehint *h, int is_dir, const char *fallback,
+    const struct tlist *traces, const char **source, sbuf *evidence);
+
+/*
+ * The frames hint of one trace fed event by event: d the event (ntok 0
+ * when jsmn refused it), in and ic the token indexes of its name and cat
+ * (-1: absent).  frames_hint_event returns non-zero once the hint is
+ * decided (64 hits of one framework, or 200,000 events read): feed no
+ * more.  frames_hint_result: the framework (NULL: none) with its evidence,
+ * as trace_frames_hint gives it.
+ */
+struct framehint *frames_hint_new(void);
+int frames_hint_event(struct framehint *h, const json_doc *d, int in, int ic);
+const char *frames_hint_result(const struct framehint *h, sbuf *evidence);
+void frames_hint_free(struct framehint *h);			/* NULL is a no-op */
 
 /* The last resort of resolve_framework: the capture's hint, else none (or sglang). */
 const char *default_framework(const char *fallback, const char **source);
@@ -162,6 +189,20 @@ const char *trace_frames_hint(const char *path, sbuf *evidence);
  * code).
  */
 int trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **source);
+
+/*
+ * The same hint fed event by event by a pass that reads the trace anyway
+ * (issue 30): d the event (ntok 0 when jsmn refused it), in, ic and idur
+ * the token indexes of its name, cat and dur (-1: absent).
+ * model_hint_event returns non-zero once 200,000 events were read: feed no
+ * more.  model_hint_result is trace_model_hint's answer from what was fed.
+ */
+struct modelhint;
+struct modelhint *model_hint_new(void);
+int model_hint_event(struct modelhint *h, const json_doc *d, int in, int ic, int idur);
+int model_hint_result(const struct modelhint *h, sbuf *family, sbuf *evidence,
+    const char **source);
+void model_hint_free(struct modelhint *h);			/* NULL is a no-op */
 
 /* Server-args hint (§5.3) on minified JSON text; NULL when none. */
 const char *server_args_hint(const char *json);

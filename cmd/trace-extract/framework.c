@@ -160,18 +160,30 @@ struct framehint {
 	sbuf name;
 };
 
+struct framehint *
+frames_hint_new(void)
+{
+	return xcalloc(1, sizeof(struct framehint));
+}
+
+void
+frames_hint_free(struct framehint *h)
+{
+	if (!h)
+		return;
+	sb_free(&h->name);
+	free(h);
+}
+
 static const char *const fh_names[4] = { "sglang", "vllm", "trtllm", "tokenspeed" };
 static const char *const fh_frame[4] = { "sglang/", "vllm/", "tensorrt_llm/", "tokenspeed/" };
 static const char *const fh_op[4] = { "sgl_kernel::", "vllm::", "trtllm::", "tokenspeed::" };
 
-static int
-frame_hint_event(void *ctx, const json_doc *d, unsigned long long off)
+int
+frames_hint_event(struct framehint *h, const json_doc *d, int in, int ic)
 {
-	struct framehint *h = ctx;
-	int in = json_get(d, 0, "name"), ic = json_get(d, 0, "cat"), k;
-	int pyfn;
+	int k, pyfn;
 
-	(void)off;
 	if (d->ntok == 0 || in < 0 || json_kind(d, in) != JK_STR)
 		return ++h->events >= 200000;
 	pyfn = ic >= 0 && json_str_eq(d, ic, "python_function", 15);
@@ -179,42 +191,60 @@ frame_hint_event(void *ctx, const json_doc *d, unsigned long long off)
 	for (k = 0; k < 4; k++) {
 		const char *pat = pyfn ? fh_frame[k] : fh_op[k];
 		if (memmem(h->name.s ? h->name.s : "", h->name.len, pat, strlen(pat)) &&
-		    ++h->hits[k] >= 64)
+		    ++h->hits[k] >= 64) {
+			h->events++;	/* this event was read too */
 			return 1;
+		}
 	}
 	return ++h->events >= 200000;
+}
+
+static int
+frame_hint_event(void *ctx, const json_doc *d, unsigned long long off)
+{
+	(void)off;
+	return frames_hint_event(ctx, d, json_get(d, 0, "name"), json_get(d, 0, "cat"));
+}
+
+const char *
+frames_hint_result(const struct framehint *h, sbuf *evidence)
+{
+	int k, best = -1;
+
+	for (k = 0; k < 4; k++)
+		if (h->hits[k] && (best < 0 || h->hits[k] > h->hits[best]))
+			best = k;
+	if (best < 0)
+		return NULL;
+	sb_reset(evidence);
+	sb_printf(evidence, "%llu Python frames or ops of %s in the first %llu events",
+	    h->hits[best], fh_frame[best], h->events);
+	return fh_names[best];
 }
 
 const char *
 trace_frames_hint(const char *path, sbuf *evidence)
 {
-	struct framehint h;
+	struct framehint *h;
 	struct scan_stats st;
 	char err[512];
 	zio *z = zio_open(path);
-	int k, best = -1;
+	const char *r;
 
 	if (!z)
 		return NULL;
-	memset(&h, 0, sizeof h);
-	scan_run(z, path, frame_hint_event, &h, &st, err, sizeof err, NULL);
+	h = frames_hint_new();
+	scan_run(z, path, frame_hint_event, h, &st, err, sizeof err, NULL);
 	zio_close(z);
-	for (k = 0; k < 4; k++)
-		if (h.hits[k] && (best < 0 || h.hits[k] > h.hits[best]))
-			best = k;
-	sb_free(&h.name);
-	if (best < 0)
-		return NULL;
-	sb_reset(evidence);
-	sb_printf(evidence, "%llu Python frames or ops of %s in the first %llu events",
-	    h.hits[best], fh_frame[best], h.events);
-	return fh_names[best];
+	r = frames_hint_result(h, evidence);
+	frames_hint_free(h);
+	return r;
 }
 
 const char *
 resolve_framework(const char *explicit_fw, const char *fallback, const char *abspath,
     int is_dir, const char *server_args_json, const struct tlist *traces, const char **source,
-    sbuf *evidence)
+    sbuf *evidence, struct framehint **defer)
 {
 	const char *c = framework_canonical(explicit_fw ? explicit_fw : "auto");
 	const char *h;
@@ -250,6 +280,12 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 			return h;
 	}
 	*source = "trace";
+	if (defer && !compat_reference && traces && traces->n > 0 &&
+	    (is_dir || strcmp(traces->v[0].path, abspath) == 0)) {
+		/* the first trace's own pass reads its frames (issue 30) */
+		*defer = frames_hint_new();
+		return NULL;
+	}
 	if (is_dir && traces && !compat_reference) {
 		/* the traces that will be analyzed, not others below the directory */
 		for (i = 0, h = NULL; i < traces->n && !h; i++)
@@ -272,6 +308,20 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 			return h;
 	}
 	return default_framework(fallback, source);
+}
+
+const char *
+resolve_framework_finish(struct framehint *h, int is_dir, const char *fallback,
+    const struct tlist *traces, const char **source, sbuf *evidence)
+{
+	const char *fw = frames_hint_result(h, evidence);
+	size_t i;
+
+	/* a directory's other traces, in order, as resolve_framework reads them */
+	for (i = 1; !fw && is_dir && i < traces->n; i++)
+		fw = trace_frames_hint(traces->v[i].path, evidence);
+	*source = "trace";
+	return fw ? fw : default_framework(fallback, source);
 }
 
 const char *

@@ -49,6 +49,11 @@ static int extract_operand(const char *arg, int *tindex);
 static int print_ranks(const char *arg);
 static void rank_note(const struct tlist *traces);
 static void dropped_note(const char *dir, const struct dropped *d);
+static void put_model(const char *json, const char *const *paths, size_t npaths,
+    const struct modelhint *first);
+struct trace_state;
+static void feed_hints(struct trace_state *s, const json_doc *d, const int *idx);
+static void input_at_exit(void);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
 	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL };
@@ -95,6 +100,7 @@ main(int argc, char **argv)
 	const char *errstr;
 
 	tool_init(argc, argv);
+	atexit(input_at_exit);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
@@ -377,6 +383,8 @@ static const char *const doc_keys[] = { "deviceProperties", "computeProperties",
 struct trace_state {
 	int t;
 	const char *path;
+	struct modelhint *mh;	/* the pending input record's hints to feed (not owned) */
+	struct framehint *fh;
 	const json_doc *d;	/* the event being read (owned by the scanner) */
 	struct cache names, cats;
 	imap corr;		/* correlation -> External id, the last writer wins */
@@ -1019,6 +1027,8 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	s->events++;
 	if ((s->events & 0xffff) == 0)
 		progress_update(s->prog, zio_raw_offset(s->z), zio_raw_size(s->z), s->events);
+	if (s->mh || s->fh)
+		feed_hints(s, d, idx);
 	if (d->ntok == 0)
 		return 0;	/* jsmn refused a validated event: none is known; skip */
 	s->d = d;
@@ -1672,6 +1682,117 @@ put_kept(struct trace_state *s)
 }
 
 /* Extract one trace file; returns an exit code. */
+/*
+ * The input record of a file or directory operand, which goes first but
+ * needs what the traces' frames say (the framework, the model family):
+ * the first trace's extraction pass gathers that as it reads (issue 30:
+ * reading it once more for the hints cost as much again on a trace of
+ * under 200,000 events), and the record is written when that pass ends,
+ * before any of the trace's records leave the spool.
+ */
+struct input_ctx {
+	const char *real;
+	int is_dir;
+	const char *sa;			/* server args JSON, or NULL */
+	const char *fw, *src;		/* fw NULL: from fh, once fed */
+	sbuf *evidence;
+	struct tlist *traces;
+	struct dropped *dropped;
+	struct framehint *fh;		/* fed by trace t0's pass, or NULL */
+	struct modelhint *mh;		/* idem */
+	int t0;
+	int noscan;			/* on the way out: no other trace read for a hint */
+};
+
+static struct input_ctx *pending;	/* an input record not written yet */
+
+static void
+put_input(struct input_ctx *c)
+{
+	const char **paths = xcalloc(c->traces->n + 1, sizeof *paths);
+	sbuf l = SBUF_INIT;
+	size_t i;
+
+	if (!c->fw && c->noscan) {
+		c->fw = frames_hint_result(c->fh, c->evidence);
+		c->src = "trace";
+		if (!c->fw)
+			c->fw = default_framework(fallback, &c->src);
+	} else if (!c->fw)
+		c->fw = resolve_framework_finish(c->fh, c->is_dir, fallback, c->traces, &c->src,
+		    c->evidence);
+	rec_begin(RT_input);
+	rec_int(RM_input_v, REC_VERSION);
+	rec_cstr(RM_input_role, role);
+	rec_cstr(RM_input_path, c->real);
+	rec_cstr(RM_input_framework, c->fw);
+	rec_cstr(RM_input_framework_source, c->src);
+	if (c->evidence->len)
+		rec_str(RM_input_framework_evidence, c->evidence->s, c->evidence->len);
+	for (i = 0; i < c->traces->n; i++)
+		paths[i] = c->traces->v[i].path;
+	put_model(c->sa, paths, c->noscan ? (c->mh && c->traces->n ? 1 : 0) : c->traces->n, c->mh);
+	free(paths);
+	sb_addc(&l, '[');
+	for (i = 0; i < c->traces->n; i++) {
+		if (i)
+			sb_addc(&l, ',');
+		json_quote(&l, c->traces->v[i].path, strlen(c->traces->v[i].path));
+	}
+	sb_addc(&l, ']');
+	rec_json(RM_input_traces, l.s, l.len);
+	sb_free(&l);
+	rec_end();
+	if (ranksel.mode == RANKS_LOWEST && c->traces->nranks > 1 && !compat_reference)
+		rank_note(c->traces);
+	if (!compat_reference)
+		dropped_note(c->real, c->dropped);
+}
+
+/* Write the pending input record (to standard output), if any. */
+static void
+input_flush(void)
+{
+	struct input_ctx *c = pending;
+
+	if (!c)
+		return;
+	pending = NULL;
+	put_input(c);
+}
+
+/*
+ * A run that dies while the first trace is read (a resource limit, issue
+ * 21) still says what it read: the input record, from what was gathered,
+ * reading nothing more.
+ */
+static void
+input_at_exit(void)
+{
+	if (!pending)
+		return;
+	rec_abandon();
+	rec_output(NULL);
+	pending->noscan = 1;
+	input_flush();
+	fflush(stdout);
+}
+
+/* One event for the pending input record's hints (idx in event_keys' order). */
+static void
+feed_hints(struct trace_state *s, const json_doc *d, const int *idx)
+{
+	struct event_ix ix;
+
+	memcpy(&ix, idx, event_keys.ntop * sizeof *idx);	/* the top-level members */
+	if (d->ntok == 0)
+		ix.name = ix.cat = ix.dur = -1;
+	if (s->mh && model_hint_event(s->mh, d, ix.name, ix.cat, ix.dur))
+		s->mh = NULL;
+	if (s->fh && frames_hint_event(s->fh, d, ix.name, ix.cat))
+		s->fh = NULL;
+}
+
 static int
 extract_trace(const char *path, int t)
 {
@@ -1692,9 +1813,14 @@ extract_trace(const char *path, int t)
 		    "or directory, or pipe one in (Ctrl-D ends the input)");
 	s.z = zio_open(path);
 	if (!s.z) {
+		input_flush();
 		err_msg("cannot open '%s': %s", path, strerror(errno));
 		trace_state_free(&s);
 		return EXIT_DATA;
+	}
+	if (pending && pending->t0 == t) {
+		s.mh = pending->mh;
+		s.fh = pending->fh;
 	}
 	if (strcmp(path, "-") == 0 && zio_empty(s.z)) {
 		/* nothing was given, rather than a file broken to nothing (issue 27) */
@@ -1729,6 +1855,12 @@ extract_trace(const char *path, int t)
 	event_keys.ninner = python_ids ? 8 : 6;	/* no tool reads the Python ids */
 	r = scan_run_members(s.z, path, &event_keys, on_event, NULL, &doc_members, &s, &st, err,
 	    sizeof err);
+	if (pending) {
+		/* the input record, before this trace's records: to standard output */
+		rec_output(NULL);
+		input_flush();
+		rec_output(s.rfp);
+	}
 	progress_update(s.prog, zio_raw_offset(s.z), zio_raw_size(s.z), s.events);
 	progress_stop(&s.prog);
 	sb_free(&title);
@@ -1761,7 +1893,8 @@ extract_trace(const char *path, int t)
  * reference only the server args count.
  */
 static void
-put_model(const char *json, const char *const *paths, size_t npaths)
+put_model(const char *json, const char *const *paths, size_t npaths,
+    const struct modelhint *first)
 {
 	json_doc d = { 0 };
 	int i, have_args;
@@ -1802,7 +1935,8 @@ put_model(const char *json, const char *const *paths, size_t npaths)
 		src = "option";
 	}
 	for (k = 0; !compat_reference && k < npaths && k < 3; k++)
-		if (trace_model_hint(paths[k], &fam, &ev, &fsrc))
+		if (k == 0 && first ? model_hint_result(first, &fam, &ev, &fsrc) :
+		    trace_model_hint(paths[k], &fam, &ev, &fsrc))
 			break;
 	if (src)
 		rec_str(RM_input_model, model.s, model.len);
@@ -1831,6 +1965,7 @@ extract_operand(const char *arg, int *tindex)
 	int rc, r, is_dir = 0, have_sa = 0, any_ok = 0;
 	size_t i;
 	const char *fw, *src;
+	struct input_ctx in = { 0 };
 
 	/*
 	 * Standard input, a pipe (<(cmd) gives /dev/fd/N) or a character device
@@ -1850,7 +1985,7 @@ extract_operand(const char *arg, int *tindex)
 			fw = default_framework(fallback, &src);
 		rec_cstr(RM_input_framework, fw);
 		rec_cstr(RM_input_framework_source, src);
-		put_model(NULL, NULL, 0);	/* a stream is read once: no frames to look at first */
+		put_model(NULL, NULL, 0, NULL);	/* a stream is read once: no frames to look at first */
 		json_quote(&q, arg, strlen(arg));
 		snprintf(one, sizeof one, "[%s]", q.s);
 		sb_free(&q);
@@ -1880,41 +2015,20 @@ extract_operand(const char *arg, int *tindex)
 		dropped_free(&dropped);
 		return EXIT_DATA;
 	}
-	fw = resolve_framework(framework, fallback, real, is_dir, have_sa > 0 ? sa.s : NULL,
-	    &traces, &src, &evidence);
-	rec_begin(RT_input);
-	rec_int(RM_input_v, REC_VERSION);
-	rec_cstr(RM_input_role, role);
-	rec_cstr(RM_input_path, real);
-	rec_cstr(RM_input_framework, fw);
-	rec_cstr(RM_input_framework_source, src);
-	if (evidence.len)
-		rec_str(RM_input_framework_evidence, evidence.s, evidence.len);
-	{
-		const char **paths = xcalloc(traces.n + 1, sizeof *paths);
-		for (i = 0; i < traces.n; i++)
-			paths[i] = traces.v[i].path;
-		put_model(have_sa > 0 ? sa.s : NULL, paths, traces.n);
-		free(paths);
-	}
-	{
-		sbuf l = SBUF_INIT;
-		sb_addc(&l, '[');
-		for (i = 0; i < traces.n; i++) {
-			if (i)
-				sb_addc(&l, ',');
-			json_quote(&l, traces.v[i].path, strlen(traces.v[i].path));
-		}
-		sb_addc(&l, ']');
-		rec_json(RM_input_traces, l.s, l.len);
-		sb_free(&l);
-	}
-	rec_end();
-	if (ranksel.mode == RANKS_LOWEST && traces.nranks > 1 && !compat_reference)
-		rank_note(&traces);
-	if (!compat_reference)
-		dropped_note(real, &dropped);
-	dropped_free(&dropped);
+	in.real = real;
+	in.is_dir = is_dir;
+	in.sa = have_sa > 0 ? sa.s : NULL;
+	in.traces = &traces;
+	in.dropped = &dropped;
+	in.evidence = &evidence;
+	in.fw = resolve_framework(framework, fallback, real, is_dir, in.sa, &traces, &in.src,
+	    &evidence, &in.fh);
+	if (!compat_reference && traces.n > 0)
+		in.mh = model_hint_new();
+	in.t0 = *tindex;
+	pending = &in;
+	if (!in.fh && !in.mh)
+		input_flush();	/* nothing to learn from the first trace's pass */
 	rc = EXIT_OK;
 	for (i = 0; i < traces.n; i++) {
 		r = extract_trace(traces.v[i].path, (*tindex)++);
@@ -1923,8 +2037,12 @@ extract_operand(const char *arg, int *tindex)
 		else if (r == EXIT_DATA)
 			rc = EXIT_DATA;
 	}
+	input_flush();		/* (no trace was read) */
 	if (rc == EXIT_OK && !any_ok)
 		rc = EXIT_EMPTY;
+	dropped_free(&dropped);
+	frames_hint_free(in.fh);
+	model_hint_free(in.mh);
 	tlist_free(&traces);
 	free(trace_dir);
 	sb_free(&sa);

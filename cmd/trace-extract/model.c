@@ -189,19 +189,30 @@ class_family(struct modelhint *h, const char *s, size_t n, int op, double dur)
 	return count(h, out, n, op, NULL, 0, dur);
 }
 
-static int
-model_event(void *ctx, const json_doc *d, unsigned long long off)
+struct modelhint *
+model_hint_new(void)
 {
-	struct modelhint *h = ctx;
-	int in = json_get(d, 0, "name"), ic = json_get(d, 0, "cat"), idur;
+	return xcalloc(1, sizeof(struct modelhint));
+}
+
+void
+model_hint_free(struct modelhint *h)
+{
+	if (!h)
+		return;
+	sb_free(&h->name);
+	free(h);
+}
+
+int
+model_hint_event(struct modelhint *h, const json_doc *d, int in, int ic, int idur)
+{
 	double dur = 0;
 	const char *s;
 	size_t n;
 
-	(void)off;
 	if (d->ntok == 0 || in < 0 || json_kind(d, in) != JK_STR)
 		return ++h->events >= HEAD_EVENTS;
-	idur = json_get(d, 0, "dur");
 	if (idur < 0 || !json_todouble(d, idur, &dur) || !(dur > 0 && dur < 3.2e13))
 		dur = 0;	/* absent, garbage or past a year: no length */
 	json_str(d, in, &h->name, NULL);
@@ -217,6 +228,14 @@ model_event(void *ctx, const json_doc *d, unsigned long long off)
 		class_family(h, s, n, 1, dur);
 	}
 	return ++h->events >= HEAD_EVENTS;
+}
+
+static int
+model_event(void *ctx, const json_doc *d, unsigned long long off)
+{
+	(void)off;
+	return model_hint_event(ctx, d, json_get(d, 0, "name"), json_get(d, 0, "cat"),
+	    json_get(d, 0, "dur"));
 }
 
 /* A duration for the evidence: "248.7 ms", "5.0 us". */
@@ -241,26 +260,32 @@ beats(const struct family *a, const struct family *b)
 int
 trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **source)
 {
-	struct modelhint *h = xcalloc(1, sizeof *h);
+	struct modelhint *h;
 	struct scan_stats st;
 	char err[512];
 	zio *z = zio_open(path);
-	size_t i, best = 0;
+	int r;
 
-	if (!z) {
-		free(h);
+	if (!z)
 		return 0;
-	}
+	h = model_hint_new();
 	scan_run(z, path, model_event, h, &st, err, sizeof err, NULL);
 	zio_close(z);
-	sb_free(&h->name);
+	r = model_hint_result(h, family, evidence, source);
+	model_hint_free(h);
+	return r;
+}
+
+int
+model_hint_result(const struct modelhint *h, sbuf *family, sbuf *evidence, const char **source)
+{
+	size_t i, best = 0;
+
 	for (i = 1; i < h->n; i++)
 		if (beats(&h->f[i], &h->f[best]))
 			best = i;
-	if (h->n == 0) {
-		free(h);
+	if (h->n == 0)
 		return 0;
-	}
 	sb_reset(family);
 	sb_adds(family, h->f[best].name);
 	sb_reset(evidence);
@@ -308,6 +333,5 @@ trace_model_hint(const char *path, sbuf *family, sbuf *evidence, const char **so
 		sb_adds(evidence, h->n - 1 > no ? "; ...)" : ")");
 		free(used);
 	}
-	free(h);
 	return 1;
 }

@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (json_parse(&d, min.s, min.len) != JSON_OK)
 			abort();	/* what it keeps is JSON */
 		server_args_hint(min.s);
-		resolve_framework("auto", NULL, dir, 1, min.s, NULL, &src, &ev);
+		resolve_framework("auto", NULL, dir, 1, min.s, NULL, &src, &ev, NULL);
 		json_write_compact(&d, 0, &out);
 		if (out.len != min.len || memcmp(out.s, min.s, min.len) != 0)
 			abort();	/* compact text is a fixed point */
