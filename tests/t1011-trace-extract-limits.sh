@@ -47,6 +47,19 @@ t_kernels() {
 }
 check "kernels past TRIAGE_MAX_KERNELS: exit 1 naming the limit, no report" t_kernels
 
+t_spool_fails() {
+	# the temporary file for the records cannot be made: one message, exit 1
+	# (the exit's flush of the spool once failed again, and again, until a
+	# segmentation fault)
+	"$GEN" -n 40 -o "$T/t40.json"
+	status 1 env TMPDIR="$T/nonexistent" TRIAGE_SPOOL_MEM=1000 "$EX" -q "$T/t40.json" \
+	    >"$T/out" 2>"$T/err"
+	eq "trace-extract: cannot make a temporary file in '$T/nonexistent': No such file or directory" \
+	    "$(cat "$T/err")"
+	eq "input" "$(jq -r .type "$T/out")" "records written"
+}
+check "a temporary file that cannot be made: exit 1, one message" t_spool_fails
+
 t_cpu_ops() {
 	status 1 env TRIAGE_MAX_CPU_OPS=3 "$EX" "$T/t.json" >/dev/null 2>"$T/err"
 	has "$T/err" "^trace-extract: '$T/t.json': more than 3 CPU ops in one trace, the limit of 3 (TRIAGE_MAX_CPU_OPS)"

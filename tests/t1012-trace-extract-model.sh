@@ -175,6 +175,17 @@ t_one_pass() {
 	sed 's/^{"ph": "X", "cat": "kernel".*/&,\n&/' "$T/d/run-TP-1.json" >"$T/two.json"
 	TRIAGE_MAX_KERNELS=1 status 1 "$BIN/trace-extract" -q "$T/two.json" >"$T/lim.jsonl" 2>/dev/null
 	eq 'input sglang qwen3' "$(jq -r '"\(.type) \(.framework) \(.model_family)"' "$T/lim.jsonl")"
+	# stopped before its frames: the hints are read on their own, as a
+	# whole pass would give them
+	{ printf '{"traceEvents": [\n'
+	  printf '{"ph": "X", "cat": "kernel", "name": "k%s", "pid": 0, "tid": 7, "ts": %s, "dur": 1},\n' 1 1 2 3
+	  sed -n 's/^\({"ph": "X", "cat": "python_function".*}\),$/\1,/p' "$T/d/run-TP-1.json"
+	  printf '{"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 9000, "dur": 1}\n]}\n'
+	} >"$T/early.json"
+	TRIAGE_MAX_KERNELS=1 status 1 "$BIN/trace-extract" -q "$T/early.json" >"$T/early.jsonl" \
+	    2>/dev/null
+	eq 'input sglang 64 Python frames or ops of sglang/ in the first 66 events qwen3' \
+	    "$(jq -r '"\(.type) \(.framework) \(.framework_evidence) \(.model_family)"' "$T/early.jsonl")"
 }
 check "the hints of the first trace's own pass, a directory's next trace, a broken or stopped run" t_one_pass
 

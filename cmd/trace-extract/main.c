@@ -1700,8 +1700,9 @@ struct input_ctx {
 	struct dropped *dropped;
 	struct framehint *fh;		/* fed by trace t0's pass, or NULL */
 	struct modelhint *mh;		/* idem */
+	int fh_done, mh_done;		/* the pass fed them to their end */
 	int t0;
-	int noscan;			/* on the way out: no other trace read for a hint */
+	int cut;			/* the run died during that pass */
 };
 
 static struct input_ctx *pending;	/* an input record not written yet */
@@ -1713,8 +1714,10 @@ put_input(struct input_ctx *c)
 	sbuf l = SBUF_INIT;
 	size_t i;
 
-	if (!c->fw && c->noscan) {
-		c->fw = frames_hint_result(c->fh, c->evidence);
+	if (!c->fw && c->cut && !c->fh_done) {
+		/* the pass stopped short: the traces read for it, as resolve_framework does */
+		for (i = 0; !c->fw && i < (c->is_dir ? c->traces->n : 1); i++)
+			c->fw = trace_frames_hint(c->traces->v[i].path, c->evidence);
 		c->src = "trace";
 		if (!c->fw)
 			c->fw = default_framework(fallback, &c->src);
@@ -1731,7 +1734,7 @@ put_input(struct input_ctx *c)
 		rec_str(RM_input_framework_evidence, c->evidence->s, c->evidence->len);
 	for (i = 0; i < c->traces->n; i++)
 		paths[i] = c->traces->v[i].path;
-	put_model(c->sa, paths, c->noscan ? (c->mh && c->traces->n ? 1 : 0) : c->traces->n, c->mh);
+	put_model(c->sa, paths, c->traces->n, c->cut && !c->mh_done ? NULL : c->mh);
 	free(paths);
 	sb_addc(&l, '[');
 	for (i = 0; i < c->traces->n; i++) {
@@ -1763,8 +1766,9 @@ input_flush(void)
 
 /*
  * A run that dies while the first trace is read (a resource limit, issue
- * 21) still says what it read: the input record, from what was gathered,
- * reading nothing more.
+ * 21) still writes its input record, the same as a whole pass gives: a
+ * hint the pass had not finished is read on its own, as before issue 30
+ * (a reading that keeps no events, so no limit stops it).
  */
 static void
 input_at_exit(void)
@@ -1773,7 +1777,7 @@ input_at_exit(void)
 		return;
 	rec_abandon();
 	rec_output(NULL);
-	pending->noscan = 1;
+	pending->cut = 1;
 	input_flush();
 	fflush(stdout);
 }
@@ -1787,10 +1791,16 @@ feed_hints(struct trace_state *s, const json_doc *d, const int *idx)
 	memcpy(&ix, idx, event_keys.ntop * sizeof *idx);	/* the top-level members */
 	if (d->ntok == 0)
 		ix.name = ix.cat = ix.dur = -1;
-	if (s->mh && model_hint_event(s->mh, d, ix.name, ix.cat, ix.dur))
+	if (s->mh && model_hint_event(s->mh, d, ix.name, ix.cat, ix.dur)) {
 		s->mh = NULL;
-	if (s->fh && frames_hint_event(s->fh, d, ix.name, ix.cat))
+		if (pending)
+			pending->mh_done = 1;
+	}
+	if (s->fh && frames_hint_event(s->fh, d, ix.name, ix.cat)) {
 		s->fh = NULL;
+		if (pending)
+			pending->fh_done = 1;
+	}
 }
 
 static int

@@ -63,6 +63,12 @@ spool_free(struct spool *sp)
 	free(sp);
 }
 
+/*
+ * A spool write failed and the run is ending: exit flushes every stream,
+ * the spool's too, and that flush must not fail (and die) once more.
+ */
+static int broken;
+
 static void
 write_all(struct spool *sp, const char *p, size_t n)
 {
@@ -72,7 +78,7 @@ write_all(struct spool *sp, const char *p, size_t n)
 		w = write(sp->fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0 && (broken = 1))
 			die(EXIT_DATA, "cannot write a temporary file in '%s': %s", sp->dir,
 			    w < 0 ? strerror(errno) : "no space written");
 		p += w;
@@ -91,7 +97,7 @@ to_file(struct spool *sp)
 		memcpy(path, sp->dir, dl);
 		strcpy(path + dl, "/trace-extract.XXXXXX");
 		sp->fd = mkstemp(path);
-		if (sp->fd < 0)
+		if (sp->fd < 0 && (broken = 1))
 			die(EXIT_DATA, "cannot make a temporary file in '%s': %s", sp->dir,
 			    strerror(errno));
 		unlink(path);
@@ -159,6 +165,8 @@ spool_read(struct spool *sp, unsigned long long off, void *buf, size_t n)
 static ssize_t
 stream_write(void *cookie, const char *p, size_t n)
 {
+	if (broken)
+		return -1;	/* exit's flush after a failed write: nothing more is kept */
 	spool_append(cookie, p, n);
 	return (ssize_t)n;
 }
