@@ -334,6 +334,12 @@ EOF2
 	    jq -r 'select(.type == "step") | "\(.name) \(.kernels) \(.cpu_us)"')"
 	eq 0 "$("$BIN/trace-extract" -q --compat reference "$T/lstep.json" | grep -c '"type":"annotation"')" \
 	    "reference: no annotation"
+	# a user_annotation copy of the same range beside it: still one step
+	sed 's/^\({"ph": "X", "cat": \)"Operator"\(, "name": "ProfilerStep#3",.*\)$/&\n\1"user_annotation"\2/' \
+	    "$T/lstep.json" >"$T/lstep2.json"
+	eq 2 "$(grep -c ProfilerStep#3\" "$T/lstep2.json")"
+	eq "ProfilerStep#3 1" "$("$BIN/trace-extract" -q "$T/lstep2.json" | "$BIN/trace-stage" -q |
+	    "$BIN/step-stats" -q | jq -r 'select(.type == "step") | "\(.name) \(.kernels)"')"
 }
 check "legacy ProfilerStep#N of cat Operator is a step marker" t_legacy_steps
 

@@ -166,7 +166,7 @@ steps_find(struct trace_reader *r, const struct trace *tr, struct step **out)
 	uint32_t gpu = strtab_find(r->str, "gpu_user_annotation", 19);
 	struct marker *m = xmalloc((tr->nan ? tr->nan : 1) * sizeof *m);
 	struct step *st = NULL;
-	size_t i, n = 0, cap = 0;
+	size_t i, k, n = 0, cap = 0;
 	int best = SF_NONE;
 
 	for (i = 0; i < tr->nan; i++) {
@@ -197,8 +197,17 @@ steps_find(struct trace_reader *r, const struct trace *tr, struct step **out)
 	}
 	free(m);
 	xqsort(st, n, sizeof *st, step_cmp);
+	/*
+	 * One range written twice is one step: a legacy ProfilerStep#N of cat
+	 * Operator beside a user_annotation copy of it (trace-extract makes an
+	 * annotation of both).
+	 */
+	for (i = k = 0; i < n; i++)
+		if (k == 0 || st[i].ts != st[k - 1].ts || st[i].dur != st[k - 1].dur ||
+		    st[i].name != st[k - 1].name || st[i].pid != st[k - 1].pid)
+			st[k++] = st[i];
 	*out = st;
-	return n;
+	return k;
 }
 
 void
