@@ -95,7 +95,14 @@ show(progress *p, const char *end)
 	double secs = difftime(time(NULL), p->start);
 	double rate = secs > 0 ? mib / secs : 0;
 	char extra[64] = "";
+	int open = end[strlen(end) - 1] != '\n';
 
+	/*
+	 * Open before the write: a signal delivered as the write returns (an
+	 * interrupt sent on seeing the line) still finds the line to end.
+	 */
+	if (open)
+		line_open = 1;
 	if (rate > 0 && p->total && p->done < p->total)
 		snprintf(extra, sizeof extra, ", %.0f MiB/s, %.0f s left", rate,
 		    ((double)(p->total - p->done) / (1024.0 * 1024.0)) / rate);
@@ -110,7 +117,7 @@ show(progress *p, const char *end)
 		fprintf(stderr, "%s: %s: %.0f MiB%s, %llu events%s%s", progname, sb_str(&p->title), mib,
 		    extra, p->items, p->tty ? "\033[K" : "", end);
 	fflush(stderr);
-	line_open = end[strlen(end) - 1] != '\n';
+	line_open = open;
 	p->shown = 1;
 }
 
