@@ -984,7 +984,7 @@ sort_idx(size_t *ix, size_t n, char **v)
 {
 	sort_by = v;
 	if (n > 1)
-		qsort(ix, n, sizeof *ix, cmp_str_idx);
+		xqsort(ix, n, sizeof *ix, cmp_str_idx);
 	sort_by = NULL;
 }
 

@@ -248,7 +248,7 @@ build_ix(const payload_t *p)
 		lv[i] = x->len[i];
 	}
 	/* distinct lengths */
-	qsort(lv, p->n, sizeof *lv, cmp_u32);
+	xqsort(lv, p->n, sizeof *lv, cmp_u32);
 	for (i = 0; i < p->n; i++)
 		if (i == 0 || lv[i] != lv[i - 1])
 			lv[x->nlens++] = lv[i];
@@ -267,7 +267,7 @@ build_ix(const payload_t *p)
 		x->ord[i] = (uint32_t)i;
 	ord_text = x->text;
 	ord_off = x->off;
-	qsort(x->ord, p->n, sizeof *x->ord, cmp_ord);
+	xqsort(x->ord, p->n, sizeof *x->ord, cmp_ord);
 	rmq_build(&x->ordmin, x->ord, p->n);
 	return x;
 }
@@ -585,7 +585,7 @@ build_long(struct relax_ix *x, const payload_t *p)
 			o[i] = (uint32_t)i;
 		ck_text = ck;
 		ck_len = cl;
-		qsort(o, n, sizeof *o, cmp_long);
+		xqsort(o, n, sizeof *o, cmp_long);
 		for (i = 0; i < n; i++) {
 			ck2[i] = ck[o[i]];
 			cl2[i] = cl[o[i]];

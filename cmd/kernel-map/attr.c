@@ -162,7 +162,7 @@ build_index(const struct tcall *ev, size_t n, int by_corr, size_t *out_n)
 		k[m].i = (uint32_t)i;
 		m++;
 	}
-	qsort(k, m, sizeof *k, cmp_tkey);
+	xqsort(k, m, sizeof *k, cmp_tkey);
 	*out_n = m;
 	return k;
 }
@@ -409,7 +409,7 @@ resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32
 	int have_last = 0;
 
 	sort_frames(tr->fr, tr->nfr);
-	qsort(qs, nq, sizeof qs[0], cmp_query);
+	xqsort(qs, nq, sizeof qs[0], cmp_query);
 	for (qi = 0; qi < nq; qi++) {
 		const query_t *q = &qs[qi];
 		if (q->thread != cur) {

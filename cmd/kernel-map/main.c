@@ -197,9 +197,9 @@ load_mapping(const char *path)
 	/* lookups iterate in ascending byte order of the name (§5.4) */
 	for (i = 0; i < km_map.nstages; i++)
 		if (km_map.stages[i].n)
-			qsort(km_map.stages[i].e, km_map.stages[i].n, sizeof(entry_t), cmp_entry_name);
+			xqsort(km_map.stages[i].e, km_map.stages[i].n, sizeof(entry_t), cmp_entry_name);
 	if (!km_map.same_stage && km_map.global.n)
-		qsort(km_map.global.e, km_map.global.n, sizeof(entry_t), cmp_entry_name);
+		xqsort(km_map.global.e, km_map.global.n, sizeof(entry_t), cmp_entry_name);
 }
 
 int

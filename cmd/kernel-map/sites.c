@@ -292,7 +292,7 @@ build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t 
 		nsum_add(&sum, ss[i].acc->total);
 	}
 	ktotal = nsum_value(&sum);
-	qsort(ss, k->n, sizeof *ss, cmp_total_desc);
+	xqsort(ss, k->n, sizeof *ss, cmp_total_desc);
 	for (i = 0; i < k->n; i++) {
 		const site_acc *a = ss[i].acc;
 		site_t *s = &ss[i].site;
@@ -312,7 +312,7 @@ build_entry(const sitestats *st, const kern_acc *k, const catmap *cats, entry_t 
 		ss[i].prio = source_location_priority(sb_str(&b), b.len);
 		ss[i].pos = i;
 	}
-	qsort(ss, k->n, sizeof *ss, cmp_rank_desc);
+	xqsort(ss, k->n, sizeof *ss, cmp_rank_desc);
 	e->kernel = xstrdup(km_s(k->canon));
 	cat = catmap_get(cats, k->canon);
 	e->category = xstrdup(cat ? cat : "other");
@@ -368,7 +368,7 @@ build_payload(const sitestats *st, const catmap *cats, payload_t *out)
 	for (i = 0; i < st->nk; i++)
 		build_entry(st, &st->k[i], cats, payload_add(out));
 	if (out->n)
-		qsort(out->e, out->n, sizeof out->e[0], cmp_entry);
+		xqsort(out->e, out->n, sizeof out->e[0], cmp_entry);
 }
 
 /* ---- sampling (§5.5.2) ---- */
@@ -430,7 +430,7 @@ sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out)
 		gi->idx[gi->n++] = idx[i];
 	}
 	if (ng)
-		qsort(g, ng, sizeof g[0], cmp_group);
+		xqsort(g, ng, sizeof g[0], cmp_group);
 	pk = xmalloc((n ? n : 1) * sizeof *pk);
 	for (i = 0; i < ng; i++) {
 		size_t take = g[i].n <= 16 ? g[i].n : 16;
@@ -442,7 +442,7 @@ sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out)
 		}
 		free(g[i].idx);
 	}
-	qsort(pk, m, sizeof *pk, cmp_pick);
+	xqsort(pk, m, sizeof *pk, cmp_pick);
 	for (i = 0; i < m; i++)
 		out[i] = pk[i].k;
 	free(pk);

@@ -67,7 +67,7 @@ headroom_candidates(const agg_t *agg, size_t nagg, const agg_t **out)
 			c[start + cnt] = (cand_t){ a, a->exclusive_us * category_weight(a->cat), 0, i };
 			cnt++;
 		}
-		qsort(c + start, cnt, sizeof *c, cmp_cand);
+		xqsort(c + start, cnt, sizeof *c, cmp_cand);
 		if (pass == 0)
 			np = cnt;
 		else
@@ -96,7 +96,7 @@ low_roi_candidates(const agg_t *agg, size_t nagg, const agg_t **out)
 		den = 1.0 > h ? 1.0 : h;	/* max(hidden_us, 1.0) */
 		c[nc++] = (cand_t){ a, h * (1.0 + a->hbc_us / den), hr, i };
 	}
-	qsort(c, nc, sizeof *c, cmp_cand);
+	xqsort(c, nc, sizeof *c, cmp_cand);
 	for (i = 0; i < nc && n < TOP_N; i++)
 		out[n++] = c[i].a;
 	free(c);
@@ -133,7 +133,7 @@ nbr_build(nbr_t *nb, const oev_t *ev, size_t n)
 	nb->next = xmalloc((n ? n : 1) * sizeof *nb->next);
 	for (i = 0; i < n; i++)
 		o[i] = i;
-	qsort_r(o, n, sizeof *o, cmp_nbr, (void *)ev);
+	xqsort_r(o, n, sizeof *o, cmp_nbr, (void *)ev);
 	for (i = 0; i < n; i++) {
 		nb->prev[o[i]] = i > 0 && ev[o[i - 1]].stream == ev[o[i]].stream ? (long)o[i - 1] : -1;
 		nb->next[o[i]] = i + 1 < n && ev[o[i + 1]].stream == ev[o[i]].stream ? (long)o[i + 1] : -1;

@@ -215,7 +215,7 @@ sample_events(const oev_t *mev, size_t nm, size_t *ns)
 			}
 		}
 	}
-	qsort(s, out, sizeof *s, cmp_ts_idx);
+	xqsort(s, out, sizeof *s, cmp_ts_idx);
 	free(gn);
 	free(first);
 	free(last);
@@ -312,7 +312,7 @@ sorted_index(size_t n, int (*cmp)(const void *, const void *, void *), void *ctx
 			sorted = 0;
 	}
 	if (!sorted)
-		qsort_r(idx, n, sizeof *idx, cmp, ctx);
+		xqsort_r(idx, n, sizeof *idx, cmp, ctx);
 	return idx;
 }
 
@@ -661,7 +661,7 @@ choose_cpu_context(ctxmap_t *cm, long long eid, double kts)
 		l->by_ts = xmallocarray(l->n, sizeof *l->by_ts);
 		for (i = 0; i < l->n; i++)
 			l->by_ts[i] = (uint32_t)i;
-		qsort_r(l->by_ts, l->n, sizeof *l->by_ts, cmp_ctx, l->v);
+		xqsort_r(l->by_ts, l->n, sizeof *l->by_ts, cmp_ctx, l->v);
 		l->sorted_built = 1;
 		/* NaN times do not sort: such a list keeps the scan */
 		for (i = 0; i < l->n; i++)
@@ -777,7 +777,7 @@ window_finish(wlist_t *w, uint32_t *chain, int *nchain)
 	*nchain = 0;
 	if (w->n == 0)
 		return;
-	qsort(w->v, w->n, sizeof *w->v, cmp_wscope);
+	xqsort(w->v, w->n, sizeof *w->v, cmp_wscope);
 	keep = xmalloc(w->n * sizeof *keep);
 	for (j = 0; j < w->n; j++) {
 		int isnew;

@@ -317,7 +317,7 @@ sweep_prepare(struct sweep *w)
 		w->pt[2 * i] = (point_t){ ev[i].ts, 1, i };
 		w->pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
 	}
-	qsort(w->pt, 2 * n, sizeof *w->pt, cmp_point);
+	xqsort(w->pt, 2 * n, sizeof *w->pt, cmp_point);
 }
 
 double

@@ -91,7 +91,7 @@ write_deltas(struct skew *s, struct rankstage *const *rs, size_t n,
 		}
 	}
 	if (nd)
-		qsort_r(d, nd, sizeof *d, delta_cmp, s->str);
+		xqsort_r(d, nd, sizeof *d, delta_cmp, s->str);
 	for (i = 0; i < nd && (s->top == 0 || (long long)i < s->top); i++) {
 		const char *name = strtab_str(s->str, d[i].name);
 		rec_begin(RT_rank_kernel_delta);

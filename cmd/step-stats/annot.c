@@ -102,7 +102,7 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 	for (i = 0; i < n; i++)
 		ix[i] = i;
 	if (n > 1)
-		qsort_r(ix, n, sizeof *ix, by_stream, (void *)it);
+		xqsort_r(ix, n, sizeof *ix, by_stream, (void *)it);
 	for (i = 0; i < n; i++)	/* prefix maximum of the ends within each stream's run */
 		pmax[i] = i && it[ix[i - 1]].stream == it[ix[i]].stream && pmax[i - 1] > it[ix[i]].end ?
 		    pmax[i - 1] : it[ix[i]].end;
@@ -159,7 +159,7 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 	measure_rows(p, np, rows, 0);
 	measure_rows(rg, nr, rows, 1);
 	if (nrow > 1)
-		qsort_r(rows, nrow, sizeof *rows, arow_cmp, (void *)r->str);
+		xqsort_r(rows, nrow, sizeof *rows, arow_cmp, (void *)r->str);
 	for (i = 0; i < nrow; i++) {
 		rec_begin(RT_annotation_time);
 		rec_int(RM_annotation_time_t, tr->t);

@@ -42,7 +42,7 @@ void
 items_sort(struct item *it, size_t n, const strtab *str)
 {
 	if (n > 1)
-		qsort_r(it, n, sizeof *it, items_cmp, (void *)str);
+		xqsort_r(it, n, sizeof *it, items_cmp, (void *)str);
 }
 
 double

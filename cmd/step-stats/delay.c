@@ -164,7 +164,7 @@ delay_write(const struct trace_reader *r, long long t, uint32_t stage, const str
 		nk++;
 	}
 	if (nk > 1)
-		qsort_r(k, nk, sizeof *k, kd_cmp, (void *)r->str);
+		xqsort_r(k, nk, sizeof *k, kd_cmp, (void *)r->str);
 	for (i = 0; i < nk; i++) {
 		rec_begin(RT_kernel_delay);
 		rec_int(RM_kernel_delay_t, t);

@@ -62,7 +62,7 @@ streams_write(const struct trace_reader *r, long long t, uint32_t stage, const s
 		uacc_add(&x->u, it[i].ts, it[i].end);
 	}
 	if (ns > 1)
-		qsort_r(s, ns, sizeof *s, st_cmp, (void *)r->str);
+		xqsort_r(s, ns, sizeof *s, st_cmp, (void *)r->str);
 	for (i = 0; i < ns; i++) {
 		double busy = uacc_value(&s[i].u), span = s[i].last - s[i].first;
 		double idle = span - busy;

@@ -182,7 +182,7 @@ ta_events(struct ta_out *o, const char *lead, void (*put)(void *ctx, const char 
 	/* Kineto sorts its processes by pid (GPUs from 16777216): a negative index is first */
 	meta(&e, lead, o->pid, 0, "process_sort_index", "sort_index", NULL, -1);
 	if (o->nf > 1)
-		qsort_r(o->f, o->nf, sizeof *o->f, by_track_start, o);
+		xqsort_r(o->f, o->nf, sizeof *o->f, by_track_start, o);
 	first_tid = xcalloc(o->ntrack + 1, sizeof *first_tid);
 	/* the lanes first: each lane a track of its own, named before any slice */
 	for (i = 0; i < o->nf; i = j) {

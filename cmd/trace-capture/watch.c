@@ -111,7 +111,7 @@ snap_take(const char *path, struct snap *s)
 		dirwalk(path, &o, add_file, s, NULL);
 	}
 	if (s->n > 1)
-		qsort(s->e, s->n, sizeof *s->e, ent_cmp);
+		xqsort(s->e, s->n, sizeof *s->e, ent_cmp);
 }
 
 void

@@ -642,14 +642,14 @@ shapes_resolve(struct shapes *sh, long long t)
 		if (sh->ln[i].has_ext && !sh->ln[i].graph)
 			idx[n++] = (uint32_t)i;
 	if (n) {
-		qsort(idx, n, sizeof *idx, cmp_ext);
+		xqsort(idx, n, sizeof *idx, cmp_ext);
 		paint(sh, idx, n, 1);
 	}
 	for (i = n = 0; i < sh->nln; i++)
 		if (sh->ln[i].op < 0 && !sh->ln[i].graph)
 			idx[n++] = (uint32_t)i;
 	if (n) {
-		qsort(idx, n, sizeof *idx, cmp_thread);
+		xqsort(idx, n, sizeof *idx, cmp_thread);
 		paint(sh, idx, n, 0);
 	}
 	free(idx);

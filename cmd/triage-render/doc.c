@@ -505,7 +505,7 @@ category_sums(const struct run *run, const char *stage, struct catsum **out, dou
 	sb_free(&b);
 	sb_free(&c);
 	if (n)
-		qsort(v, n, sizeof *v, cmp_catsum);
+		xqsort(v, n, sizeof *v, cmp_catsum);
 	*out = v;
 	return n;
 }

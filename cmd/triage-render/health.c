@@ -256,7 +256,7 @@ health_section(const struct run *run, struct doc *d)
 	d->verdict = worst;
 	if (nbad) {
 		size_t j, show = nbad < 2 ? nbad : 2, na = 0, nt = 0;
-		qsort(def, nbad, sizeof *def, defect_cmp);
+		xqsort(def, nbad, sizeof *def, defect_cmp);
 		for (j = 0; j < show; j++) {
 			const char *w = def[j].words;
 			if (j)

@@ -293,7 +293,7 @@ render(sbuf *text)
 		dp[i] = &d[i];
 	}
 	if (R.bundle && n > 1)
-		qsort(dp, n, sizeof *dp, cmp_doc);
+		xqsort(dp, n, sizeof *dp, cmp_doc);
 	if (R.bundle && n > 1) {
 		/* the summary's rows in the bundle's order: each doc with its run */
 		struct run *rs = xcalloc(n, sizeof *rs);

@@ -57,7 +57,7 @@ probe_fact(const struct run *run, struct doc *d)
 	    "\"failed\":%zu,\"empty\":%zu", n, nwarm, n - nwarm, nok, n - nok, nempty);
 	if (nok) {
 		char buf[40];
-		qsort(lat, nok, sizeof *lat, cmp_num);
+		xqsort(lat, nok, sizeof *lat, cmp_num);
 		/* nearest rank: the smallest latency at or above 95 % of them */
 		p95 = lat[(size_t)((nok * 95 + 99) / 100) - 1];
 		sb_printf(&f, ",\"latency_mean_us\":%s", num_json(sum / (double)nok, buf));

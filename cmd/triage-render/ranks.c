@@ -86,7 +86,7 @@ pick(const struct run *run, const char *type, const char *stage, const char *by,
 		v[n++].key = by ? item_num(it, by, 0) : 0;
 	}
 	if (by && n > 1)
-		qsort(v, n, sizeof *v, cmp_desc);
+		xqsort(v, n, sizeof *v, cmp_desc);
 	sb_free(&b);
 	*out = v;
 	return n;
