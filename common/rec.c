@@ -195,6 +195,13 @@ rec_json(enum rec_member m, const char *json, size_t n)
 }
 
 void
+rec_verbatim(enum rec_member m, const char *text, size_t n)
+{
+	key(m, -1);
+	sb_add(&line, text, n);
+}
+
+void
 rec_end(void)
 {
 	const struct rec_typeinfo *ti;

@@ -133,6 +133,12 @@ void rec_numtext(enum rec_member m, const char *txt, size_t n);	/* verbatim JSON
 void rec_bool(enum rec_member m, int v);
 void rec_null(enum rec_member m);			/* an optional member written as null */
 void rec_json(enum rec_member m, const char *json, size_t n);	/* pre-built JSON value */
+/*
+ * A member of any kind whose value is the n bytes given, unchecked: for a
+ * tool that keeps its records aside in a private form and restores the
+ * value before the record leaves it (trace-extract's spool, issue 30).
+ */
+void rec_verbatim(enum rec_member m, const char *text, size_t n);
 void rec_end(void);
 
 /*

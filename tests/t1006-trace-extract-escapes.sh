@@ -100,4 +100,34 @@ t_catalog() {
 }
 check "a pattern catalog with escaped names" t_catalog
 
+t_spooled_names() {
+	# kernel names wait in the spool as references to the trace's names
+	# (issue 30); each comes back as it was, control bytes and quotes too,
+	# in a run of two traces and through the spool's temporary file
+	mkdir -p "$T/sp"
+	for i in 1 2; do
+		printf '{"traceEvents": [\n' >"$T/sp/t$i.json"
+		for n in 'void \u0001at::native::kernel<\"q\">(int)' 'short_k' "kernel_of_trace_${i}_with_a_long_name" \
+		    'void \u0001at::native::kernel<\"q\">(int)'; do
+			printf '{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %d, "dur": 2, "args": {"stream": 7}},\n' \
+			    "$n" "$((1000 + i * 10))"
+		done >>"$T/sp/t$i.json"
+		printf '{"ph": "X", "cat": "kernel", "name": "\\u0001", "pid": 0, "tid": 7, "ts": 1100, "dur": 2, "args": {"stream": 7}}\n]}\n' >>"$T/sp/t$i.json"
+	done
+	TRIAGE_SPOOL_MEM=64 "$BIN/trace-extract" -q "$T/sp/t1.json" "$T/sp/t2.json" |
+	    jq -r 'select(.type == "kernel") | [.t, .name] | @json' >"$T/sp/got"
+	for i in 0 1; do
+		printf '[%d,"void \\u0001at::native::kernel<\\"q\\">(int)"]\n[%d,"short_k"]\n' $i $i
+		printf '[%d,"kernel_of_trace_%d_with_a_long_name"]\n' $i $((i + 1))
+		printf '[%d,"void \\u0001at::native::kernel<\\"q\\">(int)"]\n[%d,"\\u0001"]\n' $i $i
+	done >"$T/sp/want"
+	same "$T/sp/want" "$T/sp/got"
+	# and byte for byte what the spool held in memory gives
+	"$BIN/trace-extract" -q "$T/sp/t1.json" "$T/sp/t2.json" >"$T/sp/mem"
+	TRIAGE_SPOOL_MEM=64 "$BIN/trace-extract" -q "$T/sp/t1.json" "$T/sp/t2.json" >"$T/sp/file"
+	same "$T/sp/mem" "$T/sp/file"
+	hasnt "$T/sp/file" "$(printf '\001')"
+}
+check "kernel names kept aside in the spool come back whole" t_spooled_names
+
 done_testing

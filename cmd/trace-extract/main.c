@@ -403,6 +403,7 @@ struct trace_state {
 	size_t catcap;
 	sbuf name, cat, pid, tid, tmp;	/* decoded text behind the views below */
 	struct rstr vname, vcat, vpid, vtid;	/* the event's name, cat, pid, tid as text */
+	uint32_t vname_id;		/* vname's id in names (UINT32_MAX: not looked up) */
 	struct rstr lastcat;		/* the category of the event before, and its lookup */
 	unsigned lastcf;
 	uint32_t lastcatid;
@@ -562,6 +563,16 @@ pystr(struct trace_state *s, int i, sbuf *buf)
 }
 
 /*
+ * A kernel's name, often hundreds of bytes of C++ template and as many
+ * times over as the kernel ran, is kept in the spool as a byte no JSON
+ * text holds (NAME_REF) and its id in the trace's names table; put_kept
+ * writes the name back, quoted as rec_str would have.  On a kernel-dense
+ * trace names were half of the spool's bytes (issue 30).
+ */
+#define NAME_REF '\001'
+#define NAME_REF_MIN 12		/* names up to this long are kept as they are */
+
+/*
  * Start the record of an X event: type, trace index, name, the category
  * when `cat` is not NULL, pid, tid, ts and dur.
  */
@@ -573,7 +584,17 @@ begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
 
 	rec_begin(type);
 	rec_int(m->t, s->t);
-	rec_str(m->name, s->vname.s, s->vname.n);
+	if (type == RT_kernel && s->vname_id != UINT32_MAX && s->vname.n > NAME_REF_MIN) {
+		/* the spool keeps a reference to the name (put_kept expands it) */
+		char ref[16], *q = ref + sizeof ref;
+		uint32_t v = s->vname_id;
+		do
+			*--q = (char)('0' + v % 10);
+		while ((v /= 10) != 0);
+		*--q = NAME_REF;
+		rec_verbatim(m->name, q, (size_t)(ref + sizeof ref - q));
+	} else
+		rec_str(m->name, s->vname.s, s->vname.n);
 	if (cat)
 		rec_str(m->cat, cat->s, cat->n);
 	rec_str(m->pid, s->vpid.s, s->vpid.n);
@@ -1067,8 +1088,9 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 		s->vname.n = 0;
 	}
 	/* Frames and CPU ops can be neither kernels nor launches: skip the name rules. */
+	s->vname_id = UINT32_MAX;
 	e.nf = (e.cf & (CF_PYFN | CF_CPUOP)) ? 0 :
-	    lookup(&s->names, s->vname.s, s->vname.n, 0, NULL);
+	    lookup(&s->names, s->vname.s, s->vname.n, 0, &s->vname_id);
 	if (e.ix.name < 0)
 		e.nf &= ~NF_META;
 	s->vpid = pystr(s, e.ix.pid, &s->pid);
@@ -1537,7 +1559,39 @@ put_ids(enum rec_member m, struct pylist l, sbuf *b)
 struct replay {
 	size_t nop, nln, nk;
 	sbuf b;
+	sbuf x;			/* a kept kernel record with its name written back */
 };
+
+/*
+ * A kept kernel record whose name is a reference (begin_event) with the
+ * name written back, in rp->x; any other line as it is.  The reference
+ * follows `"name":` right after the trace index, and a comma follows it.
+ */
+static const char *
+expand_name(const struct trace_state *s, const char *line, size_t *n, struct replay *rp)
+{
+	static const char head[] = "{\"type\":\"kernel\",\"t\":";
+	const char *p = line + sizeof head - 1, *e = line + *n, *q;
+	uint32_t id = 0;
+
+	if (*n < sizeof head - 1 || memcmp(line, head, sizeof head - 1) != 0)
+		return line;
+	while (p < e && *p >= '0' && *p <= '9')
+		p++;
+	if (e - p < 9 || memcmp(p, ",\"name\":", 8) != 0 || p[8] != NAME_REF)
+		return line;
+	p += 8;
+	for (q = p + 1; q < e && *q >= '0' && *q <= '9'; q++)
+		id = id * 10 + (uint32_t)(*q - '0');
+	if (q == e || *q != ',' || id >= strtab_count(s->names.tab))
+		die(EXIT_DATA, "internal error: a kept record of '%s' lost its name", s->path);
+	sb_reset(&rp->x);
+	sb_add(&rp->x, line, (size_t)(p - line));
+	json_quote(&rp->x, strtab_str(s->names.tab, id), strtab_len(s->names.tab, id));
+	sb_add(&rp->x, q, (size_t)(e - q));
+	*n = rp->x.len;
+	return sb_str(&rp->x);
+}
 
 /*
  * One kept record line, with its Python context when it has one; a copy's
@@ -1554,6 +1608,7 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 	const char *band;
 	size_t bandlen, li;
 
+	line = expand_name(s, line, &n, rp);
 	if (IS("cpu_op") && s->pc) {
 		pyctx_op_result(s->pc, rp->nop++, &loc, &stack, &scopes);
 		if (loc != PY_NONE || scopes.n) {
@@ -1628,7 +1683,7 @@ put_kept(struct trace_state *s)
 	size_t cap = 1 << 20, have = 0;
 	unsigned long long off = 0, size;
 	uint32_t id, nnames;
-	struct replay rp = { 0, 0, 0, SBUF_INIT };
+	struct replay rp = { 0, 0, 0, SBUF_INIT, SBUF_INIT };
 
 	rec_output(NULL);
 	if (fclose(s->rfp) != 0)
@@ -1679,6 +1734,7 @@ put_kept(struct trace_state *s)
 	}
 	free(buf);
 	sb_free(&rp.b);
+	sb_free(&rp.x);
 }
 
 /* Extract one trace file; returns an exit code. */
