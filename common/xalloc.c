@@ -112,35 +112,120 @@ xgrow(void *pp, size_t *cap, size_t need, size_t elem)
 }
 
 /*
- * Most arrays the tools sort arrive in order already (records in time
- * order, rows in the order written): one pass that finds them so costs
- * n - 1 comparisons where glibc's merge sort costs n log n and a
- * temporary of the array's size.  glibc's qsort is that merge sort, stable,
- * so an array in order comes back unchanged either way.
+ * Sorting.  Most arrays the tools sort arrive in order already, or as a
+ * few runs in order (records in time order, one run per stream or per
+ * annotation): one pass finds the runs, n - 1 comparisons.  An array in
+ * order returns then; one of a few runs is merged run by run (log2 of the
+ * runs passes, where glibc's merge sort spends log2 n passes); any other
+ * goes to qsort.  glibc's qsort is a stable merge sort, and the run merge
+ * is stable too, so each gives the one stable order: the same bytes.
  */
+struct sorter {
+	int (*c2)(const void *, const void *);
+	int (*c3)(const void *, const void *, void *);
+	void *arg;
+	size_t size;
+};
+
+static int
+order(const struct sorter *so, const void *a, const void *b)
+{
+	return so->c2 ? so->c2(a, b) : so->c3(a, b, so->arg);
+}
+
+/* One element of z bytes; most are whole words, copied as such. */
+static inline void
+copy_el(char *d, const char *s, size_t z)
+{
+	if (z % sizeof(uint64_t) == 0) {
+		uint64_t w;
+		size_t k;
+		for (k = 0; k < z; k += sizeof w) {
+			memcpy(&w, s + k, sizeof w);
+			memcpy(d + k, &w, sizeof w);
+		}
+	} else
+		memcpy(d, s, z);
+}
+
+/* Merge the runs src[at[i]..at[i+1]) pairwise into dst; at is updated. */
+static size_t
+merge_pass(const struct sorter *so, const char *src, char *dst, size_t *at, size_t nrun)
+{
+	size_t r, k = 0, z = so->size;
+
+	for (r = 0; r < nrun; r += 2, k++) {
+		size_t lo = at[r], mid = at[r + 1], hi = r + 1 < nrun ? at[r + 2] : mid;
+		size_t i = lo, j = mid, o = lo;
+		while (i < mid && j < hi) {
+			if (order(so, src + j * z, src + i * z) < 0)
+				copy_el(dst + o++ * z, src + j++ * z, z);
+			else
+				copy_el(dst + o++ * z, src + i++ * z, z);
+		}
+		memcpy(dst + o * z, src + i * z, (mid - i) * z);
+		o += mid - i;
+		memcpy(dst + o * z, src + j * z, (hi - j) * z);
+		at[k] = lo;
+	}
+	at[k] = at[nrun];
+	return k;
+}
+
+static void
+sort_any(void *base, size_t n, const struct sorter *so)
+{
+	const char *b = base;
+	size_t i, nrun = 1, *at, z = so->size;
+	char *tmp, *src, *dst, *x;
+
+	for (i = 1; i < n; i++)
+		nrun += order(so, b + (i - 1) * z, b + i * z) > 0;
+	if (nrun == 1)
+		return;
+	if (nrun > n / 256 || z == 0 || n > SIZE_MAX / z) {
+		if (so->c2)
+			qsort(base, n, z, so->c2);
+		else
+			qsort_r(base, n, z, so->c3, so->arg);
+		return;
+	}
+	at = xmalloc((nrun + 1) * sizeof *at);
+	at[0] = 0;
+	for (i = 1, nrun = 1; i < n; i++)
+		if (order(so, b + (i - 1) * z, b + i * z) > 0)
+			at[nrun++] = i;
+	at[nrun] = n;
+	tmp = xmalloc(n * z);
+	src = base;
+	dst = tmp;
+	while (nrun > 1) {
+		nrun = merge_pass(so, src, dst, at, nrun);
+		x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != base)
+		memcpy(base, src, n * z);
+	free(tmp);
+	free(at);
+}
+
 void
 xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	const char *b = base;
-	size_t i;
+	struct sorter so = { cmp, NULL, NULL, size };
 
-	for (i = 1; i < n; i++)
-		if (cmp(b + (i - 1) * size, b + i * size) > 0) {
-			qsort(base, n, size, cmp);
-			return;
-		}
+	if (n > 1)
+		sort_any(base, n, &so);
 }
 
 void
 xqsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
     void *arg)
 {
-	const char *b = base;
-	size_t i;
+	struct sorter so = { NULL, cmp, arg, size };
 
-	for (i = 1; i < n; i++)
-		if (cmp(b + (i - 1) * size, b + i * size, arg) > 0) {
-			qsort_r(base, n, size, cmp, arg);
-			return;
-		}
+	if (n > 1)
+		sort_any(base, n, &so);
 }

@@ -34,11 +34,13 @@ void xgrow(void *pp, size_t *cap, size_t need, size_t elem);
 
 /*
  * qsort and qsort_r that accept an empty array with a NULL base (qsort
- * itself may not be passed NULL, even with zero elements) and return at
- * once, after n - 1 comparisons, when the array is in order already.  The
- * order is glibc's stable merge sort's: elements that compare equal keep
- * their order (as with qsort when it can allocate its temporary; it falls
- * back to an unstable sort only when it cannot).
+ * itself may not be passed NULL, even with zero elements), return at once,
+ * after n - 1 comparisons, when the array is in order already, and merge
+ * an array of a few runs in order (at most one per 256 elements) run by run
+ * (issue 30).  The order is glibc's stable merge sort's: elements that
+ * compare equal keep their order (as with qsort when it can allocate its
+ * temporary; it falls back to an unstable sort only when it cannot).  The
+ * run merge allocates a copy of the array; it dies like xmalloc.
  */
 void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 void xqsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
