@@ -471,6 +471,32 @@ resolve_context(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint3
 	*stack = b->len ? km_intern(b->s, b->len) : NOSTR;
 }
 
+/*
+ * resolve_context, once per (location, stack) pair of the trace: the calls
+ * of a CUDA-graph decode trace share a few hundred (issue 30).  memo maps
+ * the pair to the answer, loc in the high half.
+ */
+static void
+context_of(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint32_t *stack, sbuf *b,
+    imap *memo)
+{
+	uint64_t *v;
+	int isnew;
+
+	if (c->py_loc == NOSTR) {
+		*loc = *stack = NOSTR;
+		return;
+	}
+	v = imap_put(memo, (uint64_t)c->py_loc << 32 | c->py_stack, &isnew);
+	if (isnew) {
+		resolve_context(kt, c, loc, stack, b);
+		*v = (uint64_t)*loc << 32 | *stack;
+	} else {
+		*loc = (uint32_t)(*v >> 32);
+		*stack = (uint32_t)*v;
+	}
+}
+
 void
 attribute_kernels(kmtrace_t *kt)
 {
@@ -517,15 +543,17 @@ attribute_kernels(kmtrace_t *kt)
 	if (tr->py_context) {
 		/* trace-extract resolved each call's frames: no frames to sweep */
 		sbuf b = SBUF_INIT;
+		imap memo = { 0 };
 		for (i = 0; i < tr->nk; i++) {
 			if (!kt->ka[i].need)
 				continue;
 			if (opm[i] != NOSTR)
-				resolve_context(kt, &tr->op[opm[i]], &rloc[2 * i], &rstack[2 * i], &b);
+				context_of(kt, &tr->op[opm[i]], &rloc[2 * i], &rstack[2 * i], &b, &memo);
 			if (lnm[i] != NOSTR)
-				resolve_context(kt, &tr->ln[lnm[i]], &rloc[2 * i + 1],
-				    &rstack[2 * i + 1], &b);
+				context_of(kt, &tr->ln[lnm[i]], &rloc[2 * i + 1], &rstack[2 * i + 1],
+				    &b, &memo);
 		}
+		imap_free(&memo);
 		sb_free(&b);
 	} else
 		resolve_queries(tr, qs, nq, rloc, rstack);
