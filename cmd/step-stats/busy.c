@@ -72,46 +72,70 @@ union_measure(const struct span *s, size_t n, double *span)
 	return busy;
 }
 
-/* An endpoint of an item for the bucket sweep. */
-struct edge {
+/* An end still to come in bucket_sweep's heap. */
+struct hend {
 	double t;
-	int delta;		/* +1 start, -1 end */
 	unsigned char bucket, graph;
 };
 
-static int
-edge_cmp(const void *pa, const void *pb)
+static void
+heap_push(struct hend *h, size_t *n, struct hend x)
 {
-	const struct edge *a = pa, *b = pb;
+	size_t i = (*n)++;
 
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return a->delta - b->delta;	/* ends first: touching items leave no segment */
+	while (i > 0 && h[(i - 1) / 2].t > x.t) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+static struct hend
+heap_pop(struct hend *h, size_t *n)
+{
+	struct hend top = h[0], x = h[--*n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < *n) {
+		if (c + 1 < *n && h[c + 1].t < h[c].t)
+			c++;
+		if (!(h[c].t < x.t))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+	return top;
 }
 
 /*
  * Split the busy time into buckets (the highest-precedence bucket running
  * owns each instant) and measure the time some graph item runs.  Each
- * elementary segment between consecutive endpoints is attributed once.
+ * elementary segment between consecutive endpoints is attributed once, in
+ * order of time.  The items come in order of start (stage_figures), so the
+ * endpoints are their starts merged with a heap of the ends to come: the
+ * heap holds the items running at once, where a sort of every endpoint was
+ * a tenth of step-stats (issue 30).  The segments and their sums are the
+ * sort's, in its order: at each time every end and start is counted before
+ * the next segment.
  */
 static void
 bucket_sweep(const struct item *it, size_t n, struct figures *f)
 {
-	struct edge *e = xmalloc((n ? 2 * n : 1) * sizeof *e);
+	struct hend *h = xmalloc((n ? n : 1) * sizeof *h);
 	long cnt[B_COUNT] = { 0 }, graph = 0;
-	size_t i, ne = 0;
-	int b;
+	size_t i = 0, nh = 0;
+	double prev = 0, t;
+	int b, any = 0;
 
-	for (i = 0; i < n; i++) {
-		if (it[i].end <= it[i].ts)
-			continue;	/* zero length: no time to attribute */
-		e[ne++] = (struct edge){ it[i].ts, 1, it[i].bucket, it[i].graph };
-		e[ne++] = (struct edge){ it[i].end, -1, it[i].bucket, it[i].graph };
-	}
-	xqsort(e, ne, sizeof *e, edge_cmp);
-	for (i = 0; i < ne; i++) {
-		if (i > 0 && e[i].t > e[i - 1].t) {
-			double seg = e[i].t - e[i - 1].t;
+	for (;;) {
+		while (i < n && it[i].end <= it[i].ts)
+			i++;	/* zero length: no time to attribute */
+		if (i == n && nh == 0)
+			break;
+		t = i < n && (nh == 0 || it[i].ts < h[0].t) ? it[i].ts : h[0].t;
+		if (any && t > prev) {
+			double seg = t - prev;
 			for (b = 0; b < B_COUNT; b++) {
 				if (cnt[b] > 0) {
 					f->bucket_us[b] += seg;
@@ -121,11 +145,23 @@ bucket_sweep(const struct item *it, size_t n, struct figures *f)
 			if (graph > 0)
 				f->graph_us += seg;
 		}
-		cnt[e[i].bucket] += e[i].delta;
-		if (e[i].graph)
-			graph += e[i].delta;
+		while (nh && h[0].t == t) {
+			struct hend x = heap_pop(h, &nh);
+			cnt[x.bucket]--;
+			graph -= x.graph;
+		}
+		while (i < n && (it[i].end <= it[i].ts || it[i].ts == t)) {
+			if (it[i].end > it[i].ts) {
+				cnt[it[i].bucket]++;
+				graph += it[i].graph;
+				heap_push(h, &nh, (struct hend){ it[i].end, it[i].bucket, it[i].graph });
+			}
+			i++;
+		}
+		prev = t;
+		any = 1;
 	}
-	free(e);
+	free(h);
 }
 
 /*

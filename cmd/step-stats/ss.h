@@ -152,9 +152,10 @@ void items_sort(struct item *it, size_t n, const strtab *str);
 
 /*
  * The figures of items it[0..n), one stage's run as items_sort leaves it.
- * The sweep needs 2n events of scratch, allocated and freed here.  Every
- * figure is finite and non-negative.  idle_us is span_us - busy_us here
- * (its own gaps); trace_idle sets the idle figures.
+ * The sweep needs scratch for the items running at once (at most n),
+ * allocated and freed here.  Every figure is finite and non-negative.
+ * idle_us is span_us - busy_us here (its own gaps); trace_idle sets the
+ * idle figures.
  */
 void stage_figures(const struct item *it, size_t n, struct figures *f);
 
