@@ -299,8 +299,9 @@ static void
 sweep_prepare(struct sweep *w)
 {
 	oev_t *ev = w->ev;
-	size_t i, n = w->n;
+	size_t i, a, b, n = w->n;
 	imap streams = { 0 };
+	point_t *pt;
 
 	/* Dense stream numbers so the per-stream counts are plain arrays. */
 	w->sidx = xmallocarray(n, sizeof *w->sidx);
@@ -312,12 +313,25 @@ sweep_prepare(struct sweep *w)
 		w->sidx[i] = (uint32_t)*v;
 	}
 	imap_free(&streams);
-	w->pt = xmallocarray(n, 2 * sizeof *w->pt);
+	/*
+	 * The starts and the ends sorted apart, then merged: cmp_point is a
+	 * total order, so this is the order one sort of every point gives,
+	 * and each half mostly arrives in order (events in time order; one
+	 * kernel after another on a stream), which xqsort finds in one pass
+	 * where a sort of the points interleaved cost a seventh of
+	 * overlap-sweep (issue 30).
+	 */
+	pt = xmallocarray(n, 2 * sizeof *pt);
 	for (i = 0; i < n; i++) {
-		w->pt[2 * i] = (point_t){ ev[i].ts, 1, i };
-		w->pt[2 * i + 1] = (point_t){ ev[i].end, 0, i };
+		pt[i] = (point_t){ ev[i].ts, 1, i };
+		pt[n + i] = (point_t){ ev[i].end, 0, i };
 	}
-	xqsort(w->pt, 2 * n, sizeof *w->pt, cmp_point);
+	xqsort(pt, n, sizeof *pt, cmp_point);
+	xqsort(pt + n, n, sizeof *pt, cmp_point);
+	w->pt = xmallocarray(n, 2 * sizeof *w->pt);
+	for (i = 0, a = 0, b = n; a < n || b < 2 * n; i++)
+		w->pt[i] = b == 2 * n || (a < n && cmp_point(&pt[a], &pt[b]) < 0) ? pt[a++] : pt[b++];
+	free(pt);
 }
 
 double
