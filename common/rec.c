@@ -112,6 +112,13 @@ rec_str(enum rec_member m, const char *s, size_t n)
 }
 
 void
+rec_quoted(enum rec_member m, const char *quoted, size_t n)
+{
+	key(m, RK_STR);
+	sb_add(&line, quoted, n);
+}
+
+void
 rec_cstr(enum rec_member m, const char *s)
 {
 	if (!s) {

@@ -120,6 +120,8 @@ enum rec_type rec_type_named(const char *s, size_t n);
 void rec_begin(enum rec_type t);
 void rec_str(enum rec_member m, const char *s, size_t n);
 void rec_cstr(enum rec_member m, const char *s);	/* NULL writes null */
+/* A string member whose value is given quoted already, as json_quote writes it. */
+void rec_quoted(enum rec_member m, const char *quoted, size_t n);
 void rec_rstr(enum rec_member m, struct rstr s);
 /*
  * A row's id (issue 29): the text "PREFIX-N", N the row's place among the

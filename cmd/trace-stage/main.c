@@ -73,6 +73,33 @@ S(const struct trace_reader *r, uint32_t id)
 	return strtab_str(r->str, id);
 }
 
+/*
+ * Each string's quoted JSON text, made the first time a kernel record
+ * writes it: kernels repeat a few names, streams and threads, and quoting
+ * them anew for each was a tenth of trace-stage (issue 30).
+ */
+static sbuf qtext = SBUF_INIT;	/* the texts, back to back */
+static struct qspan {
+	size_t off, len;	/* len 0: not made yet (a quoted text is never empty) */
+} *qs;
+static size_t qcap;
+
+static void
+put_string(const struct trace_reader *r, enum rec_member m, uint32_t id)
+{
+	if (id >= qcap) {
+		size_t old = qcap;
+		xgrow(&qs, &qcap, (size_t)id + 1, sizeof *qs);
+		memset(qs + old, 0, (qcap - old) * sizeof *qs);
+	}
+	if (!qs[id].len) {
+		qs[id].off = qtext.len;
+		json_quote(&qtext, S(r, id), strtab_len(r->str, id));
+		qs[id].len = qtext.len - qs[id].off;
+	}
+	rec_quoted(m, qtext.s + qs[id].off, qs[id].len);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -672,14 +699,14 @@ write_kernel(const struct trace_reader *r, const struct trace *tr, const struct 
 {
 	rec_begin(RT_kernel);
 	rec_int(RM_kernel_t, tr->t);
-	rec_cstr(RM_kernel_name, S(r, k->name));
-	rec_cstr(RM_kernel_cat, S(r, k->cat));
-	rec_cstr(RM_kernel_pid, S(r, trace_thread_pid(r, k->thread)));
-	rec_cstr(RM_kernel_tid, S(r, trace_thread_tid(r, k->thread)));
+	put_string(r, RM_kernel_name, k->name);
+	put_string(r, RM_kernel_cat, k->cat);
+	put_string(r, RM_kernel_pid, trace_thread_pid(r, k->thread));
+	put_string(r, RM_kernel_tid, trace_thread_tid(r, k->thread));
 	rec_num(RM_kernel_ts, k->ts);
 	rec_num(RM_kernel_dur, k->dur);
 	if (k->stream != NOSTR)
-		rec_cstr(RM_kernel_stream, S(r, k->stream));
+		put_string(r, RM_kernel_stream, k->stream);
 	if (k->ext_src != EXT_NONE)
 		rec_int(RM_kernel_external_id, k->ext);
 	if (k->has_corr)
