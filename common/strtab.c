@@ -6,6 +6,15 @@
 #include "strtab.h"
 #include "xalloc.h"
 
+/*
+ * Long strings (kernel names run to hundreds of bytes, and every record
+ * carries one) are looked up first in a small direct-mapped cache keyed by
+ * their length and end bytes, checked by comparing the whole string: a hit
+ * skips hashing every byte (issue 30).  A miss costs one comparison.
+ */
+#define FRONT_MIN 32		/* strings this long or longer use the cache */
+#define FRONT_SLOTS 1024
+
 struct strtab {
 	char **str;		/* id -> string */
 	uint32_t *lens;
@@ -13,6 +22,7 @@ struct strtab {
 	uint32_t *slot;		/* hash slot -> id + 1, 0 = empty */
 	uint64_t *hash;		/* id -> hash */
 	size_t nslot;
+	uint32_t front[FRONT_SLOTS];	/* id + 1 of a long string, 0 = empty */
 };
 
 uint64_t
@@ -103,18 +113,41 @@ strtab_find(const strtab *t, const char *s, size_t n)
 	return UINT32_MAX;
 }
 
+/* The cache slot of a string of n >= FRONT_MIN bytes. */
+static inline size_t
+front_slot(const char *s, size_t n)
+{
+	uint64_t a, b, c;
+
+	memcpy(&a, s, 8);
+	memcpy(&b, s + n - 16, 8);
+	memcpy(&c, s + n - 8, 8);
+	return (size_t)(hash_u64(a ^ hash_u64(b ^ (uint64_t)n) ^ c * 0x9e3779b97f4a7c15ULL) &
+	    (FRONT_SLOTS - 1));
+}
+
 uint32_t
 strtab_intern(strtab *t, const char *s, size_t n)
 {
-	uint64_t h = hash_bytes(s, n);
-	size_t j = h & (t->nslot - 1);
+	uint64_t h;
+	size_t j, f = 0, cap;
 	uint32_t id;
-	size_t cap;
 
+	if (n >= FRONT_MIN) {
+		f = front_slot(s, n);
+		if ((id = t->front[f]) != 0 && t->lens[id - 1] == n &&
+		    memcmp(t->str[id - 1], s, n) == 0)
+			return id - 1;
+	}
+	h = hash_bytes(s, n);
+	j = h & (t->nslot - 1);
 	while ((id = t->slot[j]) != 0) {
 		id--;
-		if (t->hash[id] == h && t->lens[id] == n && memcmp(t->str[id], s, n) == 0)
+		if (t->hash[id] == h && t->lens[id] == n && memcmp(t->str[id], s, n) == 0) {
+			if (n >= FRONT_MIN)
+				t->front[f] = id + 1;
 			return id;
+		}
 		j = (j + 1) & (t->nslot - 1);
 	}
 	/* ids and lengths are 32-bit, and UINT32_MAX is NOSTR (trace.h) */
@@ -136,6 +169,8 @@ strtab_intern(strtab *t, const char *s, size_t n)
 	t->lens[id] = (uint32_t)n;
 	t->hash[id] = h;
 	t->slot[j] = id + 1;
+	if (n >= FRONT_MIN)
+		t->front[f] = id + 1;
 	if ((size_t)t->n * 2 > t->nslot)
 		rehash(t);
 	return id;
