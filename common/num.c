@@ -1,6 +1,7 @@
 /* Python-compatible number parsing, printing and summation. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,53 @@ num_py_int(const char *s, size_t n, long long *out)
 static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
+/*
+ * m / 10^frac for m above 2^53 (up to 19 digits, as Python writes a float
+ * time of 17 digits: "1365628998212.9875"), where one quotient of exact
+ * doubles is not available.  The integer part q and the remainder r are
+ * exact doubles, fd = r / 10^frac is correctly rounded (error at most
+ * 2^-53, fd < 1), and the error e of s = q + fd is found exactly
+ * (Fast2Sum, q >= fd).  The true value is s + e + (error of fd); when
+ * |e| + 2^-53 stays under half the smaller gap between s and its
+ * neighbours, s is the correctly rounded value strtod gives.  Else 0: the
+ * caller takes strtod (issue 30: its slow path was a twentieth of
+ * trace-extract on such a trace).
+ */
+static int
+split_decimal(unsigned long long m, size_t frac, double *out)
+{
+	static const unsigned long long t10[] = { 1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL,
+		100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+		100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+		1000000000000000ULL };
+	unsigned long long q, r;
+	uint64_t bits, ub;
+	double fd, sum, e, ulp, half;
+	int ex;
+
+	if (frac == 0 || frac > 15)
+		return 0;
+	q = m / t10[frac];
+	r = m % t10[frac];
+	if (q == 0 || q > (1ULL << 53))
+		return 0;
+	fd = (double)r / p10[frac];
+	sum = (double)q + fd;
+	e = fd - (sum - (double)q);
+	memcpy(&bits, &sum, sizeof bits);
+	ex = (int)(bits >> 52 & 0x7ff);
+	if (ex <= 52)
+		return 0;
+	ub = (uint64_t)(ex - 52) << 52;	/* the double 2^(exponent - 52): sum's ulp */
+	memcpy(&ulp, &ub, sizeof ulp);
+	/* a power of two has half the gap below it */
+	half = (bits & ((1ULL << 52) - 1)) == 0 ? ulp / 4 : ulp / 2;
+	if (!(fabs(e) < half - 0x1p-52))	/* exact: half is a power of two <= 1 */
+		return 0;
+	*out = sum;
+	return 1;
+}
+
 size_t
 num_fast_json(const char *p, size_t n, double *out)
 {
@@ -86,9 +134,12 @@ num_fast_json(const char *p, size_t n, double *out)
 			return 0;
 		digits += frac;
 	}
-	if ((i < n && (p[i] | 0x20) == 'e') || digits > 19 || m > (1ULL << 53) || frac > 22)
+	if ((i < n && (p[i] | 0x20) == 'e') || digits > 19 || frac > 22)
 		return 0;
-	*out = (double)m / p10[frac];
+	if (m <= (1ULL << 53))
+		*out = (double)m / p10[frac];
+	else if (!split_decimal(m, frac, out))
+		return 0;
 	if (neg)
 		*out = -*out;
 	return i;
@@ -118,9 +169,12 @@ num_fast_decimal(const char *p, size_t n, double *out)
 		digits += frac;
 	}
 	/* (m may have wrapped when digits > 19; it is not used then) */
-	if (i != n || digits == 0 || digits > 19 || m > (1ULL << 53) || frac > 22)
+	if (i != n || digits == 0 || digits > 19 || frac > 22)
 		return 0;
-	*out = (double)m / p10[frac];
+	if (m <= (1ULL << 53))
+		*out = (double)m / p10[frac];
+	else if (!split_decimal(m, frac, out))
+		return 0;
 	if (neg)
 		*out = -*out;
 	return 1;

@@ -25,7 +25,10 @@ int num_py_float(const char *s, size_t n, double *out);
  * Exact fast path for plain decimals ("-12", "4909913692207.556"): when the
  * digits form an integer below 2^53 and at most 22 of them follow the point,
  * the quotient of two exact doubles is the correctly rounded value strtod()
- * would give.  Returns 1 and sets *out, or 0 (use strtod).
+ * would give; up to 19 digits with at most 15 after the point, the sum of
+ * the exact integer part and the rounded fraction, when its error is
+ * provably clear of a rounding boundary ("1365628998212.9875").  Returns 1
+ * and sets *out, or 0 (use strtod).
  */
 int num_fast_decimal(const char *p, size_t n, double *out);
 
