@@ -116,6 +116,9 @@ frame_family(struct modelhint *h, const char *s, size_t n, double dur)
 {
 	size_t d, i, k;
 
+	/* every directory above holds one of these: most frames are none of theirs */
+	if (!memmem(s, n, "models/", 7) && !memmem(s, n, "pipelines/", 10))
+		return NULL;
 	for (d = 0; d < sizeof model_dirs / sizeof model_dirs[0]; d++) {
 		const char *at = memmem(s, n, model_dirs[d].dir, strlen(model_dirs[d].dir));
 		const char *p, *end = s + n, *py;
