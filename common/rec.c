@@ -43,11 +43,19 @@ const struct rec_typeinfo rec_types[RT_COUNT] = {
 enum rec_type
 rec_type_named(const char *s, size_t n)
 {
+	/* every reader asks once a line: the names' lengths once, the last answer first */
+	static size_t len[RT_COUNT];
+	static int last = -1;
 	int t;
 
+	if (!len[0])
+		for (t = 0; t < RT_COUNT; t++)
+			len[t] = strlen(rec_types[t].name);
+	if (last >= 0 && len[last] == n && memcmp(rec_types[last].name, s, n) == 0)
+		return (enum rec_type)last;
 	for (t = 0; t < RT_COUNT; t++)
-		if (strlen(rec_types[t].name) == n && memcmp(rec_types[t].name, s, n) == 0)
-			return (enum rec_type)t;
+		if (len[t] == n && rec_types[t].name[0] == s[0] && memcmp(rec_types[t].name, s, n) == 0)
+			return (enum rec_type)(last = t);
 	return RT_UNKNOWN;
 }
 
