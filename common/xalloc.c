@@ -176,25 +176,29 @@ static void
 sort_any(void *base, size_t n, const struct sorter *so)
 {
 	const char *b = base;
-	size_t i, nrun = 1, *at, z = so->size;
+	size_t i, nrun = 1, most = n / 256, *at = NULL, z = so->size;
 	char *tmp, *src, *dst, *x;
 
-	for (i = 1; i < n; i++)
-		nrun += order(so, b + (i - 1) * z, b + i * z) > 0;
+	/* one pass: the run boundaries, as long as they are few */
+	for (i = 1; i < n; i++) {
+		if (order(so, b + (i - 1) * z, b + i * z) <= 0)
+			continue;
+		if (nrun > most || z == 0 || n > SIZE_MAX / z) {
+			free(at);
+			if (so->c2)
+				qsort(base, n, z, so->c2);
+			else
+				qsort_r(base, n, z, so->c3, so->arg);
+			return;
+		}
+		if (!at) {
+			at = xmalloc((most + 2) * sizeof *at);
+			at[0] = 0;
+		}
+		at[nrun++] = i;
+	}
 	if (nrun == 1)
 		return;
-	if (nrun > n / 256 || z == 0 || n > SIZE_MAX / z) {
-		if (so->c2)
-			qsort(base, n, z, so->c2);
-		else
-			qsort_r(base, n, z, so->c3, so->arg);
-		return;
-	}
-	at = xmalloc((nrun + 1) * sizeof *at);
-	at[0] = 0;
-	for (i = 1, nrun = 1; i < n; i++)
-		if (order(so, b + (i - 1) * z, b + i * z) > 0)
-			at[nrun++] = i;
 	at[nrun] = n;
 	tmp = xmalloc(n * z);
 	src = base;
