@@ -342,32 +342,39 @@ num_json(double d, char *buf)
 		return buf;
 	}
 	/*
-	 * Kineto's microseconds with nanosecond digits (issue 30: the printf
+	 * Kineto's microseconds with nanosecond digits, and the four to six
+	 * fraction digits of times a Python float wrote (issue 30: the printf
 	 * of every time dominated writing a record): d the double nearest a
-	 * decimal of at most three fraction digits and 15 significant ones is
-	 * what %.15g writes, that decimal with its trailing zeros dropped
-	 * (fixed notation from 1e-3 to 1e12; the loop below checks the same
-	 * round trip).
+	 * decimal of at most k fraction digits and 15 significant ones is what
+	 * %.15g writes, that decimal with its trailing zeros dropped (fixed
+	 * notation from 1e-3 to 1e12; the loop below checks the same round
+	 * trip).  The fewest fraction digits that give d back are the ones.
 	 */
 	if (fabs(d) >= 1e-3 && fabs(d) < 1e12) {
-		double t = d * 1000.0;
-		long long m = (long long)(t < 0 ? t - 0.5 : t + 0.5);
-		if ((double)m / 1000.0 == d) {
-			unsigned long long u = m < 0 ? 0ULL - (unsigned long long)m : (unsigned long long)m;
-			unsigned f = (unsigned)(u % 1000);
-			size_t o = 0;
-			if (m < 0)
-				buf[o++] = '-';
-			o += put_uint(u / 1000, buf + o);
-			buf[o++] = '.';
-			buf[o++] = (char)('0' + f / 100);
-			if (f % 100) {
-				buf[o++] = (char)('0' + f / 10 % 10);
-				if (f % 10)
-					buf[o++] = (char)('0' + f % 10);
+		static const double sc[] = { 1e3, 1e4, 1e5, 1e6 };
+		static const unsigned long long isc[] = { 1000, 10000, 100000, 1000000 };
+		int k;
+		for (k = 0; k < 4 && fabs(d) * sc[k] < 1e15; k++) {
+			double t = d * sc[k];
+			long long m = (long long)(t < 0 ? t - 0.5 : t + 0.5);
+			if ((double)m / sc[k] == d) {
+				unsigned long long u = m < 0 ? 0ULL - (unsigned long long)m :
+				    (unsigned long long)m, f = u % isc[k];
+				size_t o = 0, nf = (size_t)k + 3, j;
+				char fd[8];
+				if (m < 0)
+					buf[o++] = '-';
+				o += put_uint(u / isc[k], buf + o);
+				buf[o++] = '.';
+				for (j = nf; j-- > 0; f /= 10)
+					fd[j] = (char)('0' + f % 10);
+				while (nf > 1 && fd[nf - 1] == '0')	/* trailing zeros go */
+					nf--;
+				memcpy(buf + o, fd, nf);
+				o += nf;
+				buf[o] = '\0';
+				return buf;
 			}
-			buf[o] = '\0';
-			return buf;
 		}
 	}
 	for (p = 15; p <= 17; p++) {
