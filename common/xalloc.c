@@ -124,12 +124,17 @@ struct sorter {
 	int (*c2)(const void *, const void *);
 	int (*c3)(const void *, const void *, void *);
 	void *arg;
-	size_t size;
+	size_t size;		/* of what merge_pass moves: an element, or a pointer to one */
+	int indirect;		/* the array merged holds pointers to the elements */
 };
 
 static int
 order(const struct sorter *so, const void *a, const void *b)
 {
+	if (so->indirect) {
+		a = *(const char *const *)a;
+		b = *(const char *const *)b;
+	}
 	return so->c2 ? so->c2(a, b) : so->c3(a, b, so->arg);
 }
 
@@ -200,6 +205,31 @@ sort_any(void *base, size_t n, const struct sorter *so)
 	if (nrun == 1)
 		return;
 	at[nrun] = n;
+	if (z > 4 * sizeof(char *)) {
+		/* large elements: merge pointers to them, then move each element once */
+		struct sorter ind = *so;
+		const char **p = xmallocarray(n, 2 * sizeof *p);
+		for (i = 0; i < n; i++)
+			p[i] = b + i * z;
+		ind.size = sizeof *p;
+		ind.indirect = 1;
+		src = (char *)p;
+		dst = (char *)(p + n);
+		while (nrun > 1) {
+			nrun = merge_pass(&ind, src, dst, at, nrun);
+			x = src;
+			src = dst;
+			dst = x;
+		}
+		tmp = xmalloc(n * z);
+		for (i = 0; i < n; i++)
+			memcpy(tmp + i * z, ((const char **)(void *)src)[i], z);
+		memcpy(base, tmp, n * z);
+		free(tmp);
+		free(p);
+		free(at);
+		return;
+	}
 	tmp = xmalloc(n * z);
 	src = base;
 	dst = tmp;
@@ -218,7 +248,7 @@ sort_any(void *base, size_t n, const struct sorter *so)
 void
 xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	struct sorter so = { cmp, NULL, NULL, size };
+	struct sorter so = { cmp, NULL, NULL, size, 0 };
 
 	if (n > 1)
 		sort_any(base, n, &so);
@@ -228,7 +258,7 @@ void
 xqsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
     void *arg)
 {
-	struct sorter so = { NULL, cmp, arg, size };
+	struct sorter so = { NULL, cmp, arg, size, 0 };
 
 	if (n > 1)
 		sort_any(base, n, &so);
