@@ -90,7 +90,7 @@ escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct ite
 {
 	const char *st = strtab_str(r->str, stage);
 	imap by_name = { 0 };	/* canonical id -> row index */
-	sbuf canon = SBUF_INIT;
+	imap by_canon = { 0 };	/* the reader's canonical id -> esc.str's */
 	size_t i, first;
 	uint32_t sid;
 	int isnew;
@@ -103,9 +103,12 @@ escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct ite
 		uint32_t cid;
 		if (!it[i].kernel || it[i].graph)
 			continue;
-		canonicalize_name(strtab_str(r->str, it[i].name), strtab_len(r->str, it[i].name),
-		    &canon);
-		cid = strtab_intern(esc.str, sb_str(&canon), canon.len);
+		/* the item's canonical name (make_items), in the rows' own table once per name */
+		v = imap_put(&by_canon, it[i].canon, &isnew);
+		if (isnew)
+			*v = strtab_intern(esc.str, strtab_str(r->str, it[i].canon),
+			    strtab_len(r->str, it[i].canon));
+		cid = (uint32_t)*v;
 		v = imap_insert(&by_name, cid, esc.nrow, &isnew);
 		if (isnew) {
 			xgrow(&esc.row, &esc.caprow, esc.nrow + 1, sizeof *esc.row);
@@ -118,7 +121,7 @@ escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct ite
 		esc.row[i].share_pct = kernel_us > 0 ? 100.0 * esc.row[i].total_us / kernel_us : 0;
 	xqsort(esc.row + first, esc.nrow - first, sizeof *esc.row, erow_cmp);
 	imap_free(&by_name);
-	sb_free(&canon);
+	imap_free(&by_canon);
 }
 
 void
