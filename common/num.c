@@ -60,6 +60,39 @@ static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
 /*
+ * The digits from p[i] on (to n at most) appended to *m; returns the index
+ * past them.  Eight at a time where eight follow: a time's integer part is
+ * nine to thirteen digits and every event has two (issue 30).  m wraps past
+ * 19 digits, which no caller then uses.
+ */
+static inline size_t
+add_digits(const char *p, size_t i, size_t n, unsigned long long *m)
+{
+	unsigned long long v = *m;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w;
+
+	while (n - i >= 8) {
+		memcpy(&w, p + i, sizeof w);
+		/* every byte a digit: its high nibble 3, before and after adding 6 */
+		if (((w & 0xf0f0f0f0f0f0f0f0ULL) |
+		    ((w + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4) != 0x3333333333333333ULL)
+			break;
+		w -= 0x3030303030303030ULL;
+		w = w * 10 + (w >> 8);	/* pairs of digits in every other byte */
+		w = ((w & 0x000000ff000000ffULL) * (100 + (1000000ULL << 32)) +
+		    ((w >> 16) & 0x000000ff000000ffULL) * (1 + (10000ULL << 32))) >> 32;
+		v = v * 100000000ULL + w;
+		i += 8;
+	}
+#endif
+	for (; i < n && (unsigned)(p[i] - '0') < 10; i++)
+		v = v * 10 + (unsigned long long)(p[i] - '0');
+	*m = v;
+	return i;
+}
+
+/*
  * m / 10^frac for m above 2^53 (up to 19 digits, as Python writes a float
  * time of 17 digits: "1365628998212.9875"), where one quotient of exact
  * doubles is not available.  The integer part q and the remainder r are
@@ -121,14 +154,13 @@ num_fast_json(const char *p, size_t n, double *out)
 	if (i < n && p[i] == '0')
 		i++;
 	else
-		for (; i < n && (unsigned)(p[i] - '0') < 10; i++)
-			m = m * 10 + (unsigned long long)(p[i] - '0');
+		i = add_digits(p, i, n, &m);
 	digits = i - f0;
 	if (digits == 0 || (i < n && (unsigned)(p[i] - '0') < 10))
 		return 0;		/* no digits, or a leading zero */
 	if (i < n && p[i] == '.') {
-		for (f0 = ++i; i < n && (unsigned)(p[i] - '0') < 10; i++)
-			m = m * 10 + (unsigned long long)(p[i] - '0');
+		f0 = ++i;
+		i = add_digits(p, i, n, &m);
 		frac = i - f0;
 		if (frac == 0)
 			return 0;
@@ -159,12 +191,12 @@ num_fast_decimal(const char *p, size_t n, double *out)
 	if (i >= n)
 		return 0;
 	/* integer part, then an optional fraction; every digit counts toward 19 */
-	for (f0 = i; i < n && (unsigned)(p[i] - '0') < 10; i++)
-		m = m * 10 + (unsigned long long)(p[i] - '0');
+	f0 = i;
+	i = add_digits(p, i, n, &m);
 	digits = i - f0;
 	if (i < n && p[i] == '.') {
-		for (f0 = ++i; i < n && (unsigned)(p[i] - '0') < 10; i++)
-			m = m * 10 + (unsigned long long)(p[i] - '0');
+		f0 = ++i;
+		i = add_digits(p, i, n, &m);
 		frac = i - f0;
 		digits += frac;
 	}
