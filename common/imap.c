@@ -13,23 +13,20 @@ grow(imap *m)
 	size_t i, j;
 
 	nm.cap = m->cap ? m->cap * 2 : 64;
-	if (nm.cap > SIZE_MAX / sizeof *nm.key)
+	if (nm.cap > SIZE_MAX / sizeof *nm.slot)
 		xmalloc(SIZE_MAX);	/* out of memory, said the usual way */
 	nm.n = m->n;
-	nm.key = xmalloc(nm.cap * sizeof *nm.key);
-	nm.val = xmalloc(nm.cap * sizeof *nm.val);
+	nm.slot = xmalloc(nm.cap * sizeof *nm.slot);
 	nm.used = xcalloc(nm.cap, 1);
 	for (i = 0; i < m->cap; i++) {
 		if (!m->used[i])
 			continue;
-		for (j = hash_u64(m->key[i]) & (nm.cap - 1); nm.used[j]; j = (j + 1) & (nm.cap - 1))
+		for (j = hash_u64(m->slot[i].key) & (nm.cap - 1); nm.used[j]; j = (j + 1) & (nm.cap - 1))
 			;
 		nm.used[j] = 1;
-		nm.key[j] = m->key[i];
-		nm.val[j] = m->val[i];
+		nm.slot[j] = m->slot[i];
 	}
-	free(m->key);
-	free(m->val);
+	free(m->slot);
 	free(m->used);
 	*m = nm;
 }
@@ -42,8 +39,8 @@ imap_get(const imap *m, uint64_t key)
 	if (m->cap == 0)
 		return NULL;
 	for (i = hash_u64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->key[i] == key)
-			return &m->val[i];
+		if (m->slot[i].key == key)
+			return &m->slot[i].val;
 	return NULL;
 }
 
@@ -55,18 +52,18 @@ imap_put(imap *m, uint64_t key, int *isnew)
 	if ((m->n + 1) * 2 > m->cap)
 		grow(m);
 	for (i = hash_u64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->key[i] == key) {
+		if (m->slot[i].key == key) {
 			if (isnew)
 				*isnew = 0;
-			return &m->val[i];
+			return &m->slot[i].val;
 		}
 	m->used[i] = 1;
-	m->key[i] = key;
-	m->val[i] = 0;
+	m->slot[i].key = key;
+	m->slot[i].val = 0;
 	m->n++;
 	if (isnew)
 		*isnew = 1;
-	return &m->val[i];
+	return &m->slot[i].val;
 }
 
 uint64_t *
@@ -89,10 +86,21 @@ imap_count(const imap *m)
 }
 
 void
+imap_copy(imap *dst, const imap *src)
+{
+	*dst = *src;
+	if (!src->cap)
+		return;
+	dst->slot = xmallocarray(src->cap, sizeof *dst->slot);
+	dst->used = xmalloc(src->cap);
+	memcpy(dst->slot, src->slot, src->cap * sizeof *dst->slot);
+	memcpy(dst->used, src->used, src->cap);
+}
+
+void
 imap_free(imap *m)
 {
-	free(m->key);
-	free(m->val);
+	free(m->slot);
 	free(m->used);
 	memset(m, 0, sizeof *m);
 }

@@ -10,9 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key beside its value: a lookup that finds its key finds the value in the same line. */
+struct imap_slot {
+	uint64_t key, val;
+};
+
 typedef struct {
-	uint64_t *key;
-	uint64_t *val;
+	struct imap_slot *slot;
 	unsigned char *used;
 	size_t n, cap;
 } imap;
@@ -31,6 +35,9 @@ uint64_t *imap_insert(imap *m, uint64_t key, uint64_t val, int *isnew);
 
 /* Number of keys. */
 size_t imap_count(const imap *m);
+
+/* dst becomes a copy of src, with tables of its own (dst's old ones are not freed). */
+void imap_copy(imap *dst, const imap *src);
 
 void imap_free(imap *m);
 

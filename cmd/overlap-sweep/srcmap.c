@@ -105,20 +105,6 @@ counter_copy(counter_t *dst, const counter_t *src)
 		memcpy(dst->c, src->c, src->n * sizeof *dst->c);
 }
 
-static void
-imap_copy(imap *dst, const imap *src)
-{
-	*dst = *src;
-	if (!src->cap)
-		return;
-	dst->key = xmallocarray(src->cap, sizeof *dst->key);
-	dst->val = xmallocarray(src->cap, sizeof *dst->val);
-	dst->used = xmalloc(src->cap);
-	memcpy(dst->key, src->key, src->cap * sizeof *dst->key);
-	memcpy(dst->val, src->val, src->cap * sizeof *dst->val);
-	memcpy(dst->used, src->used, src->cap);
-}
-
 void
 srcmap_copy(srcmap_t *dst, const srcmap_t *src)
 {
