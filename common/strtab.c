@@ -23,7 +23,54 @@ struct strtab {
 	uint64_t *hash;		/* id -> hash */
 	size_t nslot;
 	uint32_t front[FRONT_SLOTS];	/* id + 1 of a long string, 0 = empty */
+	/*
+	 * The strings' bytes: short ones packed into chunks in the order they
+	 * come, long ones in blocks of their own; every block is in `blocks`
+	 * until strtab_free.  A million distinct pids once cost a million
+	 * mallocs, each string alone in the heap (issue 30).
+	 */
+	char *chunk;
+	size_t chunk_left;
+	char **blocks;
+	size_t nblocks, capblocks;
 };
+
+#define CHUNK_BYTES 65536	/* a multiple of STR_ALIGN, as malloc's blocks are aligned */
+#define STR_ALIGN 8		/* strtab.h: a string may hold an array of 8-byte items */
+#define OWN_BLOCK 1024		/* strings this long or longer get a block of their own */
+
+static char *
+block(strtab *t, size_t n)
+{
+	char *b = xmalloc(n);
+
+	xgrow(&t->blocks, &t->capblocks, t->nblocks + 1, sizeof *t->blocks);
+	t->blocks[t->nblocks++] = b;
+	return b;
+}
+
+/* A copy of s[0..n) with a NUL after it, kept until strtab_free. */
+static char *
+keep_str(strtab *t, const char *s, size_t n)
+{
+	char *d;
+	size_t need = (n + 1 + STR_ALIGN - 1) & ~(size_t)(STR_ALIGN - 1);
+
+	if (n + 1 >= OWN_BLOCK) {
+		d = block(t, n + 1);
+	} else {
+		if (t->chunk_left < need) {
+			t->chunk = block(t, CHUNK_BYTES);
+			t->chunk_left = CHUNK_BYTES;
+		}
+		d = t->chunk;
+		t->chunk += need;
+		t->chunk_left -= need;
+	}
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
 
 uint64_t
 hash_u64(uint64_t x)
@@ -67,12 +114,13 @@ strtab_new(void)
 void
 strtab_free(strtab *t)
 {
-	uint32_t i;
+	size_t i;
 
 	if (!t)
 		return;
-	for (i = 0; i < t->n; i++)
-		free(t->str[i]);
+	for (i = 0; i < t->nblocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
 	free(t->str);
 	free(t->lens);
 	free(t->hash);
@@ -165,7 +213,7 @@ strtab_intern(strtab *t, const char *s, size_t n)
 		t->cap = (uint32_t)cap;
 	}
 	id = t->n++;
-	t->str[id] = xstrndup(s, n);
+	t->str[id] = keep_str(t, s, n);
 	t->lens[id] = (uint32_t)n;
 	t->hash[id] = h;
 	t->slot[j] = id + 1;

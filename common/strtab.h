@@ -1,7 +1,8 @@
 /*
  * String interning: each distinct byte string gets a dense id (0, 1, 2...)
  * in first-seen order.  Strings are copied into the table and stay valid,
- * NUL-terminated, until strtab_free().  Lengths and ids are 32-bit: a
+ * NUL-terminated, until strtab_free(), each at an address aligned for
+ * 8-byte items (a tool may keep a binary array as a string).  Lengths and ids are 32-bit: a
  * string of 4 GiB or more, or more than 2^32 - 2 distinct strings, ends the
  * run with exit 1 (issue 21).
  */
