@@ -125,4 +125,21 @@ t_two_traces() {
 }
 check "several traces in one stream are staged one by one" t_two_traces
 
+t_inf_annotation() {
+	# an annotation of infinite times (1e999: the record reader's fast path
+	# takes it as infinity) bounds no window; its end was NaN, which sorted
+	# with nothing, and the decode windows after it held no kernel
+	{
+		echo '{"type":"trace","v":1,"t":0,"role":"single","path":"x.json","stage":"all"}'
+		echo '{"type":"annotation","t":0,"name":"model_forward_extend","cat":"user_annotation","pid":"1","tid":"1","ts":-1e999,"dur":1e999,"stage":"extend"}'
+		echo '{"type":"annotation","t":0,"name":"model_forward_decode","cat":"user_annotation","pid":"1","tid":"1","ts":-1e999,"dur":5,"stage":"decode"}'
+		awk 'BEGIN { for (i = 0; i < 300; i++) printf "{\"type\":\"annotation\",\"t\":0,\"name\":\"model_forward_decode\",\"cat\":\"user_annotation\",\"pid\":\"1\",\"tid\":\"1\",\"ts\":%d,\"dur\":90,\"stage\":\"decode\"}\n", 100 * i }'
+		echo '{"type":"kernel","t":0,"name":"k","cat":"kernel","pid":"0","tid":"7","ts":150,"dur":10,"stream":"7"}'
+		echo '{"type":"stats","t":0}'
+	} >"$T/inf.jsonl"
+	"$ST" <"$T/inf.jsonl" >"$T/inf.out"
+	eq decode "$(jq -r 'select(.type == "kernel") | .stage' "$T/inf.out")"
+}
+check "an annotation whose times are not finite bounds no window" t_inf_annotation
+
 done_testing

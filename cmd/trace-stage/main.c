@@ -349,7 +349,12 @@ collect_annotations(struct stager *sg)
 			st = "decode";
 		else if (!strcmp(txt, "extend"))
 			st = "extend";
-		if (!st)
+		/*
+		 * A time that is not finite (1e999 in a hand-made record, or a
+		 * sum past a double) bounds no window: its end would be NaN and
+		 * sort with nothing (docs/robustness.md).
+		 */
+		if (!st || !isfinite(a->ts) || !isfinite(a->ts + a->dur))
 			continue;
 		x = &sg->an[sg->nan++];
 		x->stage = st;
