@@ -36,6 +36,23 @@ _cleanup() {
 trap _cleanup EXIT
 
 # check DESCRIPTION COMMAND [ARG...]: run the command; pass when it exits 0.
+# c_check NAME: compile $FIX/common/NAME.c against the library of the build
+# under test (sanitized when that build is), run it, and pass when it says
+# " 0 failed" (its output is shown otherwise)
+c_check() {
+	_lib=$BIN/../libcommon.a
+	[ -f "$_lib" ] || { echo "no $_lib"; return 1; }
+	_san=
+	if nm "$_lib" 2>/dev/null | grep -q __asan; then
+		_san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $_san -iquote "$TOP/common" \
+	    -o "$T/$1" "$FIX/common/$1.c" "$_lib" $COMMON_LIBS &&
+	"$T/$1" >"$T/$1.out" || { cat "$T/$1.out"; return 1; }
+	has "$T/$1.out" ' 0 failed$'
+}
+
 check() {
 	_desc=$1
 	shift
