@@ -177,12 +177,27 @@ merge_pass(const struct sorter *so, const char *src, char *dst, size_t *at, size
 	return k;
 }
 
+/* Merge the nrun runs of a (at their boundaries at) into one, b the scratch; returns which holds it. */
+static char *
+merge_all(const struct sorter *so, char *a, char *b, size_t *at, size_t nrun)
+{
+	char *x;
+
+	while (nrun > 1) {
+		nrun = merge_pass(so, a, b, at, nrun);
+		x = a;
+		a = b;
+		b = x;
+	}
+	return a;
+}
+
 static void
 sort_any(void *base, size_t n, const struct sorter *so)
 {
 	const char *b = base;
 	size_t i, nrun = 1, most = n / 256, *at = NULL, z = so->size;
-	char *tmp, *src, *dst, *x;
+	char *tmp, *src;
 
 	/* one pass: the run boundaries, as long as they are few */
 	for (i = 1; i < n; i++) {
@@ -213,14 +228,7 @@ sort_any(void *base, size_t n, const struct sorter *so)
 			p[i] = b + i * z;
 		ind.size = sizeof *p;
 		ind.indirect = 1;
-		src = (char *)p;
-		dst = (char *)(p + n);
-		while (nrun > 1) {
-			nrun = merge_pass(&ind, src, dst, at, nrun);
-			x = src;
-			src = dst;
-			dst = x;
-		}
+		src = merge_all(&ind, (char *)p, (char *)(p + n), at, nrun);
 		tmp = xmalloc(n * z);
 		for (i = 0; i < n; i++)
 			memcpy(tmp + i * z, ((const char **)(void *)src)[i], z);
@@ -231,14 +239,7 @@ sort_any(void *base, size_t n, const struct sorter *so)
 		return;
 	}
 	tmp = xmalloc(n * z);
-	src = base;
-	dst = tmp;
-	while (nrun > 1) {
-		nrun = merge_pass(so, src, dst, at, nrun);
-		x = src;
-		src = dst;
-		dst = x;
-	}
+	src = merge_all(so, base, tmp, at, nrun);
 	if (src != base)
 		memcpy(base, src, n * z);
 	free(tmp);
