@@ -6,6 +6,23 @@
 #include "strtab.h"
 #include "xalloc.h"
 
+/*
+ * A key's home slot.  Keys that differ only in their low IMAP_RUN bits
+ * share one hashed group of adjacent slots, so ids that count up (CUDA
+ * correlation ids, External ids, indexes) are looked up in memory order
+ * rather than one cache miss each; the group itself is placed by a full
+ * mix of the rest of the key, so no key set puts more than 2^IMAP_RUN keys
+ * on one home group (the probe lengths of hashed keys, at worst).
+ */
+#define IMAP_RUN 3
+
+static inline size_t
+home(uint64_t key, size_t cap)
+{
+	return (size_t)(hash_u64(key >> IMAP_RUN) << IMAP_RUN | (key & ((1u << IMAP_RUN) - 1))) &
+	    (cap - 1);
+}
+
 static void
 grow(imap *m)
 {
@@ -21,7 +38,7 @@ grow(imap *m)
 	for (i = 0; i < m->cap; i++) {
 		if (!m->used[i])
 			continue;
-		for (j = hash_u64(m->slot[i].key) & (nm.cap - 1); nm.used[j]; j = (j + 1) & (nm.cap - 1))
+		for (j = home(m->slot[i].key, nm.cap); nm.used[j]; j = (j + 1) & (nm.cap - 1))
 			;
 		nm.used[j] = 1;
 		nm.slot[j] = m->slot[i];
@@ -38,7 +55,7 @@ imap_get(const imap *m, uint64_t key)
 
 	if (m->cap == 0)
 		return NULL;
-	for (i = hash_u64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
+	for (i = home(key, m->cap); m->used[i]; i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].key == key)
 			return &m->slot[i].val;
 	return NULL;
@@ -51,7 +68,7 @@ imap_put(imap *m, uint64_t key, int *isnew)
 
 	if ((m->n + 1) * 2 > m->cap)
 		grow(m);
-	for (i = hash_u64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
+	for (i = home(key, m->cap); m->used[i]; i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].key == key) {
 			if (isnew)
 				*isnew = 0;

@@ -1,8 +1,9 @@
 /*
  * The integer hash map every tool uses: 64-bit keys to 64-bit values, open
- * addressing with linear probing, at most half full.  A zeroed imap is
- * empty and valid; imap_free leaves it so.  Pointers to values stay valid
- * until the next imap_put on the same map (a put may move the table).
+ * addressing with linear probing, at most half full; keys that count up
+ * sit side by side (imap.c home).  A zeroed imap is empty and valid;
+ * imap_free leaves it so.  Pointers to values stay valid until the next
+ * imap_put on the same map (a put may move the table).
  */
 #ifndef IMAP_H
 #define IMAP_H
