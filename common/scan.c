@@ -645,6 +645,30 @@ feed(struct sc *s, const char *buf, size_t n)
 	return SCAN_OK;
 }
 
+/* The newlines in p[0..n], the byte p[n] (a newline) included. */
+static size_t
+count_newlines(const char *p, size_t n)
+{
+	typedef unsigned char v16 __attribute__((vector_size(16)));
+	const v16 nl = { '\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n',
+		'\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n' };
+	size_t i = 0, c = 1, k, j;
+
+	while (n - i >= 16) {
+		/* byte counters, emptied before 255 blocks can wrap them */
+		v16 acc = { 0 }, w;
+		for (k = 0; k < 255 && n - i >= 16; k++, i += 16) {
+			memcpy(&w, p + i, 16);
+			acc -= (v16)(w == nl);
+		}
+		for (j = 0; j < 16; j++)
+			c += acc[j];
+	}
+	for (; i < n; i++)
+		c += p[i] == '\n';
+	return c;
+}
+
 static int
 end_chunk(struct sc *s, const char *buf, size_t n)
 {
@@ -656,11 +680,15 @@ end_chunk(struct sc *s, const char *buf, size_t n)
 			return SCAN_ERROR;
 		s->ev_start = 0;
 	}
-	while (left && (q = memchr(p, '\n', left)) != NULL) {
-		s->lines++;
+	/*
+	 * The line and column, for messages only: one counting pass over the
+	 * chunk (it vectorizes) rather than a memchr call per line, which cost
+	 * 4 % of trace-extract on traces of one event per line (issue 30).
+	 */
+	if (left && (q = memrchr(p, '\n', left)) != NULL) {
+		s->lines += count_newlines(p, (size_t)(q - p));
 		s->colbase = 0;
 		left -= (size_t)(q - p) + 1;
-		p = q + 1;
 	}
 	s->colbase += left;
 	s->base += n;

@@ -133,6 +133,23 @@ t_bad_tokens() {
 }
 check "bad tokens: exit 1 with a position" t_bad_tokens
 
+t_line_far() {
+	# lines counted over many read chunks (1 MiB each), CR LF and blank lines among them
+	awk 'BEGIN { print "{\"traceEvents\": ["
+		for (i = 0; i < 40000; i++) {
+			printf "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"ts\": %d, \"dur\": 1},", i, i
+			printf (i % 7 == 0 ? "\r\n" : i % 5 == 0 ? "\n\n" : "\n")
+		}
+		print "{\"ph\": \"X\", \"ts\": 1, \"dur\": tru}"; print "]}" }' >"$T/far.json"
+	# after 1 + 40000 event lines + 6857 blank ones (i a multiple of 5, not of 7)
+	fails 1 "$T/far.json"
+	has "$T/err" "invalid literal or number at byte [0-9]* (line 46859, column 29)"
+	gzip -c "$T/far.json" >"$T/far.json.gz"
+	fails 1 "$T/far.json.gz"
+	has "$T/err" "invalid literal or number at byte [0-9]* (line 46859, column 29)"
+}
+check "the line and column of an error past many read chunks" t_line_far
+
 t_nul_byte() {
 	printf '[{"ph": "X",\000 "ts": 1}]' >"$T/nul.json"
 	fails 1 "$T/nul.json"
