@@ -768,9 +768,18 @@ decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 			    json_coerce_int(d, vi[i], (long long *)(void *)f);
 			break;
 		case RK_NUM:
+			/*
+			 * A JSON number too large for a double reads as +-infinity
+			 * here as on the fast path (decode_fast), and each tool decides
+			 * (docs/robustness.md); NaN and Infinity are not JSON numbers.
+			 */
 			ok = (k == JK_INT || k == JK_FLOAT) &&
-			    json_todouble(d, vi[i], (double *)(void *)f) &&
-			    isfinite(*(double *)(void *)f);
+			    json_todouble(d, vi[i], (double *)(void *)f);
+			if (ok && !isfinite(*(double *)(void *)f)) {
+				size_t sn;
+				const char *sp = json_span(d, vi[i], &sn);
+				ok = !json_nonfinite_literal(sp, sn);
+			}
 			break;
 		case RK_BOOL:
 			ok = k == JK_TRUE || k == JK_FALSE;

@@ -126,8 +126,8 @@ t_two_traces() {
 check "several traces in one stream are staged one by one" t_two_traces
 
 t_inf_annotation() {
-	# an annotation of infinite times (1e999: the record reader's fast path
-	# takes it as infinity) bounds no window; its end was NaN, which sorted
+	# an annotation of infinite times (1e999: the record reader reads it as
+	# infinity) bounds no window; its end was NaN, which sorted
 	# with nothing, and the decode windows after it held no kernel
 	{
 		echo '{"type":"trace","v":1,"t":0,"role":"single","path":"x.json","stage":"all"}'

@@ -263,6 +263,35 @@ t_corrupt() {
 	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"complete_steps":0,"step_last_us":10,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
 	eq 'ProfilerStep#2' "$(rec step .name "$T/out")"
+	# the same records laid out otherwise (type and t last) take the reader's
+	# general path, which reads 1e999 as infinity too (-1e999 as its negative)
+	mv "$T/out" "$T/out.fast"
+	{
+		trc /p/decode/x.json
+		ann 'ProfilerStep#1' 0 1e14
+		ann 'ProfilerStep#2' 0 10
+		kern k_far kernel 1e18 5 - 7
+		kern k_long kernel 10 1e14 - 7
+		kern k_inf kernel 10 1e999 - 7
+		kern k_ninf kernel -1e999 4 - 7
+		kern k_huge kernel 0 1e308 - 7
+		kern k_huge kernel 1 1e308 - 7
+		kern k_ok kernel 3 4 - 7
+		end
+	} | sed 's/^{"type":"kernel","t":0,\(.*\)}$/{\1,"t":0,"type":"kernel"}/' | ss >"$T/out" 2>"$T/err"
+	has "$T/err" '^step-stats: warning: 6 GPU work items with a corrupt ts or dur'
+	# (the kernel lines pass as they came)
+	grep -v '"type":"kernel"' "$T/out.fast" >"$T/want"
+	grep -v '"type":"kernel"' "$T/out" >"$T/got"
+	same "$T/want" "$T/got"
+	# NaN and Infinity are not JSON numbers: refused on either path
+	{
+		trc /p/decode/x.json
+		kern k_nan kernel 10 NaN - 7
+		end
+	} >"$T/nan"
+	status 1 sh -c '"$1" <"$2" 2>"$3"' sh "$BIN/step-stats" "$T/nan" "$T/err"
+	has "$T/err" "kernel record: member 'dur' is not a number"
 }
 check 'corrupt times: items and markers left out with a warning, sums stay finite' t_corrupt
 
