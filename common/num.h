@@ -91,6 +91,21 @@ double pct(double part, double whole);
  */
 double num_percentile(double *v, size_t n, int p);
 
+/*
+ * -1, 0 or 1 as a is before, beside or after b, NaN after every number and
+ * beside NaN: a total order for sort comparators, whose results are
+ * undefined when a NaN makes "a != b ? (a < b ? -1 : 1)" answer 1 both ways.
+ */
+static inline int
+num_cmp(double a, double b)
+{
+	if (a < b)
+		return -1;
+	if (a > b)
+		return 1;
+	return (a != a) - (b != b);
+}
+
 /* Python round(x, 3): correctly rounded to 3 decimals (§0.4). */
 double round3(double x);
 

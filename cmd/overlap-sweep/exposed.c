@@ -16,11 +16,9 @@ static int
 by_length(const void *pa, const void *pb)
 {
 	const struct ov_span *a = pa, *b = pb;
-	double x = a->end - a->ts, y = b->end - b->ts;
+	int c = num_cmp(b->end - b->ts, a->end - a->ts);	/* longest first */
 
-	if (x != y)
-		return x > y ? -1 : 1;
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
+	return c ? c : num_cmp(a->ts, b->ts);
 }
 
 static int

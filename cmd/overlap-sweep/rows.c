@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "opt.h"
 #include "overlap.h"
 #include "xalloc.h"
@@ -114,13 +115,12 @@ cmp_nbr(const void *pa, const void *pb, void *ctx)
 {
 	const oev_t *ev = ctx;
 	const oev_t *a = &ev[*(const size_t *)pa], *b = &ev[*(const size_t *)pb];
+	int c;
 
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
+	if ((c = num_cmp(a->ts, b->ts)) || (c = num_cmp(a->end, b->end)))
+		return c;
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 

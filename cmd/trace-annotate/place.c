@@ -112,15 +112,14 @@ by_track_start(const void *pa, const void *pb, void *ctx)
 {
 	const struct ta_find *a = pa, *b = pb;
 	const struct ta_out *o = ctx;
+	int c;
 
 	if (o->track_kind[a->track] != o->track_kind[b->track])
 		return o->track_kind[a->track] < o->track_kind[b->track] ? -1 : 1;
 	if (a->track != b->track)
 		return a->track < b->track ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
+	if ((c = num_cmp(a->ts, b->ts)) || (c = num_cmp(a->end, b->end)))
+		return c;
 	return (a->ref > b->ref) - (a->ref < b->ref);
 }
 
