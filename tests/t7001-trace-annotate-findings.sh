@@ -109,7 +109,7 @@ t_args() {
 	x() { grep "^{\"ph\":\"X\",\"cat\":\"triage\",.*\"tid\":$1," "$T/out.json" | head -n 1 |
 	    sed 's/.*,"args":\({.*}\)},*$/\1/'; }
 	eq '{"row":"step-1","stage":"decode","index":0,"marker":"step[DECODE bs=8]","period_us":300,"cpu_us":30,"gpu_busy_us":150,"gpu_span_us":259.75,"gpu_busy_pct":50,"kernels":4,"batch":8}' "$(x 1)"
-	eq '{"row":"gpu-1","gap":"gap-1","stage":"decode","gap_ts":1700000000000210,"gap_us":90,"host_us":75,"next_kernel":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)","launch":"cudaLaunchKernel","launch_ts":1700000000000280,"launch_dur_us":5,"launch_end":1700000000000285}' "$(x 2)"
+	eq '{"row":"gpu-1","gap":"gap-1","stage":"decode","gap_ts":1700000000000210,"gap_us":90,"host_us":75,"sync_us":10,"next_kernel":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)","launch":"cudaLaunchKernel","launch_ts":1700000000000280,"launch_dur_us":5,"launch_end":1700000000000285}' "$(x 2)"
 	eq "$(x 2)" "$(x 3)" "both parts of the gap"
 	eq '{"row":"escape-1","kernel":"void gemm_kernel<1>","stage":"decode","eager_launches":1,"total_us":50,"share_pct":31.25,"python_location":["python/model.py:10 forward"]}' "$(x 4)"
 	eq '{"row":"kernel-1","kernel":"void gemm_kernel<1>","stage":"decode","category":"gemm","share_pct":62.5,"total_us":100,"launches":2,"python_location":["python/model.py:10 forward (site share 75%)","python/other.py:3 f (site share 25%)"],"cpu_op":["aten::mm","aten::addmm"]}' "$(x 5)"

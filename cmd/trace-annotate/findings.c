@@ -166,6 +166,8 @@ gap_slice(const struct ta_out *o, const struct ta_find *f, sbuf *name, sbuf *a)
 	arg_num(a, "gap_us", g->dur);
 	if (g->has_host)
 		arg_num(a, "host_us", g->host_us);
+	if (g->has_sync)
+		arg_num(a, "sync_us", g->sync_us);
 	arg_str(a, "next_kernel", g->kernel);
 	arg_str(a, "launch", g->launch);
 	if (g->has_launch) {

@@ -267,6 +267,8 @@ read_idle_gap(rec_reader *r)
 	x->dur = g.dur;
 	x->has_host = REC_HAS(&g, idle_gap, host_us);
 	x->host_us = g.host_us;
+	x->has_sync = REC_HAS(&g, idle_gap, sync_us);
+	x->sync_us = g.sync_us;
 	x->has_launch = REC_HAS(&g, idle_gap, launch_ts);
 	x->launch_ts = g.launch_ts;
 	x->launch_dur = g.launch_dur;

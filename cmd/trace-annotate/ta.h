@@ -54,7 +54,8 @@ struct ta_gap {
 	long long t;
 	uint32_t stage, kernel, launch, id;
 	double ts, dur, host_us, launch_ts, launch_dur;
-	unsigned has_host : 1, has_launch : 1;
+	double sync_us;		/* of the rest, the host in a blocking call (has_sync) */
+	unsigned has_host : 1, has_launch : 1, has_sync : 1;
 };
 
 /* A kernel table row among the top ones (kernel_row, shown, within -n). */
