@@ -192,6 +192,16 @@ merge_all(const struct sorter *so, char *a, char *b, size_t *at, size_t nrun)
 	return a;
 }
 
+/* glibc's sort, for arrays of many runs and when memory is short */
+static void
+sort_qsort(void *base, size_t n, const struct sorter *so)
+{
+	if (so->c2)
+		qsort(base, n, so->size, so->c2);
+	else
+		qsort_r(base, n, so->size, so->c3, so->arg);
+}
+
 static void
 sort_any(void *base, size_t n, const struct sorter *so)
 {
@@ -203,16 +213,11 @@ sort_any(void *base, size_t n, const struct sorter *so)
 	for (i = 1; i < n; i++) {
 		if (order(so, b + (i - 1) * z, b + i * z) <= 0)
 			continue;
-		if (nrun > most || z == 0 || n > SIZE_MAX / z) {
-			free(at);
-			if (so->c2)
-				qsort(base, n, z, so->c2);
-			else
-				qsort_r(base, n, z, so->c3, so->arg);
-			return;
-		}
+		if (nrun > most || z == 0 || n > SIZE_MAX / 2 / z)
+			goto many;
 		if (!at) {
-			at = xmalloc((most + 2) * sizeof *at);
+			if ((at = malloc((most + 2) * sizeof *at)) == NULL)
+				goto many;
 			at[0] = 0;
 		}
 		at[nrun++] = i;
@@ -220,16 +225,25 @@ sort_any(void *base, size_t n, const struct sorter *so)
 	if (nrun == 1)
 		return;
 	at[nrun] = n;
+	/*
+	 * Without memory for the merge's copy, qsort sorts (it has a way that
+	 * needs none): the merge's temporaries are malloc's, not xmalloc's.
+	 */
 	if (z > 4 * sizeof(char *)) {
 		/* large elements: merge pointers to them, then move each element once */
 		struct sorter ind = *so;
-		const char **p = xmallocarray(n, 2 * sizeof *p);
+		const char **p = malloc(n * 2 * sizeof *p);
+		if (!p)
+			goto many;
 		for (i = 0; i < n; i++)
 			p[i] = b + i * z;
 		ind.size = sizeof *p;
 		ind.indirect = 1;
 		src = merge_all(&ind, (char *)p, (char *)(p + n), at, nrun);
-		tmp = xmalloc(n * z);
+		if ((tmp = malloc(n * z)) == NULL) {
+			free(p);
+			goto many;
+		}
 		for (i = 0; i < n; i++)
 			memcpy(tmp + i * z, ((const char **)(void *)src)[i], z);
 		memcpy(base, tmp, n * z);
@@ -238,12 +252,17 @@ sort_any(void *base, size_t n, const struct sorter *so)
 		free(at);
 		return;
 	}
-	tmp = xmalloc(n * z);
+	if ((tmp = malloc(n * z)) == NULL)
+		goto many;
 	src = merge_all(so, base, tmp, at, nrun);
 	if (src != base)
 		memcpy(base, src, n * z);
 	free(tmp);
 	free(at);
+	return;
+many:
+	free(at);
+	sort_qsort(base, n, so);
 }
 
 void

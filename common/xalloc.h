@@ -40,7 +40,8 @@ void xgrow(void *pp, size_t *cap, size_t need, size_t elem);
  * (issue 30).  The order is glibc's stable merge sort's: elements that
  * compare equal keep their order (as with qsort when it can allocate its
  * temporary; it falls back to an unstable sort only when it cannot).  The
- * run merge allocates a copy of the array; it dies like xmalloc.
+ * run merge needs a copy of the array; when it cannot have one, qsort
+ * sorts, as it would have.
  */
 void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 void xqsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
