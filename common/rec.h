@@ -115,6 +115,18 @@ extern const struct rec_typeinfo rec_types[RT_COUNT];
 /* The type named s[0..n), or RT_UNKNOWN. */
 enum rec_type rec_type_named(const char *s, size_t n);
 
+/*
+ * Is t one of the per-event types (kernel, launch, cpu_op, sync), the bulk
+ * of a stream?  The last filter of a pipeline to read them leaves them out
+ * of its output with --drop-events when only the report's tables follow
+ * (kernel-roofline(1), overlap-sweep(1); issue 30).
+ */
+static inline int
+rec_is_event(enum rec_type t)
+{
+	return t == RT_kernel || t == RT_launch || t == RT_cpu_op || t == RT_sync;
+}
+
 /* ---- writing ---- */
 
 void rec_begin(enum rec_type t);

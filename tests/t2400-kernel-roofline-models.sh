@@ -214,4 +214,25 @@ t_passes_through() {
 }
 check "every input record passes through unchanged; the rows precede the stats record" t_passes_through
 
+t_drop_events() {
+	begin
+	shape 0 aten::mm '[[128,256],[256,512]]' "[$BF,$BF]" '["",""]'
+	kern mm 1 0
+	rec '{"type":"launch","t":0,"name":"cudaLaunchKernel","ts":0,"dur":1,"correlation":1}'
+	rec '{"type":"cpu_op","t":0,"name":"aten::mm","ts":0,"dur":2}'
+	rec '{"type":"sync","t":0,"name":"cudaDeviceSynchronize","ts":3,"dur":1}'
+	rec '{"type":"kernel_row","t":0,"stage":"decode","kernel":"mm","total_us":1,"stage_total_us":1}'
+	finish
+	mv "$T/out.jsonl" "$T/all.jsonl"
+	"$BIN/kernel-roofline" -q --gpu-specs "$SPECS" --drop-events <"$T/in.jsonl" >"$T/out.jsonl"
+	# the same rows from the same reading, without the event records
+	grep -v -e '"type":"kernel",' -e '"type":"launch",' -e '"type":"cpu_op",' \
+	    -e '"type":"sync",' "$T/all.jsonl" >"$T/want"
+	same "$T/want" "$T/out.jsonl"
+	eq 1 "$(grep -c '"type":"kernel_eff"' "$T/out.jsonl")" "kernel_eff records"
+	eq 'op_shape kernel_row' "$(jq -r 'select(.type == "op_shape" or .type == "kernel_row") | .type' \
+	    "$T/out.jsonl" | tr '\n' ' ' | sed 's/ $//')"
+}
+check "--drop-events: the kernel, launch, cpu_op and sync records read but not written" t_drop_events
+
 done_testing

@@ -65,6 +65,25 @@ t_passthrough() {
 }
 check 'records pass through unchanged; rows come last, their exposure after them' t_passthrough
 
+t_drop_events() {
+	{
+		formal_stream | sed '/"type":"stats"/d'
+		echo '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"1","tid":"1","ts":0,"dur":1,"correlation":1}'
+		echo '{"type":"cpu_op","t":0,"name":"aten::mm","pid":"1","tid":"1","ts":0,"dur":2}'
+		echo '{"type":"sync","t":0,"name":"cudaDeviceSynchronize","pid":"1","tid":"1","ts":3,"dur":1}'
+		formal_stream | grep '"type":"stats"'
+	} >"$T/in" &&
+	minimal_mapping >"$T/map" &&
+	os --mapping "$T/map" <"$T/in" >"$T/all" &&
+	os --mapping "$T/map" --drop-events <"$T/in" >"$T/out" &&
+	grep -v -e '"type":"kernel",' -e '"type":"launch",' -e '"type":"cpu_op",' \
+	    -e '"type":"sync",' "$T/all" >"$T/want" &&
+	same "$T/want" "$T/out" &&
+	eq 1 "$(grep -c '"type":"overlap_row"' "$T/out")" &&
+	eq 0 "$(grep -c -e '"type":"kernel",' -e '"type":"launch",' "$T/out")"
+}
+check '--drop-events: the same rows, the event records left out' t_drop_events
+
 t_row_members() {
 	formal_stream >"$T/in" &&
 	minimal_mapping >"$T/map" &&

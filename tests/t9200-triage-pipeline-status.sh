@@ -80,6 +80,43 @@ t_side_by_side_report() {
 }
 check "mapping/formal side by side: the report of the sequential pipelines" t_side_by_side_report
 
+# The last filter to read the event records drops them for the reports
+# that are tables only (issue 30): each such report is the one the whole
+# stream gives, and the records report keeps them.
+t_drop_events() {
+	"$BIN/trace-extract" -q "$T/big.json" | "$BIN/trace-stage" -q | "$BIN/trace-health" -q |
+	    "$BIN/kernel-map" -q | "$BIN/step-stats" -q | "$BIN/kernel-roofline" -q |
+	    "$BIN/fuse-detect" -q >"$T/whole.jsonl"
+	for f in md json html csv; do
+		TRIAGE_BINDIR=$BIN "$TRIAGE" --input "$T/big.json" --format "$f" >"$T/drop.$f"
+		"$BIN/triage-render" -q --format "$f" <"$T/whole.jsonl" >"$T/whole.$f"
+		same "$T/whole.$f" "$T/drop.$f" || return 1
+	done
+	TRIAGE_BINDIR=$BIN "$TRIAGE" --input "$T/big.json" --format jsonl >"$T/drop.jsonl"
+	eq "$(grep -c '^{"type":"kernel",' "$T/whole.jsonl")" \
+	    "$(grep -c '^{"type":"kernel",' "$T/drop.jsonl")" "kernel records of -f jsonl"
+	# what fuse-detect is given: no event record for a markdown report
+	mkdir -p "$T/spy"
+	for t in "$BIN"/*; do
+		ln -sf "$t" "$T/spy/${t##*/}"
+	done
+	rm -f "$T/spy/fuse-detect"
+	printf '#!/bin/sh
+tee "%s" | "%s" "$@"
+' "$T/fuse.in" "$BIN/fuse-detect" >"$T/spy/fuse-detect"
+	chmod +x "$T/spy/fuse-detect"
+	TRIAGE_BINDIR=$T/spy "$TRIAGE" --input "$T/big.json" >/dev/null
+	eq 0 "$(grep -c -e '^{"type":"kernel",' -e '^{"type":"launch",' "$T/fuse.in")" "events given"
+	has "$T/fuse.in" '^{"type":"kernel_row",'
+	TRIAGE_BINDIR=$BIN "$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" \
+	    --format jsonl >"$T/dual.jsonl"
+	TRIAGE_BINDIR=$BIN "$TRIAGE" --mapping-input "$T/big.json" --formal-input "$T/big.json" \
+	    >"$T/dual.md"
+	"$BIN/triage-render" -q <"$T/dual.jsonl" >"$T/dual.whole.md"
+	same "$T/dual.whole.md" "$T/dual.md"
+}
+check "the tables-only reports without the event records: the same reports" t_drop_events
+
 t_dual_stdin() {
 	# the two sides run as background jobs, which must still see stdin
 	"$TRIAGE" --mapping-input - --formal-input "$T/big.json" <"$T/big.json" >"$T/m-stdin.md"

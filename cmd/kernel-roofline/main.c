@@ -37,23 +37,25 @@
 #define NONE UINT32_MAX
 #define UNMODELED_SHOWN 12
 
-enum { O_SPECS = OPT_LONG, O_GPU, O_MAPPING };
+enum { O_SPECS = OPT_LONG, O_GPU, O_MAPPING, O_DROP };
 
 static const struct opt opts[] = {
 	{ "gpu", O_GPU, "NAME", "the GPU, whatever the trace's device records say" },
 	{ "gpu-specs", O_SPECS, "FILE", "replace the built-in GPU table (gpu-specs(5))" },
 	{ "mapping", O_MAPPING, "FILE",
 	    "formal run: model CUDA-graph kernels from this mapping trace's records" },
+	{ "drop-events", O_DROP, NULL,
+	    "leave the kernel, launch, cpu_op and sync records out of the output" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] [--gpu NAME] [--gpu-specs F] [--mapping F] [file]",
+	"[-q] [--gpu NAME] [--gpu-specs F] [--mapping F]\n [--drop-events] [file]",
 	"Model the FLOPs and bytes of every kernel whose launching CPU op recorded\n"
 	"its input shapes, and compare them with the GPU's dense peaks: one\n"
 	"\"kernel_eff\" record per stage, kernel and shape, and one \"roofline\"\n"
 	"record per stage (the share of GPU time modeled, its time at the roofline).\n"
-	"Every input record passes through.",
+	"Every input record passes through (with --drop-events, all but the events').",
 	opts
 };
 
@@ -101,6 +103,7 @@ struct mapped {
 
 static struct {
 	const char *specs_file, *gpu_opt, *mapping_file;
+	int drop_events;		/* --drop-events */
 	struct gputab tab;
 	const struct gpu *forced;
 	strtab *str;
@@ -757,7 +760,7 @@ filter(FILE *fp, const char *name)
 		default:
 			break;
 		}
-		if (pass)
+		if (pass && !(run.drop_events && rec_is_event(t)))
 			rec_line(r.line, r.len);
 	}
 	if (run.open)
@@ -805,6 +808,9 @@ main(int argc, char **argv)
 			break;
 		case O_MAPPING:
 			run.mapping_file = optarg;
+			break;
+		case O_DROP:
+			run.drop_events = 1;
 			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);

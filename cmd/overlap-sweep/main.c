@@ -64,17 +64,19 @@ static const struct opt opts[] = {
 	{ "mapping", 'm', "FILE", "the mapping trace's records (with its site records)" },
 	{ "overlap-table-limit", 'l', "N", "overlap rows per stage (0 or less: all)" },
 	{ "pid-substring", 'p', "TEXT", "analyze only GPU pids containing TEXT" },
+	{ "drop-events", OPT_LONG, NULL,
+	    "leave the kernel, launch, cpu_op and sync records out of the output" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] [-m FILE] [-l N] [-p TEXT] [file ...]",
+	"[-q] [-m FILE] [-l N] [-p TEXT] [--drop-events] [file ...]",
 	"The overlap-opportunity table of the mapping/formal flow (overlap-sweep(1)):\n"
 	"reads the formal record stream, passes every record through, and at its end\n"
 	"appends one overlap_row record per table row, then per row an overlap_exposed\n"
 	"record (where its kernel ran exposed).  FILE holds the mapping trace's staged\n"
 	"records followed by kernel-map --sites-only's site records.  Without --mapping\n"
-	"the records only pass through.",
+	"the records only pass through (with --drop-events, all but the events').",
 	opts
 };
 
@@ -393,6 +395,9 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	free(stage);
 }
 
+/* --drop-events: the formal stream's event records are not copied (rec_is_event) */
+static int drop_events;
+
 /*
  * Read one record stream of a side.  With `pass`, every line is copied to
  * stdout.  `collect` turns the overlap bookkeeping on (off in single-trace
@@ -406,6 +411,8 @@ read_stream(side_t *sd, FILE *fp, const char *name, int pass, int collect)
 
 	ops.ctx = sd;
 	ops.pass = pass;
+	if (drop_events)
+		ops.consume = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(cpu_op) | TR_MASK(sync);
 	if (collect) {
 		ops.collect = TR_MASK(kernel) | TR_MASK(thread_name);
 		if (sd->mapping)
@@ -617,6 +624,9 @@ main(int argc, char **argv)
 			break;
 		case 'p':
 			pid_substring = optarg;
+			break;
+		case OPT_LONG:
+			drop_events = 1;
 			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
