@@ -108,7 +108,7 @@ check "scripts/triage on sampled prefixes: exit 0, 1 or 3, no output after error
 t_big_event() {
 	"$GEN" -d big-event -o "$T/big.json"
 	[ "$(wc -c <"$T/big.json")" -gt 2000000 ]
-	"$EX" "$T/big.json" >"$T/big.jsonl" 2>"$T/big.err"
+	"$EX" --all-ops "$T/big.json" >"$T/big.jsonl" 2>"$T/big.err"
 	eq "" "$(cat "$T/big.err")"
 	eq '"aten::empty"' "$(jq -c 'select(.type == "cpu_op") | .name' "$T/big.jsonl" | tail -n 1)"
 	eq 12 "$(jq -c 'select(.type == "kernel")' "$T/big.jsonl" | wc -l | tr -d ' ')"

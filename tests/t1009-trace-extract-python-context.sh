@@ -125,6 +125,47 @@ t_fixture() {
 }
 check "the kernel-map attribution fixture as a trace: the same tables" t_fixture
 
+# The CPU ops written (issue 30): those a kernel is matched to by External
+# id, its own or its correlation's; the frame names only the others' contexts
+# use go with them, and every table is the one --all-ops gives.
+t_ops_written() {
+	cat >"$T/ops.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "cat": "python_function", "name": "python/model.py(10): forward", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+{"ph": "X", "cat": "python_function", "name": "python/alloc.py(3): empty_cache", "pid": 1, "tid": 1, "ts": 60, "dur": 10},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 8, "args": {"External id": 1}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 61, "dur": 2, "args": {"External id": 2}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 30, "dur": 8, "args": {"External id": 4}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 40, "dur": 8, "args": {"correlation": 9}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 3, "args": {"correlation": 5, "External id": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 32, "dur": 3, "args": {"correlation": 9, "External id": 4}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"stream": 7, "correlation": 5, "External id": 1}},
+{"ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 0, "tid": 7, "ts": 40, "dur": 5, "args": {"stream": 7, "correlation": 9}}
+]}
+EOF2
+	"$EX" -q "$T/ops.json" >"$T/ops.jsonl"
+	"$EX" -q --all-ops "$T/ops.json" >"$T/all.jsonl"
+	# aten::empty launches nothing; aten::add through add_kernel's correlation;
+	# aten::copy_ by its own correlation, which maps to External id 4 too
+	eq 'aten::mm aten::add aten::copy_' "$(jq -r 'select(.type == "cpu_op") | .name' "$T/ops.jsonl" |
+	    tr '\n' ' ' | sed 's/ $//')"
+	eq 4 "$(grep -c '"type":"cpu_op"' "$T/all.jsonl")" "ops with --all-ops"
+	eq 4 "$(jq -r 'select(.type == "stats") | .cpu_ops' "$T/ops.jsonl")" "the stats count every op"
+	hasnt "$T/ops.jsonl" 'alloc.py'
+	has "$T/all.jsonl" 'alloc.py'
+	# the same records otherwise, and the same tables
+	grep -v -e '"type":"cpu_op"' -e '"type":"frame_name"' "$T/ops.jsonl" >"$T/ops.rest"
+	grep -v -e '"type":"cpu_op"' -e '"type":"frame_name"' "$T/all.jsonl" >"$T/all.rest"
+	same "$T/all.rest" "$T/ops.rest"
+	for f in ops all; do
+		"$BIN/trace-stage" -q <"$T/$f.jsonl" | "$BIN/kernel-map" -q |
+		    jq -c 'select(.type == "kernel_row") | [.kernel, .cpu_op, .location]' >"$T/$f.rows"
+	done
+	same "$T/all.rows" "$T/ops.rows"
+	eq '["add_kernel","aten::add","python/model.py:10 forward"]' "$(grep add_kernel "$T/ops.rows")"
+}
+check "cpu_op records: the ops a kernel is matched to; --all-ops writes every one" t_ops_written
+
 t_reversed() {
 	"$GEN" -s both --streams 2 -n 4 -l 3 -o "$T/r.json"
 	jq -c '.traceEvents |= reverse' "$T/r.json" >"$T/rev.json"

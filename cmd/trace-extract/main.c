@@ -42,6 +42,7 @@ static const char *progress_label;	/* --progress-label: names the work in progre
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
 static int frame_records;	/* --frames: every frame a record, no Python contexts */
+static int all_ops;		/* --all-ops: every CPU op a record */
 static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
 static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
@@ -56,11 +57,12 @@ static void feed_hints(struct trace_state *s, const json_doc *d, const int *idx)
 static void input_at_exit(void);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL, O_ALL_OPS };
 
 static const char *model_opt;	/* --model: the model, when server args do not say */
 
 static const struct opt opts[] = {
+	{ "all-ops", O_ALL_OPS, NULL, "every CPU op a record, not only those a kernel is matched to" },
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
@@ -85,7 +87,7 @@ static const struct opt opts[] = {
 static const struct tool tool = {
 	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME]\n"
 	" [--all-ranks | --rank N] [--frames [--python-ids]]\n"
-	" [trace-or-dir ...]\n"
+	" [--all-ops] [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -126,6 +128,9 @@ main(int argc, char **argv)
 			break;
 		case O_FRAMES:
 			frame_records = 1;
+			break;
+		case O_ALL_OPS:
+			all_ops = 1;
 			break;
 		case O_MODEL:
 			if (!*optarg)
@@ -438,7 +443,24 @@ struct trace_state {
 	size_t nccorr, capccorr;
 	imap gpu_corr;			/* correlations the kernel records carry */
 	imap zero_corr;			/* correlations of GPU items skipped for a dur of 0 */
+	/*
+	 * Issue 30.  The CPU ops worth writing: kernel-map and overlap-sweep
+	 * match an op to a kernel by its External id (its own, else its
+	 * correlation's) and by nothing else, so an op whose id no kernel
+	 * record carries is read by no tool; most ops launch nothing.
+	 */
+	imap kext;			/* External ids the kernel records carry */
+	long long *kcorr;		/* correlations of the kernels without one */
+	size_t nkcorr, capkcorr;
+	struct opref {
+		long long key;		/* the op's External id or correlation */
+		int kind;		/* OPK_* */
+	} *opref;			/* per cpu_op record, in order */
+	size_t nopref, capopref;
+	unsigned char *opkeep;		/* per cpu_op record, at the end: written (NULL: all) */
 };
+
+enum { OPK_NONE, OPK_EXT, OPK_CORR };
 
 /* The thread of the event being read, in the Python-context tables. */
 static uint32_t
@@ -854,6 +876,9 @@ put_cpu_op(struct trace_state *s, const json_doc *d, const struct event *e)
 			shapes_op(s->sh, th, e->ts, e->dur, e->has_ext, e->ext, s->vname.s,
 			    s->vname.n, NULL, 0);
 	}
+	xgrow(&s->opref, &s->capopref, s->nopref + 1, sizeof *s->opref);
+	s->opref[s->nopref++] = e->has_ext ? (struct opref){ e->ext, OPK_EXT } :
+	    e->has_corr ? (struct opref){ e->corr, OPK_CORR } : (struct opref){ 0, OPK_NONE };
 	begin_event(s, RT_cpu_op, NULL, e);
 	if (e->has_ext)
 		rec_int(RM_cpu_op_external_id, e->ext);
@@ -929,6 +954,12 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	count_limited(s, &s->kernels, LIM_KERNELS, "GPU kernels");
 	if (e->has_corr && !compat_reference)
 		imap_put(&s->gpu_corr, (uint64_t)e->corr, NULL);
+	if (e->has_ext)
+		imap_put(&s->kext, (uint64_t)e->ext, NULL);
+	else if (e->has_corr) {
+		xgrow(&s->kcorr, &s->capkcorr, s->nkcorr + 1, sizeof *s->kcorr);
+		s->kcorr[s->nkcorr++] = e->corr;
+	}
 	if (s->pc) {
 		pyctx_kernel(s->pc, e->ts, overlap);
 		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, is_copy_cat(s->vcat));
@@ -1528,6 +1559,10 @@ trace_state_free(struct trace_state *s)
 	free(s->ccorr);
 	imap_free(&s->gpu_corr);
 	imap_free(&s->zero_corr);
+	imap_free(&s->kext);
+	free(s->kcorr);
+	free(s->opref);
+	free(s->opkeep);
 }
 
 /* ---- the records kept until the Python contexts are known ---- */
@@ -1609,9 +1644,13 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 	size_t bandlen, li;
 
 	line = expand_name(s, line, &n, rp);
-	if (IS("cpu_op") && s->pc) {
-		pyctx_op_result(s->pc, rp->nop++, &loc, &stack, &scopes);
-		if (loc != PY_NONE || scopes.n) {
+	if (IS("cpu_op") && (s->pc || s->opkeep)) {
+		size_t oi = rp->nop++;
+		if (s->opkeep && oi < s->nopref && !s->opkeep[oi])
+			return;		/* no kernel is matched to it */
+		if (s->pc)
+			pyctx_op_result(s->pc, oi, &loc, &stack, &scopes);
+		if (s->pc && (loc != PY_NONE || scopes.n)) {
 			rec_extend(RT_cpu_op, RM_cpu_op_py_loc - 1, line, n);
 			if (loc != PY_NONE) {
 				rec_int(RM_cpu_op_py_loc, loc);
@@ -1671,6 +1710,32 @@ static void put_trace(const struct trace_state *s);
 static void put_devices(const struct trace_state *s);
 
 /*
+ * Which cpu_op records to write (s->opkeep; issue 30): those whose External
+ * id, their own or the one their correlation maps to (the corr records the
+ * tools apply: put_corrs), a kernel record carries the same way.  None is
+ * left out with --all-ops.
+ */
+static void
+ops_to_write(struct trace_state *s)
+{
+	const uint64_t *v;
+	size_t i;
+
+	if (all_ops || s->nopref == 0)
+		return;
+	for (i = 0; i < s->nkcorr; i++)
+		if ((v = imap_get(&s->corr, (uint64_t)s->kcorr[i])))
+			imap_put(&s->kext, *v, NULL);
+	s->opkeep = xmalloc(s->nopref);
+	for (i = 0; i < s->nopref; i++) {
+		const struct opref *o = &s->opref[i];
+		v = o->kind == OPK_CORR ? imap_get(&s->corr, (uint64_t)o->key) : NULL;
+		s->opkeep[i] = o->kind == OPK_EXT ? imap_get(&s->kext, (uint64_t)o->key) != NULL :
+		    v ? imap_get(&s->kext, *v) != NULL : 0;
+	}
+}
+
+/*
  * The trace's end: its trace record (whose time base, ranks and devices
  * are known only now), the device records, then, with Python contexts,
  * the frame names they use, then the kept records in their order, each
@@ -1691,7 +1756,10 @@ put_kept(struct trace_state *s)
 	s->rfp = NULL;
 	put_trace(s);
 	put_devices(s);
+	ops_to_write(s);
 	if (s->pc) {
+		if (s->opkeep)
+			pyctx_drop_ops(s->pc, s->opkeep);
 		pyctx_resolve(s->pc);
 		nnames = pyctx_name_count(s->pc);
 		for (id = 0; id < nnames; id++) {

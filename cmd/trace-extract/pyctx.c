@@ -846,6 +846,20 @@ none_array(size_t n)
 }
 
 void
+pyctx_drop_ops(struct pyctx *pc, const unsigned char *keep)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < pc->nq; i++) {
+		unsigned kind = pc->q[i].tag & 3;
+		if ((kind == Q_OP || kind == Q_SCOPE) && !keep[pc->q[i].tag >> 2])
+			continue;
+		pc->q[j++] = pc->q[i];
+	}
+	pc->nq = j;
+}
+
+void
 pyctx_resolve(struct pyctx *pc)
 {
 	size_t i, j;

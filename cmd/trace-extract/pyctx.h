@@ -59,6 +59,14 @@ void pyctx_op(struct pyctx *pc, uint32_t thread, double ts, double dur, int scop
 void pyctx_launch(struct pyctx *pc, uint32_t thread, double ts);
 void pyctx_kernel(struct pyctx *pc, double ts, int overlap);
 
+/*
+ * Before pyctx_resolve: no context for op i unless keep[i] (keep has an
+ * entry per pyctx_op call).  The ops no kernel is matched to are not
+ * written (issue 30); their contexts, and the frame names only they use,
+ * need not be found.
+ */
+void pyctx_drop_ops(struct pyctx *pc, const unsigned char *keep);
+
 /* Run the sweeps; call once, after the trace's last event. */
 void pyctx_resolve(struct pyctx *pc);
 
