@@ -166,6 +166,28 @@ EOF2
 }
 check "cpu_op records: the ops a kernel is matched to; --all-ops writes every one" t_ops_written
 
+# --no-windows (issue 30): the same records without the kernels' windows
+# and the frame names only they use, and the same kernel table.
+t_no_windows() {
+	"$GEN" -s both --streams 2 -n 4 -l 3 -o "$T/w.json"
+	"$EX" -q "$T/w.json" >"$T/w.jsonl"
+	"$EX" -q --no-windows "$T/w.json" >"$T/nw.jsonl"
+	grep -q '"py_window":' "$T/w.jsonl"
+	hasnt "$T/nw.jsonl" '"py_window'
+	grep -v '"type":"frame_name"' "$T/w.jsonl" |
+	    sed -e 's/,"py_window":\[[0-9,]*\]//' -e 's/,"py_window_band":\[[][0-9,.e+-]*\]//' >"$T/w.rest"
+	grep -v '"type":"frame_name"' "$T/nw.jsonl" >"$T/nw.rest"
+	same "$T/w.rest" "$T/nw.rest"
+	[ "$(grep -c '"type":"frame_name"' "$T/nw.jsonl")" -le "$(grep -c '"type":"frame_name"' "$T/w.jsonl")" ]
+	for f in w nw; do
+		"$BIN/trace-stage" -q <"$T/$f.jsonl" | "$BIN/kernel-map" -q |
+		    jq -c 'select(.type == "kernel_row")' >"$T/$f.rows"
+	done
+	[ -s "$T/w.rows" ]
+	same "$T/w.rows" "$T/nw.rows"
+}
+check "--no-windows: no kernel windows, the same kernel table" t_no_windows
+
 t_reversed() {
 	"$GEN" -s both --streams 2 -n 4 -l 3 -o "$T/r.json"
 	jq -c '.traceEvents |= reverse' "$T/r.json" >"$T/rev.json"

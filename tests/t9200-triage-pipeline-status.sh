@@ -69,7 +69,7 @@ t_side_by_side_report() {
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
 	    "$BIN/trace-health" -q | tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
 	cat "$T/sites.jsonl" >>"$T/m.jsonl"
-	"$BIN/trace-extract" -q --role formal "$T/big.json" | "$BIN/trace-stage" -q |
+	"$BIN/trace-extract" -q --role formal --no-windows "$T/big.json" | "$BIN/trace-stage" -q |
 	    "$BIN/trace-health" -q | "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/step-stats" -q | "$BIN/kernel-roofline" -q --mapping "$T/m.jsonl" |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |

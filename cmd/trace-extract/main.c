@@ -43,6 +43,7 @@ static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
 static int frame_records;	/* --frames: every frame a record, no Python contexts */
 static int all_ops;		/* --all-ops: every CPU op a record */
+static int no_windows;		/* --no-windows: no kernel's py_window */
 static struct ranksel ranksel;	/* --all-ranks, --rank: which ranks of a directory */
 static int list_ranks;		/* --list-ranks: print the ranks, write no records */
 
@@ -57,7 +58,7 @@ static void feed_hints(struct trace_state *s, const json_doc *d, const int *idx)
 static void input_at_exit(void);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL, O_ALL_OPS };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL, O_ALL_OPS, O_NO_WINDOWS };
 
 static const char *model_opt;	/* --model: the model, when server args do not say */
 
@@ -65,6 +66,8 @@ static const struct opt opts[] = {
 	{ "all-ops", O_ALL_OPS, NULL, "every CPU op a record, not only those a kernel is matched to" },
 	{ "all-ranks", O_ALL_RANKS, NULL, "every rank's traces of a profile directory, not the lowest rank's" },
 	{ "framework", 'f', "NAME", "auto (default), sglang, vllm, trtllm or tokenspeed" },
+	{ "no-windows", O_NO_WINDOWS, NULL,
+	    "no py_window on kernel records (only a mapping trace's are read)" },
 	{ "framework-fallback", O_FALLBACK, "NAME", "used when auto-detection finds no hint" },
 	{ "framework-captured", O_CAPTURED, "NAME",
 	    "what a live server answered as: wins over the path's and trace's hints" },
@@ -87,7 +90,7 @@ static const struct opt opts[] = {
 static const struct tool tool = {
 	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME]\n"
 	" [--all-ranks | --rank N] [--frames [--python-ids]]\n"
-	" [--all-ops] [trace-or-dir ...]\n"
+	" [--all-ops] [--no-windows] [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -131,6 +134,9 @@ main(int argc, char **argv)
 			break;
 		case O_ALL_OPS:
 			all_ops = 1;
+			break;
+		case O_NO_WINDOWS:
+			no_windows = 1;
 			break;
 		case O_MODEL:
 			if (!*optarg)
@@ -961,7 +967,8 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 		s->kcorr[s->nkcorr++] = e->corr;
 	}
 	if (s->pc) {
-		pyctx_kernel(s->pc, e->ts, overlap);
+		/* a window: the scopes open at an overlap kernel's start (issue 30: --no-windows) */
+		pyctx_kernel(s->pc, e->ts, overlap && !no_windows);
 		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, is_copy_cat(s->vcat));
 	}
 	begin_event(s, RT_kernel, &s->vcat, e);
