@@ -616,6 +616,44 @@ span_number(const rec_reader *r, const char *p, size_t k, int kind, void *out)
 }
 
 /*
+ * Are p[0..n) and q[0..n) the same bytes?  A member's lead (`,"name":`) is
+ * 6 to 30 bytes: word compares, the last one overlapping, instead of a
+ * call to memcmp per member per line (5 % of each filter, issue 30).
+ */
+static inline int
+same_lead(const char *p, const char *q, size_t n)
+{
+	uint64_t a, b;
+	uint32_t x, y;
+	size_t i;
+
+	if (n >= 8) {
+		for (i = 0; i + 8 <= n; i += 8) {
+			memcpy(&a, p + i, 8);
+			memcpy(&b, q + i, 8);
+			if (a != b)
+				return 0;
+		}
+		memcpy(&a, p + n - 8, 8);
+		memcpy(&b, q + n - 8, 8);
+		return a == b;
+	}
+	if (n >= 4) {
+		memcpy(&x, p, 4);
+		memcpy(&y, q, 4);
+		if (x != y)
+			return 0;
+		memcpy(&x, p + n - 4, 4);
+		memcpy(&y, q + n - 4, 4);
+		return x == y;
+	}
+	for (i = 0; i < n; i++)
+		if (p[i] != q[i])
+			return 0;
+	return 1;
+}
+
+/*
  * The fast path: the line as our writers lay it out, members in table
  * order, optional ones possibly missing, strings without escapes.  Returns
  * 1 with *out filled, or 0 when the line is anything else (then the
@@ -636,7 +674,7 @@ decode_fast(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 		size_t k;
 		int isint;
 
-		if ((size_t)(e - p) <= mi->leadlen || memcmp(p, mi->lead, mi->leadlen) != 0)
+		if ((size_t)(e - p) <= mi->leadlen || !same_lead(p, mi->lead, mi->leadlen))
 			continue;	/* absent here: an optional member, or another layout */
 		p += mi->leadlen;
 		switch (mi->kind) {
