@@ -26,9 +26,13 @@ trace_free(struct trace *tr)
 void
 trace_reader_init(struct trace_reader *r, strtab *str, const struct trace_ops *ops)
 {
+	size_t i;
+
 	memset(r, 0, sizeof *r);
 	r->ops = *ops;
 	r->str = str;
+	for (i = 0; i < sizeof r->last / sizeof r->last[0]; i++)
+		r->last[i] = NOSTR;
 }
 
 void
@@ -74,6 +78,30 @@ trace_thread_count(const struct trace_reader *r)
  * The thread id of (pid, tid).  Consecutive records mostly share their
  * thread, so the last one's text is compared before anything is interned.
  */
+/*
+ * Members that repeat from record to record (a kernel's category, stream and
+ * stage, a launch's name): the id of the last one, when s is the same text,
+ * else trace_intern's.  A short comparison instead of hashing and probing
+ * (issue 30).
+ */
+enum { LAST_CAT, LAST_STREAM, LAST_STAGE, LAST_LAUNCH };
+
+static uint32_t
+intern_last(struct trace_reader *r, int which, struct rstr s)
+{
+	uint32_t id = r->last[which];
+
+	if (id != NOSTR && strtab_len(r->str, id) == s.n) {
+		const char *t = strtab_str(r->str, id);
+		size_t i;
+		for (i = 0; i < s.n && t[i] == s.s[i]; i++)
+			;
+		if (i == s.n)
+			return id;
+	}
+	return r->last[which] = trace_intern(r, s);
+}
+
 static uint32_t
 thread_of(struct trace_reader *r, struct rstr pid, struct rstr tid)
 {
@@ -359,10 +387,10 @@ add_kernel(struct trace_reader *r)
 	k->ts = x.ts;
 	k->dur = x.dur;
 	k->name = trace_intern(r, x.name);
-	k->cat = trace_intern(r, x.cat);
+	k->cat = intern_last(r, LAST_CAT, x.cat);
 	k->thread = thread_of(r, x.pid, x.tid);
-	k->stream = REC_HAS(&x, kernel, stream) ? trace_intern(r, x.stream) : NOSTR;
-	k->stage = REC_HAS(&x, kernel, stage) ? trace_intern(r, x.stage) : NOSTR;
+	k->stream = REC_HAS(&x, kernel, stream) ? intern_last(r, LAST_STREAM, x.stream) : NOSTR;
+	k->stage = REC_HAS(&x, kernel, stage) ? intern_last(r, LAST_STAGE, x.stage) : NOSTR;
 	k->ext = x.external_id;
 	k->ext_src = REC_HAS(&x, kernel, external_id) ? EXT_OWN : EXT_NONE;
 	k->corr = x.correlation;
@@ -432,7 +460,7 @@ add_call(struct trace_reader *r, enum rec_type t)
 		pid = l.pid;
 		tid = l.tid;
 	}
-	c->name = trace_intern(r, name);
+	c->name = t == RT_launch ? intern_last(r, LAST_LAUNCH, name) : trace_intern(r, name);
 	c->thread = thread_of(r, pid, tid);
 }
 

@@ -151,6 +151,7 @@ struct trace_reader {
 	size_t nthr, capthr;
 	sbuf lastpid, lasttid;
 	uint32_t lastthread;
+	uint32_t last[4];		/* the last id of each repeated member (trace.c LAST_*) */
 	unsigned char *pyok;		/* per string id: 1 a checked id list, 2 a checked band */
 	size_t cappyok;
 };
