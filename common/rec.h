@@ -36,6 +36,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "json.h"
 #include "rectab.h"
@@ -279,7 +280,17 @@ char *rec_detach(enum rec_type t, void *rec);
 
 /* Heap copy of a span as a NUL-terminated string. */
 char *rstr_dup(struct rstr s);
-/* Does the span equal the C string? */
-int rstr_eq(struct rstr s, const char *c);
+/*
+ * Does the span equal the C string?  Inline, so that a literal's length
+ * is known where it is called (the tools test categories and kinds of
+ * every record this way).
+ */
+static inline int
+rstr_eq(struct rstr s, const char *c)
+{
+	size_t n = strlen(c);
+
+	return s.n == n && (n == 0 || memcmp(s.s, c, n) == 0);
+}
 
 #endif
