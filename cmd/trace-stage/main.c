@@ -459,14 +459,6 @@ kstart_cmp(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* (launch call start, item end) pairs, by call start. */
 struct callend {
 	double call, end;
@@ -629,10 +621,8 @@ measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t se
 		if (i == 0 || v[i].end > maxend)
 			maxend = v[i].end;
 	}
-	if (c->pairs) {
-		xqsort(lat, (size_t)c->pairs, sizeof *lat, dbl_cmp);
-		c->p50 = lat[(c->pairs - 1) / 2];
-	}
+	if (c->pairs)	/* the lower median, lat[(pairs - 1) / 2] of lat sorted */
+		c->p50 = num_percentile(lat, (size_t)c->pairs, 50);
 	measure_syncs(r, tr, v, n, c);
 	/*
 	 * The GPU ahead: the quickest start on an idle GPU is late, and so is
