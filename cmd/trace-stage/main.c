@@ -511,28 +511,44 @@ static void
 measure_syncs(const struct trace_reader *r, const struct trace *tr, const struct kstart *v,
     size_t n, struct clocks *c)
 {
-	struct callend *ce = xmalloc((n ? n : 1) * sizeof *ce);
-	double *pmax = xmalloc((n ? n : 1) * sizeof *pmax);
+	/*
+	 * A synchronize call waited for the items whose launch call began
+	 * before it: the latest end among them is the latest end of a launch's
+	 * items over the launches that began before it.  So each launch's
+	 * latest item end, then the launches by call start (a few thousand, in
+	 * order already, where sorting the 135,000 items of a CUDA-graph decode
+	 * trace by their call was 4 % of trace-stage; issue 30).
+	 */
+	double *lend = xmalloc((tr->nln ? tr->nln : 1) * sizeof *lend);
+	struct callend *ce = xmalloc((tr->nln ? tr->nln : 1) * sizeof *ce);
+	double *pmax;
 	size_t i, m = 0, lo, hi, mid;
 
+	for (i = 0; i < tr->nln; i++)
+		lend[i] = -INFINITY;
 	for (i = 0; i < n; i++) {
 		const struct tcall *l;
 		if (v[i].launch < 0)
 			continue;
 		l = &tr->ln[v[i].launch];
-		ce[m].call = l->ts;
-		ce[m++].end = v[i].end;
+		if (!(v[i].end <= lend[v[i].launch]))
+			lend[v[i].launch] = v[i].end;
 		if (sync_copy(r, l))
 			sync_evidence(c, l->name, l->ts, l->ts + (l->dur > 0 ? l->dur : 0), v[i].end);
 	}
+	for (i = 0; i < tr->nln; i++)
+		if (lend[i] != -INFINITY)
+			ce[m++] = (struct callend){ tr->ln[i].ts, lend[i] };
+	free(lend);
 	xqsort(ce, m, sizeof *ce, callend_cmp);
+	pmax = xmalloc((m ? m : 1) * sizeof *pmax);
 	for (i = 0; i < m; i++)
 		pmax[i] = i && pmax[i - 1] > ce[i].end ? pmax[i - 1] : ce[i].end;
 	for (i = 0; i < tr->nsy; i++) {
 		const struct tcall *sy = &tr->sy[i];
 		lo = 0;
 		hi = m;
-		while (lo < hi) {	/* the items whose call began before the synchronize */
+		while (lo < hi) {	/* the launches whose call began before the synchronize */
 			mid = (lo + hi) / 2;
 			if (ce[mid].call < sy->ts)
 				lo = mid + 1;
