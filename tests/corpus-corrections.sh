@@ -79,6 +79,11 @@ done
 ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \
     "$("$top/build/bin/trace-extract" -q "$shared/corpus/traces/kineto_plugin_resnet50_w0.json.gz" |
     grep '"type":"launch"' | grep -vc '"kind":')"
+# (156 of the kernel's 172 launches carry the op's id as "external id", by the raw JSON)
+ok "resnet50 (legacy Kineto): kernels matched to their ops by the lowercase 'external id' (C23)" \
+    aten::cudnn_convolution_backward_weight \
+    "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("void cudnn::cnn::wgrad_alg0_engine"))) |
+    .cpu_op' "$tmp/kineto_plugin_resnet50_w0.jsonl" | head -n 1)"
 ok "hta_df_index_resolver: copy rows name their call when no CPU op matched (C19)" cudaMemcpyAsync \
     "$(jq -r 'select(.type == "kernel_row" and (.kernel | startswith("Memcpy DtoD"))) | .cpu_op' \
     "$tmp/hta_df_index_resolver.jsonl" | head -n 1)"

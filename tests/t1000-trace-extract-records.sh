@@ -299,16 +299,23 @@ t_legacy_categories() {
 {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nt", "pid": 0, "tid": "stream 7", "ts": 120, "dur": 30, "args": {"stream": 7, "correlation": 42, "external id": 7}}
 ]}
 EOF2
-	# (its kernel names its op by a lowercase "external id", which is not
-	# read: an op no kernel is matched to is written with --all-ops only)
-	"$BIN/trace-extract" -q --all-ops "$T/legacy.json" >"$T/legacy.jsonl"
+	"$BIN/trace-extract" -q "$T/legacy.json" >"$T/legacy.jsonl"
 	eq "cpu_op aten::conv2d 100 50" "$(jq -r 'select(.type == "cpu_op") | "\(.type) \(.name) \(.ts) \(.dur)"' \
 	    "$T/legacy.jsonl")"
 	eq "launch cudaLaunchKernel 42" "$(jq -r 'select(.type == "launch") |
 	    "\(.type) \(.name) \(.correlation)"' "$T/legacy.jsonl")"
 	eq 1 "$(grep -c '"type":"kernel"' "$T/legacy.jsonl")" "kernels"
+	# their runtime calls and GPU items carry a lowercase "external id" (C23):
+	# the kernel is matched to its op
+	eq "launch 7 kernel 7" "$(jq -r 'select(.type == "kernel" or .type == "launch") |
+	    "\(.type) \(.external_id)"' "$T/legacy.jsonl" | tr '\n' ' ' | sed 's/ $//')" \
+	    "the launch's and the kernel's External ids"
+	eq "aten::conv2d" "$("$BIN/trace-stage" -q <"$T/legacy.jsonl" | "$BIN/kernel-map" -q |
+	    jq -r 'select(.type == "kernel_row") | .cpu_op')"
 	"$BIN/trace-extract" -q --compat reference "$T/legacy.json" >"$T/legacy.ref"
 	eq 0 "$(grep -c '"type":"\(cpu_op\|launch\)"' "$T/legacy.ref")" "reference: no ops, no launches"
+	eq null "$(jq -r 'select(.type == "kernel") | .external_id' "$T/legacy.ref")" \
+	    "reference: the kernel's lowercase id unread"
 	# the launch makes the host gap measurable downstream
 	"$BIN/trace-stage" -q <"$T/legacy.jsonl" | "$BIN/step-stats" -q |
 	    jq -r 'select(.type == "gpu_time") | .idle_launch_us' >"$T/il"

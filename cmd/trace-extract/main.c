@@ -525,7 +525,7 @@ static const struct evmembers evm[RT_COUNT] = {
  */
 struct event_ix {
 	int ph, name, cat, ts, dur, pid, tid, args;
-	int a_ext, a_corr, a_stream, a_cstream, a_name, a_bytes, a_pyid, a_pypid;
+	int a_ext, a_corr, a_stream, a_cstream, a_name, a_bytes, a_ext_legacy, a_pyid, a_pypid;
 };
 
 /* What one event is, once read. */
@@ -741,11 +741,13 @@ static struct json_keys event_keys = {
 	  JSON_KEY("pid"), JSON_KEY("tid"), JSON_KEY("args") },
 	{ JSON_KEY("External id"), JSON_KEY("correlation"), JSON_KEY("stream"),
 	  JSON_KEY("cuda_stream"), JSON_KEY("name"), JSON_KEY("bytes"),
+	  /* Kineto before PyTorch 1.10, on runtime calls and GPU items (C23) */
+	  JSON_KEY("external id"),
 	  /* the last two only with --python-ids (event_keys.ninner) */
 	  JSON_KEY("Python id"), JSON_KEY("Python parent id") },
 	7
 };
-_Static_assert(sizeof(struct event_ix) == 16 * sizeof(int), "event_ix follows event_keys");
+_Static_assert(sizeof(struct event_ix) == 17 * sizeof(int), "event_ix follows event_keys");
 
 /* Count the event under its category (for the stats record); returns the category flags. */
 static unsigned
@@ -1092,9 +1094,16 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 		return 0;	/* jsmn refused a validated event: none is known; skip */
 	s->d = d;
 	memcpy(&e.ix, idx, (event_keys.ntop + event_keys.ninner) * sizeof *idx);
-	if (event_keys.ninner < 8)
+	if (event_keys.ninner < 9)
 		e.ix.a_pyid = e.ix.a_pypid = -1;
 	e.has_ext = e.ix.a_ext >= 0 && json_coerce_int(d, e.ix.a_ext, &e.ext);
+	/*
+	 * Kineto before PyTorch 1.10 wrote a launch's and a GPU item's External
+	 * id as "external id", the ops' as "External id": the same id, which the
+	 * reference does not read (docs/deviations.md C23).
+	 */
+	if (!e.has_ext && !compat_reference && e.ix.a_ext_legacy >= 0)
+		e.has_ext = json_coerce_int(d, e.ix.a_ext_legacy, &e.ext);
 	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
 	if (e.has_ext && e.has_corr)
 		*imap_put(&s->corr, (uint64_t)e.corr, NULL) = (uint64_t)e.ext;
@@ -1993,7 +2002,7 @@ extract_trace(const char *path, int t)
 			sb_printf(&title, "%s: %s", progress_label, b && b[1] ? b + 1 : path);
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
-	event_keys.ninner = python_ids ? 8 : 6;	/* no tool reads the Python ids */
+	event_keys.ninner = python_ids ? 9 : 7;	/* no tool reads the Python ids */
 	r = scan_run_members(s.z, path, &event_keys, on_event, NULL, &doc_members, &s, &st, err,
 	    sizeof err);
 	if (pending) {
