@@ -39,8 +39,10 @@ verify() {
 
 # slow STAGE TRACE OUT: a copy of TRACE whose analyzed GPU work items of
 # STAGE (kernel records with sel) last 30 % longer.  The items are found by
-# name, pid, tid, dur, correlation and External id: a record's ts is
-# relative to its trace's time_base_us, the trace's absolute.
+# name, pid, tid, dur, correlation and External id (legacy Kineto's
+# lowercase "external id" when there is no other, as trace-extract reads
+# it: docs/deviations.md C23): a record's ts is relative to its trace's
+# time_base_us, the trace's absolute.
 slow() {
 	"$bin/trace-extract" -q "$2" | "$bin/trace-stage" -q |
 	    jq -c --arg s "$1" 'select(.type == "kernel" and .sel == true and .stage == $s
@@ -48,7 +50,7 @@ slow() {
 	        | "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.correlation)|\(.external_id)"' >"$tmp/keys"
 	gzip -dcf "$2" | jq -c --slurpfile k "$tmp/keys" '
 	    (reduce $k[] as $x ({}; .[$x] = true)) as $set
-	    | def key: "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.args.correlation)|\(.args["External id"])";
+	    | def key: "\(.name)|\(.pid)|\(.tid)|\(.dur)|\(.args.correlation)|\(.args["External id"] // .args["external id"])";
 	      def f: if .ph == "X" and (.ts | type) == "number" and (.dur | type) == "number"
 	        and $set[key] then .dur = .dur * 1.3 else . end;
 	    if type == "array" then map(f) else .traceEvents |= map(f) end' >"$3"
