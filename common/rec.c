@@ -616,6 +616,22 @@ span_number(const rec_reader *r, const char *p, size_t k, int kind, void *out)
 }
 
 /*
+ * May a number member of this type read as infinity (a JSON number too
+ * large for a double, 1e999)?  Only the events' times: a corrupt trace's
+ * event is the tool's to leave out with a warning (step-stats, trace-stage);
+ * a table's figure, written by our tools, is never infinite, and one that
+ * is would be printed (docs/robustness.md).
+ */
+static inline int
+inf_ok(const struct rec_typeinfo *ti)
+{
+	enum rec_type t = (enum rec_type)(ti - rec_types);
+
+	return t == RT_kernel || t == RT_cpu_op || t == RT_launch || t == RT_sync ||
+	    t == RT_frame || t == RT_annotation;
+}
+
+/*
  * Are p[0..n) and q[0..n) the same bytes?  A member's lead (`,"name":`) is
  * 6 to 30 bytes: word compares, the last one overlapping, instead of a
  * call to memcmp per member per line (5 % of each filter, issue 30).
@@ -697,6 +713,8 @@ decode_fast(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 				    (!num_fast_decimal(p, k, (double *)(void *)f) &&
 				    !span_number(r, p, k, RK_NUM, f)))
 					return 0;
+				if (!isfinite(*(double *)(void *)f) && !inf_ok(ti))
+					return 0;	/* the general path says why */
 			}
 			p += k;
 			break;
@@ -808,15 +826,20 @@ decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 		case RK_NUM:
 			/*
 			 * A JSON number too large for a double reads as +-infinity
-			 * here as on the fast path (decode_fast), and each tool decides
-			 * (docs/robustness.md); NaN and Infinity are not JSON numbers.
+			 * in an event's time, here as on the fast path (decode_fast),
+			 * and the tool decides (docs/robustness.md); in any other
+			 * record it is refused, on both paths.  NaN and Infinity are
+			 * not JSON numbers.
 			 */
 			ok = (k == JK_INT || k == JK_FLOAT) &&
 			    json_todouble(d, vi[i], (double *)(void *)f);
 			if (ok && !isfinite(*(double *)(void *)f)) {
 				size_t sn;
 				const char *sp = json_span(d, vi[i], &sn);
-				ok = !json_nonfinite_literal(sp, sn);
+				if (!json_nonfinite_literal(sp, sn) && !inf_ok(ti))
+					rec_die(r, "%s record: member '%s' is not a finite number "
+					    "(too large for a double)", ti->name, mi->name);
+				ok = inf_ok(ti) && !json_nonfinite_literal(sp, sn);
 			}
 			break;
 		case RK_BOOL:
