@@ -156,6 +156,22 @@ t_missing_rank() {
 }
 check "missing rank: reported, the others matched" t_missing_rank
 
+# A corrupt tp_size (a billion, the largest integer) expects no rank: it
+# once looped over them; repeated --ranks are one rank each.
+t_absurd_tp_size() {
+	"$RS" --no-pass "$T/late.jsonl" >"$T/plain" 2>/dev/null
+	for n in 1000000000 9223372036854775807; do
+		{ printf '{"type":"input","v":1,"tp_size":%s}\n' "$n"; cat "$T/late.jsonl"; } |
+		    "$RS" --no-pass >"$T/out" 2>"$T/err"
+		same "$T/plain" "$T/out" || return 1
+		has "$T/err" "warning: tp_size $n is no tensor-parallel size (more than 1000000)"
+	done
+	"$RS" --no-pass --ranks 0-3,3,2-3 "$T/late.jsonl" >"$T/out" 2>/dev/null
+	"$RS" --no-pass --ranks 0-3 "$T/late.jsonl" >"$T/want" 2>/dev/null
+	same "$T/want" "$T/out"
+}
+check "an absurd tp_size expects no rank; repeated --ranks count once" t_absurd_tp_size
+
 # Unequal counts: rank 1's trace was cut after its first all-reduce.  Every
 # rank also ends with one send/recv, which does line up.
 cut_ranks() {

@@ -45,6 +45,7 @@ static const struct tool tool = {
 
 static struct skew sk;
 static long long tp_size = 1;	/* the largest tp_size of the input records */
+#define TP_EXPECT_MAX 1000000	/* as many ranks as --ranks may name */
 static long long seq;		/* traces read so far */
 
 static void
@@ -106,6 +107,12 @@ expect_tp_ranks(void)
 
 	if (tp_size <= 1 || sk.nexpect || sk.nrs == 0)
 		return;
+	if (tp_size > TP_EXPECT_MAX) {
+		/* a corrupt server_args: expecting a billion ranks was a hang */
+		warn_msg("tp_size %lld is no tensor-parallel size (more than %d): no rank is expected "
+		    "from it", tp_size, TP_EXPECT_MAX);
+		return;
+	}
 	for (i = 0; i < sk.nrs; i++)
 		if (sk.rs[i].rank >= tp_size)
 			return;
