@@ -246,19 +246,23 @@ check 'only zero-length items: every figure 0, graph_pct 0' t_all_zero
 # Corrupt times are left out with a warning: ts 1e18, dur 1e14 (3 years),
 # 1e999 (infinite); a step marker of 1e14 us too.  Two items of 1e308 us
 # would have made every sum infinite.
+# corrupt_stream [EXTRA_TS]: the records, with one more kernel starting at EXTRA_TS
+corrupt_stream() {
+	trc /p/decode/x.json
+	ann 'ProfilerStep#1' 0 1e14
+	ann 'ProfilerStep#2' 0 10
+	kern k_far kernel 1e18 5 - 7
+	kern k_long kernel 10 1e14 - 7
+	kern k_inf kernel 10 1e999 - 7
+	[ -z "${1:-}" ] || kern k_extra kernel "$1" 4 - 7
+	kern k_huge kernel 0 1e308 - 7
+	kern k_huge kernel 1 1e308 - 7
+	kern k_ok kernel 3 4 - 7
+	end
+}
+
 t_corrupt() {
-	{
-		trc /p/decode/x.json
-		ann 'ProfilerStep#1' 0 1e14
-		ann 'ProfilerStep#2' 0 10
-		kern k_far kernel 1e18 5 - 7
-		kern k_long kernel 10 1e14 - 7
-		kern k_inf kernel 10 1e999 - 7
-		kern k_huge kernel 0 1e308 - 7
-		kern k_huge kernel 1 1e308 - 7
-		kern k_ok kernel 3 4 - 7
-		end
-	} | ss >"$T/out" 2>"$T/err"
+	corrupt_stream | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 5 GPU work items with a corrupt ts or dur'
 	eq '{"type":"gpu_time","t":0,"stage":"decode","kernels":1,"kernel_us":4,"busy_us":4,"span_us":4,"idle_us":0,"compute_us":4,"comm_us":0,"memcpy_us":0,"comm_total_us":0,"steps":1,"complete_steps":0,"step_last_us":10,"id":"gpu-1"}' \
 	    "$(grep '"type":"gpu_time"' "$T/out")"
@@ -266,19 +270,7 @@ t_corrupt() {
 	# the same records laid out otherwise (type and t last) take the reader's
 	# general path, which reads 1e999 as infinity too (-1e999 as its negative)
 	mv "$T/out" "$T/out.fast"
-	{
-		trc /p/decode/x.json
-		ann 'ProfilerStep#1' 0 1e14
-		ann 'ProfilerStep#2' 0 10
-		kern k_far kernel 1e18 5 - 7
-		kern k_long kernel 10 1e14 - 7
-		kern k_inf kernel 10 1e999 - 7
-		kern k_ninf kernel -1e999 4 - 7
-		kern k_huge kernel 0 1e308 - 7
-		kern k_huge kernel 1 1e308 - 7
-		kern k_ok kernel 3 4 - 7
-		end
-	} | sed 's/^{"type":"kernel","t":0,\(.*\)}$/{\1,"t":0,"type":"kernel"}/' | ss >"$T/out" 2>"$T/err"
+	corrupt_stream -1e999 | sed 's/^{"type":"kernel","t":0,\(.*\)}$/{\1,"t":0,"type":"kernel"}/' | ss >"$T/out" 2>"$T/err"
 	has "$T/err" '^step-stats: warning: 6 GPU work items with a corrupt ts or dur'
 	# (the kernel lines pass as they came)
 	grep -v '"type":"kernel"' "$T/out.fast" >"$T/want"
