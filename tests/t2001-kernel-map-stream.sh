@@ -35,6 +35,22 @@ t_sites_only() {
 }
 check '--sites-only writes the input records and the mapping sites alone' t_sites_only
 
+t_sites_only_health() {
+	# the mapping's health records go on with its sites, in order, byte for
+	# byte (triage's report shows the mapping's verdict from them)
+	awk '/"type":"stats"/ { print "{\"type\":\"health\",\"t\":0,\"verdict\":\"ok\",\"n\":" NR "}" }
+	    { print }' "$KF/attribution.jsonl" >"$T/h.jsonl" &&
+	[ "$(grep -c '"type":"health"' "$T/h.jsonl")" -ge 1 ] &&
+	km --sites-only <"$T/h.jsonl" >"$T/out" &&
+	grep -e '"type":"input"' -e '"type":"health"' "$T/h.jsonl" >"$T/want" &&
+	grep -v '"type":"site"' "$T/out" | same "$T/want" - &&
+	eq 6 "$(jq -s '[.[]|select(.type=="site" and .scope=="mapping_global")]|length' "$T/out")" &&
+	# without --sites-only they pass like any record
+	grep '"type":"health"' "$T/h.jsonl" >"$T/want.h" &&
+	km <"$T/h.jsonl" | grep '"type":"health"' | same "$T/want.h" -
+}
+check '--sites-only keeps the health records too' t_sites_only_health
+
 t_sites_mapping() {
 	km --sites-only <"$KF/attribution.jsonl" >"$T/sites.jsonl"
 	[ "$(grep -c '"type":"site"' "$T/sites.jsonl")" -gt 0 ]

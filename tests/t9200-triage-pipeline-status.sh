@@ -67,15 +67,19 @@ t_side_by_side_report() {
 	    --format jsonl >"$T/dual.json"
 	# the same report as the tools give when run one after the other
 	"$BIN/trace-extract" -q --role mapping "$T/big.json" | "$BIN/trace-stage" -q |
-	    "$BIN/trace-health" -q | tee "$T/m.jsonl" | "$BIN/kernel-map" -q --sites-only >"$T/sites.jsonl"
+	    "$BIN/trace-health" -q >"$T/m.jsonl"
+	"$BIN/kernel-map" -q --sites-only <"$T/m.jsonl" >"$T/sites.jsonl"
 	cat "$T/sites.jsonl" >>"$T/m.jsonl"
 	"$BIN/trace-extract" -q --role formal --no-windows "$T/big.json" | "$BIN/trace-stage" -q |
 	    "$BIN/trace-health" -q | "$BIN/kernel-map" -q --mapping "$T/sites.jsonl" |
 	    "$BIN/step-stats" -q | "$BIN/kernel-roofline" -q --mapping "$T/m.jsonl" |
 	    "$BIN/overlap-sweep" -q --mapping "$T/m.jsonl" | "$BIN/fuse-detect" -q |
-	    { cat; grep '^{"type":"health",' "$T/m.jsonl"; } |
+	    { cat; grep '^{"type":"health",' "$T/sites.jsonl"; } |
 	    "$BIN/triage-render" -q --format jsonl >"$T/seq.json"
 	same "$T/seq.json" "$T/dual.json"
+	# one verdict per trace: the formal's, then the mapping's
+	eq "formal mapping" "$(jq -r 'select(.type == "health") | .role' "$T/dual.json" | tr '\n' ' ' |
+	    sed 's/ $//')" "health records"
 	eq 3 "$(jq -s 'map(select(.type == "overlap_row")) | length' "$T/dual.json")" "overlap rows"
 }
 check "mapping/formal side by side: the report of the sequential pipelines" t_side_by_side_report

@@ -30,7 +30,7 @@ static const struct opt opts[] = {
 	{ "kernel-table-limit", O_LIMIT, "N", "kernel rows shown per stage (0 or less: all)" },
 	{ "mapping", O_MAPPING, "FILE", "formal run: the mapping's site records from FILE" },
 	{ "sites-only", O_SITES_ONLY, NULL,
-	    "mapping run: write only the input and site records" },
+	    "mapping run: write only the input, health and site records" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -74,6 +74,9 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	struct rec_input in;
 
 	(void)ctx;
+	/* the mapping's verdicts go on with its sites: the report covers both traces */
+	if (t == RT_health && run.sites_only)
+		rec_line(r->rd.line, r->rd.len);
 	if (t != RT_input)
 		return;
 	REC_READ(&r->rd, input, &in);
