@@ -121,30 +121,6 @@ tee "%s" | "%s" "$@"
 }
 check "the tables-only reports without the event records: the same reports" t_drop_events
 
-# The filters' heaps in huge pages (issue 30): triage hands glibc its
-# settings, the caller's own after them (the last setting of a name wins).
-t_malloc_tunables() {
-	mkdir -p "$T/envspy"
-	for t in "$BIN"/*; do
-		ln -sf "$t" "$T/envspy/${t##*/}"
-	done
-	rm -f "$T/envspy/trace-stage"
-	printf '#!/bin/sh
-printf "%%s\\n" "${GLIBC_TUNABLES-unset}" >>"%s"
-exec "%s" "$@"
-' "$T/tunables" "$BIN/trace-stage" >"$T/envspy/trace-stage"
-	chmod +x "$T/envspy/trace-stage"
-	: >"$T/tunables"
-	env -u GLIBC_TUNABLES TRIAGE_BINDIR=$T/envspy "$TRIAGE" --input "$T/big.json" >"$T/t1.md"
-	GLIBC_TUNABLES=glibc.malloc.hugetlb=0 TRIAGE_BINDIR=$T/envspy "$TRIAGE" \
-	    --input "$T/big.json" >"$T/t2.md"
-	eq "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432" "$(sed -n 1p "$T/tunables")" &&
-	eq "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.hugetlb=0" \
-	    "$(sed -n 2p "$T/tunables")" &&
-	same "$T/t1.md" "$T/t2.md"
-}
-check "the filters get glibc's huge-page settings, the caller's own last" t_malloc_tunables
-
 t_dual_stdin() {
 	# the two sides run as background jobs, which must still see stdin
 	"$TRIAGE" --mapping-input - --formal-input "$T/big.json" <"$T/big.json" >"$T/m-stdin.md"
