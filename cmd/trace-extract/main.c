@@ -418,6 +418,7 @@ struct trace_state {
 	struct rstr lastcat;		/* the category of the event before, and its lookup */
 	unsigned lastcf;
 	uint32_t lastcatid;
+	int lastcopy;			/* is_copy_cat of the last category */
 	progress *prog;
 	zio *z;
 	/* Python contexts (not with --frames): the frames, and the records kept until the end */
@@ -749,6 +750,13 @@ static struct json_keys event_keys = {
 };
 _Static_assert(sizeof(struct event_ix) == 17 * sizeof(int), "event_ix follows event_keys");
 
+/* A memcpy or memset category (gpu_memcpy, gpu_memset; legacy Memcpy, Memset). */
+static int
+is_copy_cat(struct rstr c)
+{
+	return memmem(c.s, c.n, "emcpy", 5) != NULL || memmem(c.s, c.n, "emset", 5) != NULL;
+}
+
 /* Count the event under its category (for the stats record); returns the category flags. */
 static unsigned
 count_category(struct trace_state *s, const json_doc *d, const struct event_ix *ix)
@@ -774,6 +782,7 @@ count_category(struct trace_state *s, const json_doc *d, const struct event_ix *
 		s->lastcat.n = s->vcat.n;
 		s->lastcf = cf;
 		s->lastcatid = catid;
+		s->lastcopy = is_copy_cat(s->vcat);
 	}
 	if (catid >= s->catcap) {
 		size_t old = s->catcap;
@@ -946,12 +955,6 @@ put_sync(struct trace_state *s, const struct event *e)
 	rec_end();
 }
 
-/* A memcpy or memset category (gpu_memcpy, gpu_memset; legacy Memcpy, Memset). */
-static int
-is_copy_cat(struct rstr c)
-{
-	return memmem(c.s, c.n, "emcpy", 5) != NULL || memmem(c.s, c.n, "emset", 5) != NULL;
-}
 
 static void
 put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int overlap)
@@ -971,7 +974,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	if (s->pc) {
 		/* a window: the scopes open at an overlap kernel's start (issue 30: --no-windows) */
 		pyctx_kernel(s->pc, e->ts, overlap && !no_windows);
-		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, is_copy_cat(s->vcat));
+		shapes_kernel(s->sh, e->has_corr, e->corr, e->dur, s->lastcopy);
 	}
 	begin_event(s, RT_kernel, &s->vcat, e);
 	if (st >= 0) {
@@ -982,7 +985,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 		rec_int(RM_kernel_external_id, e->ext);
 	if (e->has_corr)
 		rec_int(RM_kernel_correlation, e->corr);
-	if (e->ix.a_bytes >= 0 && (e->cf & CF_GPUWORK) && is_copy_cat(s->vcat)) {
+	if (e->ix.a_bytes >= 0 && (e->cf & CF_GPUWORK) && s->lastcopy) {
 		long long v;
 		if (json_coerce_int(d, e->ix.a_bytes, &v) && v >= 0)
 			rec_int(RM_kernel_bytes, v);
