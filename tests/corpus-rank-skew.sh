@@ -110,12 +110,20 @@ ok "the lateness is on the straggler's host" host \
 "$top/scripts/triage" -q --all-ranks -j 2 --input "$dir" >"$t/all.md"
 ok "triage --all-ranks exit status" 0 "$?"
 # the same report but for the one-rank note and the Ranks section
-# (and the Mode line, which says which: single trace, all ranks (4 of 8))
-sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' "$t/one.md" >"$t/one.rest"
+# (and the Mode line, which says which: single trace, all ranks (4 of 8);
+# and the health, which covers every rank's trace)
+nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;}'
+sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' -e "$nohealth" "$t/one.md" >"$t/one.rest"
 sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
-    "$t/all.md" >"$t/all.rest"
+    -e "$nohealth" "$t/all.md" >"$t/all.rest"
 ok "triage --all-ranks: Mode says so" "- **Mode**: all ranks (4 of 8)" "$(grep '^- \*\*Mode' "$t/all.md")"
 ok "triage --all-ranks: the lowest rank's tables" "$(cksum <"$t/one.rest")" "$(cksum <"$t/all.rest")"
+ok "the all-ranks health covers the four ranks' traces" 1 \
+    "$(grep -c ' checks on 4 traces: ' "$t/all.md")"
+for w in worker0 worker2 worker4 worker5; do
+	ok "the all-ranks health table has $w" 1 \
+	    "$(sed -n '/^## Trace health$/,/^## Legend$/p' "$t/all.md" | grep -c "^| $w" | sed 's/^[1-9][0-9]*$/1/')"
+done
 ok "one rank's report says it is one of four" 1 "$(grep -c '^> Note: Rank 0 of 4 analyzed' "$t/one.md")"
 ok "the all-ranks report names the straggler" 1 \
     "$(grep -c '^\*\*all: rank 2 is the straggler' "$t/all.md")"

@@ -33,20 +33,26 @@ t_same_tables() {
 	# one rank's report says it is one of four; the all-ranks report has
 	# a Ranks section instead; the rest is the same
 	has "$T/one.md" '^> Note: Rank 0 of 4 analyzed (the traces name ranks 0, 1, 2, 3)'
-	sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' "$T/one.md" >"$T/one.rest"
+	# (and the health, which covers every rank: below)
+	nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;}'
+	sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' -e "$nohealth" "$T/one.md" >"$T/one.rest"
 	sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
-	    "$T/all.md" >"$T/all.rest"
+	    -e "$nohealth" "$T/all.md" >"$T/all.rest"
 	same "$T/one.rest" "$T/all.rest"
+	has "$T/all.md" '^## Trace health$'
+	has "$T/all.md" ' checks on 4 traces: '
+	"$TRIAGE" --input "$d" --format json >"$T/one.json"
+	"$TRIAGE" --all-ranks -j 3 --input "$d" --format json >"$T/all.json"
+	eq 4 "$(jq '[.reports[0].tables[] | select(.table == "health") | .rows[].trace] | unique |
+	    length' "$T/all.json")" "traces in the health table"
 	# the header says which mode and which rank (issue 25)
 	has "$T/one.md" '^- \*\*Mode\*\*: single trace$'
 	has "$T/all.md" '^- \*\*Mode\*\*: all ranks (4)$'
 	has "$T/all.md" '^- \*\*Rank\*\*: 0 of 4 (the trace.s distributedInfo)$'
 	has "$T/all.md" '^- \*\*GPU\*\*: Demo GPU, compute capability 9.0, 132 SMs, 80 GiB$'
 	eq 8 "$(sed -n '/^## Ranks$/,/^## /p' "$T/all.md" | grep -c '^| [0-3] | [0-9.]* ms')"
-	"$TRIAGE" --input "$d" --format json >"$T/one.json"
-	"$TRIAGE" --all-ranks -j 3 --input "$d" --format json >"$T/all.json"
-	eq "$(jq -c '.reports[0].tables | map(select(.table | test("^(rank|collective|rank_kernel)$") | not))' "$T/one.json")" \
-	    "$(jq -c '.reports[0].tables | map(select(.table | test("^(rank|collective|rank_kernel)$") | not))' "$T/all.json")"
+	eq "$(jq -c '.reports[0].tables | map(select(.table | test("^(rank|collective|rank_kernel|health)$") | not))' "$T/one.json")" \
+	    "$(jq -c '.reports[0].tables | map(select(.table | test("^(rank|collective|rank_kernel|health)$") | not))' "$T/all.json")"
 	eq "extend:0,1,2,3 decode:0,1,2,3" "$(jq -r '.reports[0].tables[] | select(.table == "rank") |
 	    "\(.stage):\([.rows[].rank] | join(","))"' "$T/all.json" | tr '\n' ' ' | sed 's/ $//')"
 	[ ! -s "$T/err" ]

@@ -133,6 +133,30 @@ affects_list(const json_doc *d, int arr)
 	return b.len ? sb_detach(&b) : (sb_free(&b), xstrdup(""));
 }
 
+/*
+ * Are the tables of this health record's trace in the report?  With
+ * --all-ranks the report's tables are the lowest rank's (its trace record
+ * is in the run) and the other ranks' health records come alone: what
+ * their defects touch is their rows of the rank comparison.  Only when
+ * some health record's trace is shown are the others told apart.
+ */
+static int
+shown_trace(const struct run *run, const struct item *h)
+{
+	sbuf a = SBUF_INIT, b = SBUF_INIT;
+	size_t i;
+	int hit = 0;
+
+	item_str(h, "path", &a, "");
+	for (i = 0; i < run->n && !hit; i++)
+		if (item_is(&run->it[i], "trace") &&
+		    strcmp(item_str(&run->it[i], "path", &b, ""), sb_str(&a)) == 0)
+			hit = 1;
+	sb_free(&a);
+	sb_free(&b);
+	return hit;
+}
+
 void
 health_section(const struct run *run, struct doc *d)
 {
@@ -143,12 +167,21 @@ health_section(const struct run *run, struct doc *d)
 	const char *worst = "ok";
 	struct defect *def = NULL;
 	/* the tables any defect affects, in trace-health's order */
-	static const char *const tables[] = { "kernel", "overlap", "fuse", "gpu_time", "step" };
+	static const char *const tables[] = { "kernel", "overlap", "fuse", "gpu_time", "step",
+		"rank" };
 	int hit[sizeof tables / sizeof tables[0]] = { 0 };
+	size_t ntr = 0;			/* rank rows: an --all-ranks report */
+	size_t shown = 0;		/* health records of the traces whose tables are shown */
 
 	for (i = 0; i < run->n; i++)
-		if (item_is(&run->it[i], "health"))
+		if (item_is(&run->it[i], "rank_row"))
+			ntr++;
+	for (i = 0; i < run->n; i++)
+		if (item_is(&run->it[i], "health")) {
 			ntraces++;
+			if (ntr && shown_trace(run, &run->it[i]))
+				shown++;
+		}
 	if (!ntraces)
 		return;
 	sec = add_section(d, "health", "Trace health");
@@ -199,6 +232,11 @@ health_section(const struct run *run, struct doc *d)
 			nchecks++;
 			status = obj_str(jd, c, "status", &s1, "ok");
 			af = affects_list(jd, json_get(jd, c, "affects"));
+			if (*af && shown && !shown_trace(run, it)) {
+				/* another rank's trace (--all-ranks): only its rank rows are shown */
+				free(af);
+				af = xstrdup("rank");
+			}
 			cl = add_row(t);
 			cell_text(&cl[0], path);
 			cell_text(&cl[1], obj_str(jd, c, "id", &s2, ""));
@@ -261,7 +299,9 @@ health_section(const struct run *run, struct doc *d)
 			const char *w = def[j].words;
 			if (j)
 				sb_adds(&banner, nbad == 2 ? " and " : "; ");
-			if (def[j].trace)
+			/* a trace named once for its defects in a row */
+			if (def[j].trace && (!j || !def[j - 1].trace ||
+			    strcmp(def[j].trace, def[j - 1].trace) != 0))
 				sb_printf(&banner, "%s: ", def[j].trace);
 			/* the first word capitalized when it starts the sentence (not an id) */
 			if (!j && !def[j].trace && *w >= 'a' && *w <= 'z' &&

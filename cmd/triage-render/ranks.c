@@ -112,28 +112,57 @@ alignment(const struct idx *al, size_t n)
 	return sb_detach(&b);
 }
 
-/* The rank_gap records as sentences: what could not be matched and why. */
+/*
+ * The rank_gap records as sentences: what could not be matched and why,
+ * each rank concerned with its count (and, for names, its kernel), at most
+ * eight of them; the record's JSON never reaches the report as it is.
+ */
 static char *
 gaps(const struct idx *g, size_t n)
 {
-	sbuf b = SBUF_INIT, s = SBUF_INIT, k = SBUF_INIT;
+	sbuf b = SBUF_INIT, s = SBUF_INIT, k = SBUF_INIT, nm = SBUF_INIT;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
+		const json_doc *d = &g[i].it->doc;
 		const char *reason = item_str(g[i].it, "reason", &s, "");
 		const char *kind = item_str(g[i].it, "kind", &k, NULL);
-		int r = item_get(g[i].it, "ranks");
-		sb_printf(&b, "%sNot matched%s%s: %s", b.len ? " " : "", kind ? " " : "",
-		    kind ? kind : "", reason);
-		if (r >= 0) {
-			size_t len;
-			const char *span = json_span(&g[i].it->doc, r, &len);
-			sb_printf(&b, " (ranks: %.*s)", (int)(len > 200 ? 200 : len), span);
+		int r = item_get(g[i].it, "ranks"), e, j, shown = 0, total = 0;
+		long long ord = item_int(g[i].it, "ordinal", 0);
+
+		sb_printf(&b, "%sNot matched%s%s: ", b.len ? " " : "", kind ? " " : "",
+		    kind ? kind : "");
+		if (strcmp(reason, "missing") == 0)
+			sb_adds(&b, "ranks without kernels in this stage");
+		else if (strcmp(reason, "count") == 0)
+			sb_adds(&b, "the ranks hold different numbers of them");
+		else if (strcmp(reason, "names") == 0)
+			sb_printf(&b, "the kernels differ between ranks at number %lld", ord);
+		else
+			sb_adds(&b, reason);
+		if (r >= 0 && json_kind(d, r) == JK_ARR) {
+			total = d->tok[r].size;
+			for (j = 0, e = r + 1; j < total; j++, e = json_skip(d, e)) {
+				if (json_kind(d, e) != JK_OBJ || shown == 8)
+					continue;
+				sb_adds(&b, shown ? ", " : " (");
+				sb_printf(&b, "rank %lld", obj_int(d, e, "rank", -1));
+				if (strcmp(reason, "missing") != 0)
+					sb_printf(&b, ": %lld", obj_int(d, e, "count", 0));
+				if (json_get(d, e, "name") >= 0)
+					sb_printf(&b, " %s", obj_str(d, e, "name", &nm, ""));
+				shown++;
+			}
+			if (shown && total > shown)
+				sb_printf(&b, ", %d more", total - shown);
+			if (shown)
+				sb_addc(&b, ')');
 		}
 		sb_addc(&b, '.');
 	}
 	sb_free(&s);
 	sb_free(&k);
+	sb_free(&nm);
 	return b.len ? sb_detach(&b) : (sb_free(&b), NULL);
 }
 
