@@ -46,6 +46,27 @@ steps 2 4 null" "$(jq -r 'select(.type == "diff_metric") | "\(.metric) \(.base) 
 }
 check "different step counts: times per step, launches as they are" t_per_step
 
+t_complete_steps() {
+	# the median is of the periods the report's is of: not the last step's
+	# (the GPU's drain), not a step that launched nothing
+	pp() {	# pp INDEX PERIOD_US EXTRA
+		printf '{"type":"step","t":0,"stage":"decode","index":%s,"name":"s","ts":%s,"cpu_us":1,"period_us":%s%s}\n' \
+		    "$1" "$1" "$2" "$3"
+	}
+	{ kr decode 'void g' 200 4; gt decode 4 250 50 20 100
+	  pp 0 10 ',"kernels":3'; pp 1 12 ',"kernels":3'; pp 2 900 ',"kernels":0'
+	  pp 3 400 ',"kernels":3,"last":true'; } >"$T/a"
+	{ kr decode 'void g' 200 4; gt decode 1 250 50 20 100; pp 0 473 ',"kernels":9,"last":true'; } >"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/a" >"$T/out"
+	eq "10 10" "$(jq -r 'select(.type == "diff_metric" and .metric == "step_p50_us") |
+	    "\(.base) \(.cand)"' "$T/out")"
+	# a run whose only step is its last has no median to compare
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out2"
+	eq 0 "$(jq -s 'map(select(.type == "diff_metric" and .metric == "step_p50_us")) | length' "$T/out2")"
+	eq "4 1" "$(jq -r 'select(.type == "diff_metric" and .metric == "steps") | "\(.base) \(.cand)"' "$T/out2")"
+}
+check "the step median of complete steps with GPU work, as the report's" t_complete_steps
+
 t_idle_sync() {
 	# idle waiting on a synchronization, per step like the other times,
 	# compared only when both sides measured it

@@ -132,6 +132,17 @@ t_workloads() {
 	{ inp sglang Qwen/Qwen3-8B; tail -n +2 "$T/moe"; } >"$T/moe8"
 	status 0 "$TD" --no-pass --baseline "$T/dense8" "$T/moe8" >"$T/out" 2>"$T/err"
 	has "$T/err" "hardware differs"
+	# a device the trace leaves unnamed (ROCm 6.2 and 7) is named by its
+	# figures, not taken for the other run's GPU
+	{ inp sglang Qwen/Qwen3-8B; tr 1
+	  printf '{"type":"device","t":0,"id":0,"name":"","total_global_mem":206141652992,"compute_major":9,"compute_minor":4,"num_sms":304,"warp_size":64}\n'
+	  printf '{"type":"gpu_pids","t":0,"selected":"0","time_us":{}}\n'
+	  kr decode 'Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI32x32x8' 700; kr decode 'void rmsnorm_kernel<float>' 50; } >"$T/anon"
+	status 0 "$TD" --no-pass --baseline "$T/anon" "$T/moe8" >"$T/out" 2>"$T/err"
+	has "$T/err" "^trace-diff: hardware differs: AMD Instinct MI300X (matched by its figures) vs NVIDIA B300 SXM6 AC$"
+	sed 's/"num_sms":304/"num_sms":7/' "$T/anon" >"$T/anon2"
+	status 0 "$TD" --no-pass --baseline "$T/anon2" "$T/moe8" >"$T/out" 2>"$T/err"
+	has "$T/err" "^trace-diff: hardware differs: unnamed GPU (7 CUs, 192 GiB) vs NVIDIA B300 SXM6 AC$"
 	# model families (issue 26's model_family) that differ, and world sizes
 	{ printf '{"type":"input","role":"single","path":"/r/x.json","framework":"sglang","model_family":"llama"}\n'; tail -n +2 "$T/dense"; } >"$T/fa"
 	{ printf '{"type":"input","role":"single","path":"/r/x.json","framework":"sglang","model_family":"qwen3_moe"}\n'; tail -n +2 "$T/dense"; } >"$T/fb"

@@ -9,8 +9,10 @@
 
 #include "diff.h"
 #include "err.h"
+#include "gpuspec.h"
 #include "rec.h"
 #include "rules.h"
+#include "sbuf.h"
 #include "xalloc.h"
 
 /* Stage order: extend, decode, all, then others by name (as the report's). */
@@ -151,12 +153,20 @@ add_gpu_time(struct side *s, strtab *str, const struct rec_gpu_time *g, int whol
 		st->steps += g->steps;
 }
 
-/* A step's time: its period (issue 25), or its CPU time in a stream of before. */
+/*
+ * A step's time: its period (issue 25), or its CPU time in a stream of
+ * before.  Only the steps whose periods the report's percentiles are of
+ * (step-stats: complete steps, followed by another of their process, that
+ * launched GPU work): the last one holds the queue the GPU still drained,
+ * and a diff of it against another run's median compared unlike figures.
+ */
 static void
 add_step(struct side *s, strtab *str, const struct rec_step *p, int whole)
 {
 	struct stage *st = stage_of(s, str, p->stage, whole);
 
+	if (p->last || (REC_HAS(p, step, kernels) && p->kernels == 0))
+		return;
 	xgrow(&st->step_us, &st->capstep, st->nstep + 1, sizeof *st->step_us);
 	st->step_us[st->nstep++] = REC_HAS(p, step, period_us) ? p->period_us : p->cpu_us;
 }
@@ -279,22 +289,58 @@ struct devs {
 	struct {
 		long long id;
 		char *name;
+		long long sms, mem;	/* -1: not in the record */
+		int ccmaj, ccmin, amd;
 	} v[32];
 	size_t n;
 };
 
-/* The analyzed GPU's name: the device whose id is the analyzed pid, else the first. */
+/*
+ * The analyzed GPU's name: the device whose id is the analyzed pid, else
+ * the first.  A device whose name is empty or generic (ROCm 6.2 and 7) is
+ * named by the GPU table's part its figures fit, as the single-trace
+ * report's header names it, else "unnamed GPU" with its figures: a run on
+ * an MI300X and one on a B200 are not one GPU because one name is missing.
+ */
 static char *
 gpu_name(struct devs *dv)
 {
-	size_t i;
+	static struct gputab tab;
+	static int loaded;
+	size_t i, pick = dv->n;
 	char *r = NULL;
 
-	for (i = 0; i < dv->n && !r; i++)
-		if (dv->v[i].id == dv->sel && dv->v[i].name && *dv->v[i].name)
-			r = xstrdup(dv->v[i].name);
-	if (!r && dv->n && dv->v[0].name && *dv->v[0].name)
-		r = xstrdup(dv->v[0].name);
+	for (i = 0; i < dv->n && pick == dv->n; i++)
+		if (dv->v[i].id == dv->sel)
+			pick = i;
+	if (pick == dv->n && dv->n)
+		pick = 0;
+	if (pick < dv->n) {
+		const char *nm = dv->v[pick].name ? dv->v[pick].name : "";
+		if (!gpu_name_generic(nm)) {
+			r = xstrdup(nm);
+		} else {
+			const struct gpu *g;
+			const char *why;
+			char buf[256];
+			if (!loaded) {
+				gputab_load(&tab, NULL);
+				loaded = 1;
+			}
+			g = gpu_match(&tab, nm, dv->v[pick].sms, dv->v[pick].ccmaj, dv->v[pick].ccmin,
+			    dv->v[pick].mem, &why, buf, sizeof buf);
+			sbuf b = SBUF_INIT;
+			if (g)
+				sb_printf(&b, "%s (matched by its figures)", g->name);
+			else if (dv->v[pick].sms > 0 && dv->v[pick].mem > 0)
+				sb_printf(&b, "unnamed GPU (%lld %s, %.0f GiB)", dv->v[pick].sms,
+				    dv->v[pick].amd ? "CUs" : "SMs",
+				    (double)dv->v[pick].mem / (1024.0 * 1024 * 1024));
+			else
+				sb_adds(&b, nm);
+			r = b.len ? sb_detach(&b) : (sb_free(&b), NULL);
+		}
+	}
 	for (i = 0; i < dv->n; i++)
 		free(dv->v[i].name);
 	return r;
@@ -369,7 +415,17 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			REC_READ(&r, device, &u.d);
 			if (u.d.t == dv.t && dv.n < sizeof dv.v / sizeof dv.v[0]) {
 				dv.v[dv.n].id = REC_HAS(&u.d, device, id) ? u.d.id : -2;
-				dv.v[dv.n++].name = REC_HAS(&u.d, device, name) ? rstr_dup(u.d.name) : NULL;
+				dv.v[dv.n].name = REC_HAS(&u.d, device, name) ? rstr_dup(u.d.name) : NULL;
+				dv.v[dv.n].sms = REC_HAS(&u.d, device, num_sms) ? u.d.num_sms : -1;
+				dv.v[dv.n].mem = REC_HAS(&u.d, device, total_global_mem) ?
+				    u.d.total_global_mem : -1;
+				dv.v[dv.n].ccmaj = REC_HAS(&u.d, device, compute_major) ?
+				    (int)u.d.compute_major : -1;
+				dv.v[dv.n].ccmin = REC_HAS(&u.d, device, compute_minor) ?
+				    (int)u.d.compute_minor : 0;
+				dv.v[dv.n].amd = (REC_HAS(&u.d, device, warp_size) && u.d.warp_size == 64) ||
+				    (dv.v[dv.n].name && strstr(dv.v[dv.n].name, "AMD"));
+				dv.n++;
 			}
 			break;
 		case RT_gpu_pids:
