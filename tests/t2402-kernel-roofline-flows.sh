@@ -41,9 +41,15 @@ t_report() {
 	has "$T/r.md" '^| Kernel | Category | GPU time | Share | Launches | Launch delay p50 | Launch delay max | Python location (site share) | CPU op | TFLOP/s | GB/s | % of roof | Bound |$'
 	has "$T/r.md" '^| silu_k | activation | 0.02 ms | 50.0% | 1 | 66.0 us | 66.0 us | unresolved | aten::silu | - | 839 GB/s | 83.9% | memory |$'
 	has "$T/r.md" '^## Roofline$'
-	# (0.917504 + 16.777216) us at the roofline of 40 us: 44 %
-	has "$T/r.md" '^\*\*all: modeled 100% of the GPU time (0.04 ms of 0.04 ms); at the roofline of the Test GPU the modeled kernels would take 44% of their 0.04 ms (0.02 ms less).\*\*$'
+	# (0.917504 + 16.777216) us at the roofline of 40 us: 44.2 %
+	has "$T/r.md" '^\*\*all: modeled 100% of the GPU time (0.04 ms of 0.04 ms); at the roofline of the Test GPU the modeled kernels would take 44.2% of their 0.04 ms (0.02 ms less).\*\*$'
 	has "$T/r.md" '^GPU: Test GPU (named by --gpu); memory 1000 GB/s.$'
+	# a table entry without a memory bandwidth (the B300's): what it lacks, never "0 GB/s"
+	sed 's/"mem_gbps": 1000, //' "$FX/test-gpus.jsonl" >"$T/nobw.jsonl"
+	"$TRIAGE" -q --input "$FX/mapping.json" --gpu testgpu --gpu-specs "$T/nobw.jsonl" >"$T/nobw.md"
+	has "$T/nobw.md" "^\*\*all: modeled 100% of the GPU time (0.04 ms of 0.04 ms); the Test GPU's table entry has no memory bandwidth, which every kernel's roofline needs.\*\*\$"
+	has "$T/nobw.md" '^GPU: Test GPU (named by --gpu); memory bandwidth not in the GPU table (gpu-specs(5)).$'
+	hasnt "$T/nobw.md" '0 GB/s'
 	has "$T/r.md" '^| gemm_k | aten::mm | M=128 N=512 K=256 bf16 | 0.02 ms | 2 | 3.4 | 46 | 73.1 | memory | 0.00 ms | 4.6% | bf16 | exact | trace | 6.711e+07 | 9.175e+05 |$'
 	# every member in CSV
 	# shellcheck disable=SC2086

@@ -165,14 +165,19 @@ cell_opt_num(struct cell *c, const struct item *it, const char *m, const char *f
 	cell_num(c, v, buf);
 }
 
-/* A share for a sentence: whole percents, but never 100 for less than all of it. */
+/* A share for a sentence: one decimal, but never 100 for less than all of it. */
 static void
 share(sbuf *b, double p)
 {
-	if (p < 100 && p >= 99.5)
-		sb_printf(b, "%.1f%%", floor(p * 10) / 10);
-	else
+	/* one decimal, modeled and not alike: 1.7% and 98.3%, not 2% and 98.3% */
+	if (p == 0 || p == 100)
 		sb_printf(b, "%.0f%%", p);
+	else if (p > 0 && p < 0.05)
+		sb_adds(b, "under 0.1%");
+	else if (p < 100 && p >= 99.95)
+		sb_adds(b, "99.9%");	/* short of all of it: never "100.0%" */
+	else
+		sb_printf(b, "%.1f%%", p);
 }
 
 /* "decode: modeled 86% of the GPU time (...); at the roofline ... 61% of it." */
@@ -211,7 +216,11 @@ headline(const struct item *rl, const char *stage)
 		if (item_bool(rl, "estimated"))
 			sb_adds(&b, "; an upper bound, since some shapes record only maxima");
 		sb_adds(&b, ".");
-	} else
+	} else if (item_get(rl, "mem_gbps") < 0)
+		/* every roof is the lower of the compute and the memory time */
+		sb_printf(&b, "; the %s's table entry has no memory bandwidth, which every "
+		    "kernel's roofline needs.", item_str(rl, "gpu", &g, ""));
+	else
 		sb_printf(&b, "; the %s's table entry has no peak for these kernels' types.",
 		    item_str(rl, "gpu", &g, ""));
 	sb_free(&g);
@@ -254,10 +263,13 @@ roofline_section(const struct run *run, struct doc *d)
 			st = item_num(rl, "stage_us", 0);
 			if (item_get(rl, "gpu") >= 0) {
 				sb_reset(&v);
-				sb_printf(&v, "GPU: %s (%s); memory %.0f GB/s.", item_str(rl, "gpu", &b, ""),
+				sb_printf(&v, "GPU: %s (%s); ", item_str(rl, "gpu", &b, ""),
 				    !strcmp(item_str(rl, "gpu_source", &b, ""), "option") ?
-				    "named by --gpu" : "from the trace's device record",
-				    item_num(rl, "mem_gbps", 0));
+				    "named by --gpu" : "from the trace's device record");
+				if (item_get(rl, "mem_gbps") >= 0)
+					sb_printf(&v, "memory %.0f GB/s.", item_num(rl, "mem_gbps", 0));
+				else
+					sb_adds(&v, "memory bandwidth not in the GPU table (gpu-specs(5)).");
 				t->total = sb_detach(&v);
 			}
 		}
@@ -332,8 +344,11 @@ roofline_section(const struct run *run, struct doc *d)
 			if (left - shown > 0.5e-3 * st && left > shown)
 				u->more = printf_dup("More unmodeled ops, %.1f%% of the stage's GPU time, "
 				    "are not listed.", pct(left - shown, st));
-			u->headline = printf_dup("Not modeled: %.1f%% of the stage's GPU time.",
-			    pct(left > 0 ? left : 0, st));
+			sb_reset(&b);
+			sb_adds(&b, "Not modeled: ");
+			share(&b, pct(left > 0 ? left : 0, st));
+			sb_adds(&b, " of the stage's GPU time.");
+			u->headline = xstrdup(b.s);
 		}
 	}
 	free_strings(stages, ns);
