@@ -269,7 +269,7 @@ t_progress() {
 	same "$T/p.jsonl" "$T/np.jsonl"
 	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1},]}' >"$T/tc.json"
 	"$EX" --no-progress "$T/tc.json" >/dev/null 2>"$T/tc.err"
-	has "$T/tc.err" 'trailing commas'
+	has "$T/tc.err" 'trailing comma before'
 }
 check "--progress forces progress; --no-progress turns it off, not the warnings" t_progress
 

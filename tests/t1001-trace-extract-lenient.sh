@@ -73,7 +73,7 @@ t_nan() {
 	run nan
 	eq 0 "$(cat "$T/nan.rc")"
 	has "$T/nan.err" "13 NaN/Infinity literals (not standard JSON; accepted)"
-	has "$T/nan.err" "1 events skipped: dur_not_finite"
+	has "$T/nan.err" "1 event skipped: dur_not_finite"
 	eq 1 "$(jq -r 'select(.type == "stats") | .skipped.dur_not_finite' "$T/nan.jsonl")"
 	same_kernels nan
 }
@@ -83,7 +83,7 @@ t_inf() {
 	run inf
 	eq 0 "$(cat "$T/inf.rc")"
 	has "$T/inf.err" "25 NaN/Infinity literals (not standard JSON; accepted)"
-	has "$T/inf.err" "1 events skipped: ts_not_finite"
+	has "$T/inf.err" "1 event skipped: ts_not_finite"
 	same_kernels inf
 }
 check "Infinity, -Infinity and inf literals; an inf ts skips its event" t_inf
@@ -213,7 +213,7 @@ t_nul() {
 	printf '[{"ph": "X", "cat": "cpu_op", "name": "a\000b", "pid": 1, "tid": 1, "ts": 5, "dur": 2, "args": {"External id": 3}}]' >"$T/nul.json"
 	# (an op no kernel is matched to is written with --all-ops only)
 	"$EX" --all-ops "$T/nul.json" >"$T/nul.jsonl" 2>"$T/nul.err"
-	has "$T/nul.err" "1 raw control characters inside strings (accepted)"
+	has "$T/nul.err" "1 raw control character inside strings (accepted)"
 	eq '"a\u0000b"' "$(jq -c 'select(.type == "cpu_op") | .name' "$T/nul.jsonl")"
 }
 check "a raw NUL byte inside a string" t_nul

@@ -29,7 +29,7 @@ t_markdown_structure() {
 	has "$T/r.md" '^| cutlass::Kernel2\\<cutlass_80_tensorop_bf16\\_…\\_64x64_32x6_tn_align8> | gemm | 0.60 ms | 60.0% | 10 | python/sglang/srt/layers/linear.py:300 forward | aten::mm |$'
 	has "$T/r.md" '^1 more kernel name below the 1.0% bar or the row limit: 0.5% of the stage.s GPU time.$'
 	# every share names its base (issue 25): the categories of the kernel time, idle of the span
-	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
+	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy: overlapping items counted once) in 42 kernels over 2 steps; of the kernel time: gemm 60%, attention 30%, elementwise 10%; GPU idle 21% of the span; 0% of the busy time in CUDA graphs.\*\*$'
 	has "$T/r.md" '^| GPU items | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Span | Busy: compute | Busy: communication, no compute | Busy: memory only | Communication total | Communication under compute | Busy in CUDA graphs | Steps | Step period p50 | Step period p90 | Step period max | Last step period | Tokens/s |$'
 	has "$T/r.md" '^> \*\*Trace health: degraded.\*\* No Python stacks (with_stack) (no_python_stacks): the kernel and fuse tables are less trustworthy.$'
 	# the check that passed is counted, not listed (issue 31)
@@ -89,8 +89,13 @@ check "idle waiting on a synchronization: a column, and the longest wait named" 
 # Issue 25: a count of work items that holds copies says so.
 t_items_count() {
 	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":42,"copies":5,/' "$F" | "$RENDER" >"$T/r.md"
-	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy, overlaps once) in 42 GPU items (37 kernels, 5 copies and sets) over 2 steps;'
+	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy: overlapping items counted once) in 42 GPU items (37 kernels, 5 copies and sets) over 2 steps;'
 	has "$T/r.md" '^| Step | Marker | Batch | Tokens | Period | CPU marker | GPU busy | GPU span | GPU items |$'
+	# one of each: singular words
+	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":2,"copies":1,/' "$F" | "$RENDER" >"$T/r1.md"
+	has "$T/r1.md" ' in 2 GPU items (1 kernel, 1 copy or set) over 2 steps;'
+	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":1,/' "$F" | "$RENDER" >"$T/r2.md"
+	has "$T/r2.md" ' in 1 kernel over 2 steps;'
 }
 check "GPU items: kernels and copies counted apart in the headline" t_items_count
 

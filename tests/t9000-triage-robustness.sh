@@ -87,8 +87,8 @@ t_lenient() {
 	body "$T/r.out" >"$T/clean.md"
 	for d in ctrl:"raw control characters" bom:"byte order mark" \
 	    trailing-comma:"trailing commas" no-close:"no closing ']'" \
-	    nan:"NaN/Infinity literals" inf:"events skipped: ts_not_finite" \
-	    nodur:"missing, null or non-positive dur" negdur:"non-positive dur" \
+	    nan:"NaN/Infinity literals" inf:"event skipped: ts_not_finite" \
+	    nodur:"missing, null or negative dur" negdur:"or negative dur" \
 	    skew:"start before their launch call" strnum: disorder: ns: multimember: plain-gz:; do
 		kind=${d%%:*}
 		msg=${d#*:}
@@ -125,7 +125,7 @@ t_warned() {
 	# exit 0 with a data-quality warning, and --strict makes each fail
 	for d in dup-ranks:"same stream ends" two-gpus:"kernels on 2 GPU processes" \
 	    orphan:"launch-to-kernel coverage" absurd-ts:"absurd timestamp" \
-	    nodur:"non-positive dur"; do
+	    nodur:"or negative dur"; do
 		kind=${d%%:*}
 		"$GEN" -d "$kind" -o "$T/$kind.json"
 		report "$T/$kind.json"

@@ -66,6 +66,21 @@ t_parsing() {
 }
 check "options: one error for an ambiguous prefix, did-you-mean, -o/-f/-j short forms" t_parsing
 
+t_first_word() {
+	# a mistyped trace path: the reference's error, and what was wrong
+	status 2 "$TRIAGE" "$T/nonexist.json" 2>"$T/err"
+	eq "triage: note: '$T/nonexist.json' is no file or directory here (a trace is named with --input PATH)" \
+	    "$(sed -n 1p "$T/err")"
+	eq "triage: error: This skill exposes only the triage workflow. Use single-trace mode (--input/--url) or mapping+formal two-trace mode." \
+	    "$(sed -n 2p "$T/err")"
+	status 2 "$TRIAGE" "$T/nonexist.json" --compat reference 2>"$T/err"
+	hasnt "$T/err" 'note:'
+	# --baseline alone: what it lacks, not the mapping message
+	status 2 "$TRIAGE" --baseline "$T/t.json" 2>"$T/err"
+	usage_err "$T/err" triage "error: --baseline needs the run to compare with it: --input PATH (or --url, or the --mapping-*/--formal-* pair)."
+}
+check "a first word that is no path, --baseline without a run: said so" t_first_word
+
 t_output_checked_first() {
 	slow_bin "$T/o" 5
 	export TRIAGE_BINDIR=$T/o/bin

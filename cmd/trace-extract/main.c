@@ -1500,30 +1500,37 @@ warn_trace(const struct trace_state *s, const struct scan_stats *st)
 	if (st->bom)
 		warn_msg("'%s': UTF-8 byte order mark at the start (ignored)", path);
 	if (st->ctrl)
-		warn_msg("'%s': %llu raw control characters inside strings (accepted)", path,
-		    st->ctrl);
+		warn_msg("'%s': %llu raw control character%s inside strings (accepted)", path,
+		    st->ctrl, st->ctrl == 1 ? "" : "s");
 	if (s->repl)
-		warn_msg("'%s': %u invalid UTF-8 sequences or lone surrogates shown as U+FFFD",
-		    path, s->repl);
+		warn_msg("'%s': %u invalid UTF-8 sequence%s or lone surrogate%s shown as U+FFFD",
+		    path, s->repl, s->repl == 1 ? "" : "s", s->repl == 1 ? "" : "s");
 	if (st->literals)
-		warn_msg("'%s': %llu NaN/Infinity literals (not standard JSON; accepted)", path,
-		    st->literals);
+		warn_msg("'%s': %llu NaN/Infinity literal%s (not standard JSON; accepted)", path,
+		    st->literals, st->literals == 1 ? "" : "s");
 	if (st->trailing_commas)
-		warn_msg("'%s': %llu trailing commas before ']' or '}' (accepted)", path,
-		    st->trailing_commas);
+		warn_msg("'%s': %llu trailing comma%s before ']' or '}' (accepted)", path,
+		    st->trailing_commas, st->trailing_commas == 1 ? "" : "s");
 	if (st->missing_close)
 		warn_msg("'%s': the event array has no closing ']' (accepted)", path);
 	if (st->nonobject)
-		warn_msg("'%s': %llu trace events are not JSON objects (skipped)", path,
-		    st->nonobject);
+		warn_msg("'%s': %llu trace event%s not JSON object%s (skipped)", path,
+		    st->nonobject, st->nonobject == 1 ? " is" : "s are", st->nonobject == 1 ? "" : "s");
 	if (st->dup_trace_events)
 		warn_msg("'%s': more than one traceEvents array (all were read)", path);
 	for (i = 0; i < SK_NREASON; i++)
 		if (s->skipped[i])
-			warn_msg("'%s': %llu events skipped: %s", path, s->skipped[i], skip_names[i]);
-	if (s->kernel_no_dur)
-		warn_msg("'%s': %llu GPU events with missing, null or non-positive dur (skipped)",
-		    path, s->kernel_no_dur);
+			warn_msg("'%s': %llu event%s skipped: %s", path, s->skipped[i],
+			    s->skipped[i] == 1 ? "" : "s", skip_names[i]);
+	/* the zero ones apart: work shorter than the clock, not an event lost (trace-health says info) */
+	if (s->kernel_no_dur > s->kernel_zero_dur)
+		warn_msg("'%s': %llu GPU event%s with missing, null or negative dur (skipped)",
+		    path, s->kernel_no_dur - s->kernel_zero_dur,
+		    s->kernel_no_dur - s->kernel_zero_dur == 1 ? "" : "s");
+	if (s->kernel_zero_dur)
+		warn_msg("'%s': %llu GPU item%s of zero duration, shorter than the trace's clock "
+		    "resolution (no kernel row%s, as in the reference)", path, s->kernel_zero_dur,
+		    s->kernel_zero_dur == 1 ? "" : "s", s->kernel_zero_dur == 1 ? "" : "s");
 	if (strict && (s->kernel_no_dur || st->ctrl || s->repl || st->literals ||
 	    st->trailing_commas || st->nonobject || any_skipped(s))) {
 		err_msg("'%s': data-quality warnings are errors under --strict", path);

@@ -61,8 +61,8 @@ no_kernels(struct check *c, const struct facts *f)
 		bad += f->st[i].kernels == 0;
 	begin(c, "no_kernels", bad);
 	if (f->nst == 0) {
-		sb_printf(&c->detail, "%lld kernels on the analyzed process; the trace names no stage",
-		    f->nk_sel);
+		sb_printf(&c->detail, "%lld %s on the analyzed process; the trace names no stage",
+		    f->nk_sel, pl(f->nk_sel, "kernel", "kernels"));
 		return;
 	}
 	if (!bad)

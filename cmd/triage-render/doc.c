@@ -549,15 +549,16 @@ headline(const struct run *run, const char *stage)
 		if (busy >= 0 && fabs(busy - total) > 0.005 * (total > 0 ? total : 1)) {
 			sb_adds(&b, " (");
 			fmt_ms(&b, busy);
-			sb_adds(&b, " GPU busy, overlaps once)");
+			sb_adds(&b, " GPU busy: overlapping items counted once)");
 		}
 		if (k >= 0) {	/* the count of kernels, copies and sets (issue 25) */
 			long long c = item_int(g, "copies", 0);
 			if (c > 0)
-				sb_printf(&b, " in %lld GPU items (%lld kernels, %lld copies and sets)",
-				    k, k - c, c);
+				sb_printf(&b, " in %lld GPU item%s (%lld kernel%s, %lld %s)", k,
+				    k == 1 ? "" : "s", k - c, k - c == 1 ? "" : "s", c,
+				    c == 1 ? "copy or set" : "copies and sets");
 			else
-				sb_printf(&b, " in %lld kernels", k);
+				sb_printf(&b, " in %lld kernel%s", k, k == 1 ? "" : "s");
 		}
 		if (steps > 0)
 			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
@@ -727,7 +728,8 @@ kernel_section(const struct run *run, struct doc *d)
 		sb_reset(&b);
 		sb_adds(&b, "Stage kernel time (the sum of kernel durations, the base of Share) ");
 		fmt_ms(&b, total);
-		sb_printf(&b, " in %lld kernel launches of %lld names.", launches, kinds);
+		sb_printf(&b, " in %lld kernel launch%s of %lld name%s.", launches,
+		    launches == 1 ? "" : "es", kinds, kinds == 1 ? "" : "s");
 		t->total = sb_detach(&b);
 		if (hidden)
 			t->more = printf_dup("%zu more kernel name%s below the 1.0%% bar or the row "
