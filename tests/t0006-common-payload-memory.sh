@@ -34,13 +34,25 @@ t_one_stage_map() {
 	"$BIN/trace-extract" -q "$T/map.json" | "$BIN/trace-stage" -q |
 	    jq -r 'select(.type == "trace") | .stage' >"$T/mstages"
 	eq all "$(cat "$T/mstages")" "mapping stages"
+	# as the reference stages the kernels (each at its own start: the GPU
+	# runs behind, so prefill kernels land in decode, whose payload then
+	# spells the site as the mapping does)
+	"$TRIAGE" -q --compat reference --mapping-input "$T/map.json" --formal-input "$T/run.json" \
+	    --format json >"$T/ref.json"
+	jq -r 'select(.type == "overlap_row") | "\(.stage) \(.python_scope)"' "$T/ref.json" |
+	    grep layernorm >"$T/scopes"
+	eq "extend python/sglang/srt/layers/layernorm.py(60): forward_cuda
+decode python/sglang/srt/layers/layernorm.py:60 forward_cuda" "$(cat "$T/scopes")" "rmsnorm scopes"
+	eq 7 "$(grep -c '"type":"overlap_row"' "$T/ref.json")" "overlap rows"
+	# staged at their launches (C24), decode holds decode's kernels alone
 	"$TRIAGE" -q --mapping-input "$T/map.json" --formal-input "$T/run.json" --format jsonl \
 	    >"$T/rec.jsonl"
 	jq -r 'select(.type == "overlap_row") | "\(.stage) \(.python_scope)"' "$T/rec.jsonl" |
 	    grep layernorm >"$T/scopes"
 	eq "extend python/sglang/srt/layers/layernorm.py(60): forward_cuda
-decode python/sglang/srt/layers/layernorm.py:60 forward_cuda" "$(cat "$T/scopes")" "rmsnorm scopes"
-	eq 7 "$(grep -c '"type":"overlap_row"' "$T/rec.jsonl")" "overlap rows"
+decode python/sglang/srt/layers/layernorm.py(60): forward_cuda" "$(cat "$T/scopes")" "rmsnorm scopes"
+	eq 0 "$(jq -s 'map(select(.type == "overlap_row" and .stage == "decode" and
+	    (.kernel | test("Prefill")))) | length' "$T/rec.jsonl")" "prefill kernels in decode"
 }
 check "a one-stage mapping against a two-stage formal trace: a source map per stage" t_one_stage_map
 

@@ -16,8 +16,11 @@ stages() {
 t_annotations() {
 	"$GEN" -s both -n 3 -o "$T/both.json"
 	# The GPU runs behind: of the prefill step's 6 kernels only the first
-	# layer's 3 start inside (or nearest to) the prefill window.
-	eq "decode 15 extend 3" "$(stages "$T/both.json")"
+	# layer's 3 start inside (or nearest to) the prefill window, but all 6
+	# were launched inside it, where a kernel sits among the CPU windows
+	# (C24); the reference looks up each kernel's own start
+	eq "decode 12 extend 6" "$(stages "$T/both.json")"
+	eq "decode 15 extend 3" "$(COMPAT=1 stages "$T/both.json")"
 	"$GEN" -s decode -o "$T/dec.json"
 	eq "decode 12" "$(stages "$T/dec.json")"
 }
@@ -32,11 +35,11 @@ t_annotation_names() {
 	"$GEN" -s both -n 3 -o "$T/both.json"
 	sed 's/model_forward_prefill/step[EXTEND bs=4 toks=512]/; s/model_forward_decode/step[DECODE bs=8]/g' \
 	    "$T/both.json" >"$T/sgl.json"
-	eq "decode 15 extend 3" "$(stages "$T/sgl.json")"
+	eq "decode 12 extend 6" "$(stages "$T/sgl.json")"
 	eq "decode 18" "$(COMPAT=1 stages "$T/sgl.json")"
 	sed 's/model_forward_prefill/execute_context_2_generation_10/; s/model_forward_decode/execute_context_0_generation_20/g' \
 	    "$T/both.json" >"$T/vllm.json"
-	eq "decode 15 extend 3" "$(stages "$T/vllm.json")"
+	eq "decode 12 extend 6" "$(stages "$T/vllm.json")"
 	# reference: the mixed prefill batch reads as decode, the decode steps
 	# as nothing, and every kernel goes to the nearest window: decode
 	eq "decode 18" "$(COMPAT=1 stages "$T/vllm.json")"
@@ -50,7 +53,7 @@ t_annotation_names() {
 	# SGLang's graph capture marker and CamelCase words still name theirs
 	sed 's/model_forward_prefill/ChunkedPrefill/; s/model_forward_decode/capture_32_decode/g' \
 	    "$T/both.json" >"$T/words.json"
-	eq "decode 15 extend 3" "$(stages "$T/words.json")"
+	eq "decode 12 extend 6" "$(stages "$T/words.json")"
 }
 check "annotation names: SGLang step[EXTEND], vLLM context/generation counts, whole words (reference: misread)" t_annotation_names
 
@@ -87,7 +90,7 @@ check "CUDA-graph kernels get the launch's External id through corr" t_graph_ext
 t_order_free() {
 	# annotations after the kernels (events out of order) resolve the same
 	"$GEN" -s both -n 3 -d disorder -o "$T/dis.json"
-	eq "decode 15 extend 3" "$(stages "$T/dis.json")"
+	eq "decode 12 extend 6" "$(stages "$T/dis.json")"
 }
 check "out-of-order events: same stages" t_order_free
 
@@ -117,6 +120,33 @@ t_clock_offset() {
 	hasnt "$T/g" clock_offset
 }
 check "host and device clocks that disagree: kernels staged at their launch calls" t_clock_offset
+
+# C24: among the CPU windows a kernel sits at its launch call.  A prefill
+# kernel queued behind others starts on the GPU after the decode step's
+# annotation began; a GPU-side window that holds its start still decides.
+t_at_launch() {
+	rec() {	# rec GPU_WINDOW: the records, with a gpu_user_annotation when 1
+		echo '{"type":"trace","v":1,"t":0,"role":"single","path":"x.json","stage":"all"}'
+		echo '{"type":"annotation","t":0,"name":"model_forward_prefill","cat":"user_annotation","pid":"1","tid":"1","ts":0,"dur":100,"stage":"extend"}'
+		echo '{"type":"annotation","t":0,"name":"model_forward_decode","cat":"user_annotation","pid":"1","tid":"1","ts":100,"dur":100,"stage":"decode"}'
+		[ "$1" = 1 ] &&
+		    echo '{"type":"annotation","t":0,"name":"model_forward_decode","cat":"gpu_user_annotation","pid":"0","tid":"7","ts":140,"dur":60,"stage":"decode"}'
+		echo '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"1","tid":"1","ts":50,"dur":5,"correlation":1}'
+		echo '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"1","tid":"1","ts":120,"dur":5,"correlation":2}'
+		echo '{"type":"kernel","t":0,"name":"late_prefill","cat":"kernel","pid":"0","tid":"7","ts":150,"dur":10,"stream":"7","correlation":1}'
+		echo '{"type":"kernel","t":0,"name":"decode_k","cat":"kernel","pid":"0","tid":"7","ts":165,"dur":10,"stream":"7","correlation":2}'
+		echo '{"type":"kernel","t":0,"name":"no_launch","cat":"kernel","pid":"0","tid":"7","ts":180,"dur":10,"stream":"7","correlation":9}'
+		echo '{"type":"stats","t":0}'
+	}
+	st() { jq -r 'select(.type == "kernel") | "\(.name)=\(.stage)"' | tr '\n' ' ' | sed 's/ $//'; }
+	rec 0 | "$ST" -q >"$T/al.out"
+	eq "late_prefill=extend decode_k=decode no_launch=decode" "$(st <"$T/al.out")"
+	rec 0 | "$ST" -q --compat reference >"$T/al.ref"
+	eq "late_prefill=decode decode_k=decode no_launch=decode" "$(st <"$T/al.ref")"
+	rec 1 | "$ST" -q >"$T/al.gpu"
+	eq "late_prefill=decode decode_k=decode no_launch=decode" "$(st <"$T/al.gpu")"
+}
+check "kernels among the CPU windows at their launch calls; a GPU window first (C24)" t_at_launch
 
 t_two_traces() {
 	"$EX" -q "$T/both.json" "$T/none.json" | "$ST" >"$T/two.out"

@@ -105,7 +105,7 @@ t_no_kernels_stage() {
 	staged sb -s both -n 3
 	health sb
 	eq "ok 0" "$(ck sb no_kernels)"
-	eq "kernels in every stage: extend 3, decode 15" "$(detail sb no_kernels)"
+	eq "kernels in every stage: extend 6, decode 12" "$(detail sb no_kernels)"
 	jq -c 'select(.type != "kernel" or .stage != "decode")' "$T/sb.jsonl" >"$T/nodec.jsonl"
 	health nodec
 	eq "fail 1 kernel,overlap,fuse,gpu_time,step" "$(ck nodec no_kernels)"

@@ -69,9 +69,11 @@ check 'graph_escape location from the kernel_row of the same trace, stage and ke
 
 # A generated graph-mode trace through the real pipeline: step-stats gives
 # the same gpu_time and step records before and after kernel-map, and after
-# it the escape rows carry kernel-map's locations.
+# it the escape rows carry kernel-map's locations.  The eager step is
+# annotated decode too, so that its 4 kernels are decode's escapes.
 t_kernel_map_order() {
-	"$TOP/tests/gen-trace" -s both -n 3 --streams 2 --graph >"$T/t.json"
+	"$TOP/tests/gen-trace" -s both -n 3 --streams 2 --graph |
+	    sed 's/model_forward_prefill/model_forward_decode/' >"$T/t.json"
 	"$BIN/trace-extract" -q "$T/t.json" | "$BIN/trace-stage" -q >"$T/staged"
 	ss <"$T/staged" | "$BIN/kernel-map" >"$T/before"
 	"$BIN/kernel-map" <"$T/staged" | ss >"$T/after"
@@ -79,10 +81,10 @@ t_kernel_map_order() {
 	grep -e '"type":"gpu_time"' -e '"type":"step"' "$T/after" >"$T/a"
 	[ -s "$T/b" ]
 	same "$T/b" "$T/a"
-	eq 3 "$(grep -c '"type":"graph_escape"' "$T/after")" "escape rows"
+	eq 4 "$(grep -c '"type":"graph_escape"' "$T/after")" "escape rows"
 	rec graph_escape '"\(.t)\t\(.stage)\t\(.kernel)\t\(.location)"' "$T/after" | sort >"$T/got"
 	rec kernel_row '"\(.t)\t\(.stage)\t\(.kernel)\t\(.location)"' "$T/after" | sort >"$T/rows"
-	eq 3 "$(grep -c -F -x -f "$T/got" "$T/rows")" "escape rows with their kernel row's location"
+	eq 4 "$(grep -c -F -x -f "$T/got" "$T/rows")" "escape rows with their kernel row's location"
 	eq 0 "$(rec graph_escape 'select(has("location"))' "$T/before" | wc -l | tr -d ' ')"
 }
 check 'same figures before and after kernel-map; after it, kernel-map locations' t_kernel_map_order

@@ -58,7 +58,7 @@ t_markdown() {
 	has "$T/r.md" '^| t.json | merged_devices | warn | .*analyzing pid 1<br><br>> \\\*\\\*Trace health: ok\.\\\*\\\* forged'
 	# the image and the CR stay in their cell: every kernel row has 9 cells (two of them launch delays)
 	sed -n '/^## Kernels/,/^## Overlap/p' "$T/r.md" | grep '^| [^-K]' >"$T/rows"
-	eq 8 "$(wc -l <"$T/rows" | tr -d ' ')" "kernel rows"
+	eq 7 "$(wc -l <"$T/rows" | tr -d ' ')" "kernel rows"
 	awk -F' [|] ' '{ if (NF != 9) { print "row of " NF " cells: " $0; bad = 1 } } END { exit bad }' \
 	    "$T/rows"
 	has "$T/rows" '| !\\\[x\\\](http://e/i.png)<br>\\| forged \\| cell \\| |$'
@@ -84,7 +84,7 @@ t_csv() {
 	"$RENDER" --format csv --table kernel --names full <"$T/r.jsonl" | tr -d '\r' >"$T/k.csv"
 	# formulas neutralised with a leading ', numbers and the "-" placeholder kept
 	# (the whole name, then its short form: the same under --names full)
-	has "$T/k.csv" "^extend,\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",other,120,"
+	has "$T/k.csv" "^extend,\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",\"'=HYPERLINK(\"\"http://e/x\"\",\"\"y\"\")<img src=x onerror=alert(1)>\",other,240,"
 	has "$T/k.csv" ",'@SUM(A1:A9)$"
 	hasnt "$T/k.csv" ',=\|,@\|,"=\|,"@'
 	eq 0 "$(grep -c "$ESC" "$T/k.csv")" "raw ESC characters"

@@ -376,7 +376,7 @@ collect_annotations(struct stager *sg)
 
 /*
  * cpu_ts: the host time the kernel is placed at among the CPU windows: its
- * own ts, or, when the clocks disagree, its launch call's start.
+ * launch call's start (C24, C20), else its own ts (less the clocks' offset).
  */
 static const char *
 resolve_stage(const struct stager *sg, const struct tkernel *k, double cpu_ts)
@@ -779,7 +779,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	const char *path_stage = S(r, tr->stage);
 	imap by_corr = { 0 };
 	uint64_t *x;
-	int isnew;
+	int isnew, at_launch;
 
 	(void)ctx;
 	sg.rd = r;
@@ -793,8 +793,15 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		measure_clocks(r, tr, sel, &ck);
 	if (npids)
 		write_gpu_pids(r, tr, sel, times, pids, npids, compat_reference ? NULL : &ck);
-	/* clocks that disagree: a kernel sits among the CPU windows at its launch call */
-	if (ck.offset)
+	/*
+	 * Among the CPU windows a kernel sits at its launch call, where the
+	 * host was (C24: a prefill kernel queued behind others may start on the
+	 * GPU after the next decode step's annotation began); at its own start
+	 * under --compat reference (§3.2.2), less the offset when the clocks
+	 * disagree and it has no launch (C20).
+	 */
+	at_launch = strcmp(path_stage, "all") == 0 && sg.cpu.n && (ck.offset || !compat_reference);
+	if (at_launch)
 		for (i = 0; i < tr->nln; i++) {
 			x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
 			if (isnew)
@@ -804,9 +811,10 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		const struct tkernel *k = &tr->k[i];
 		double cpu_ts = k->ts;
 		const char *stage;
-		if (ck.offset)
-			cpu_ts = k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)) ?
-			    tr->ln[*x].ts : k->ts - ck.offset_us;
+		if (at_launch && k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)))
+			cpu_ts = tr->ln[*x].ts;
+		else if (ck.offset)
+			cpu_ts = k->ts - ck.offset_us;
 		stage = strcmp(path_stage, "all") != 0 ? path_stage : resolve_stage(&sg, k, cpu_ts);
 		write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
 	}
