@@ -81,6 +81,19 @@ t_first_word() {
 }
 check "a first word that is no path, --baseline without a run: said so" t_first_word
 
+t_header_words() {
+	# the standard input is named so, not "-"; a profile of two traces says it
+	"$TRIAGE" -q --input - <"$T/t.json" >"$T/in.md"
+	has "$T/in.md" '^# Triage report: standard input$'
+	has "$T/in.md" '^- \*\*Traces\*\*: standard input$'
+	mkdir -p "$T/pd/prefill" "$T/pd/decode"
+	"$TESTDIR/gen-trace" -s prefill -o "$T/pd/prefill/a.trace.json"
+	"$TESTDIR/gen-trace" -s decode -o "$T/pd/decode/b.trace.json"
+	"$TRIAGE" -q --input "$T/pd" >"$T/pd.md"
+	has "$T/pd.md" '^- \*\*Mode\*\*: single profile, 2 traces analyzed together$'
+}
+check "the header: standard input by name, a profile of two traces" t_header_words
+
 t_output_checked_first() {
 	slow_bin "$T/o" 5
 	export TRIAGE_BINDIR=$T/o/bin

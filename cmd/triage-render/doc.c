@@ -66,7 +66,9 @@ input_traces(const struct item *it, sbuf *out)
 	n = it->doc.tok[i].size;
 	for (k = 0, i++; k < n; k++, i = json_skip(&it->doc, i)) {
 		json_str(&it->doc, i, &s, NULL);
-		sb_printf(out, "%s%s", k ? ", " : "", sb_str(&s));
+		/* "-" is the standard input (trace-extract's operand) */
+		sb_printf(out, "%s%s", k ? ", " : "",
+		    strcmp(sb_str(&s), "-") ? sb_str(&s) : "standard input");
 	}
 	sb_free(&s);
 }
@@ -329,8 +331,15 @@ header(const struct run *run, struct doc *d)
 			add_fact(d, "Mode", t);
 			free(t);
 		} else {
+			/* a profile directory of several traces (prefill/ and decode/): said so */
+			const struct item *in = find_input(run, "single");
+			int ti = in ? item_get(in, "traces") : -1;
+			int nt = ti >= 0 && in->doc.tok[ti].type == JSMN_ARRAY ? in->doc.tok[ti].size : 1;
+			char *t = nt > 1 ? printf_dup("single profile, %d traces analyzed together", nt) :
+			    xstrdup("single trace");
 			add_field_str(d, "mode", "single");
-			add_fact(d, "Mode", "single trace");
+			add_fact(d, "Mode", t);
+			free(t);
 		}
 	}
 	if (main) {
@@ -419,7 +428,7 @@ header(const struct run *run, struct doc *d)
 	} else if (main) {
 		const char *p = item_str(main, "path", &b, "");
 		const char *slash = strrchr(p, '/');
-		sb_adds(&v, slash && slash[1] ? slash + 1 : p);
+		sb_adds(&v, strcmp(p, "-") == 0 ? "standard input" : slash && slash[1] ? slash + 1 : p);
 	}
 	d->title = xstrdup(v.len ? v.s : "trace");
 	probe_fact(run, d);
