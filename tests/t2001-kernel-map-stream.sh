@@ -51,6 +51,23 @@ t_sites_only_health() {
 }
 check '--sites-only keeps the health records too' t_sites_only_health
 
+t_sites_only_graphs() {
+	# a mapping trace profiled with CUDA graphs on: a note that its sites are
+	# the graph launch's, which the formal run passes on to the report
+	"$TESTDIR/gen-trace" -s decode -n 3 --graph >"$T/g.json"
+	"$BIN/trace-extract" -q --role mapping "$T/g.json" | "$BIN/trace-stage" -q >"$T/gm.jsonl"
+	km --sites-only <"$T/gm.jsonl" >"$T/gs.jsonl"
+	eq "mapping_in_graphs decode" "$(jq -r 'select(.type == "note") | "\(.id) \(.stage)"' "$T/gs.jsonl")"
+	has "$T/gs.jsonl" 'The mapping trace ran 100.0% of its decode stage.s GPU time in CUDA graphs: '
+	km --mapping "$T/gs.jsonl" <"$T/gm.jsonl" >"$T/gf.jsonl"
+	eq 1 "$(grep -c '"id":"mapping_in_graphs"' "$T/gf.jsonl")"
+	# an eager mapping says nothing
+	"$TESTDIR/gen-trace" -s decode -n 3 >"$T/e.json"
+	"$BIN/trace-extract" -q --role mapping "$T/e.json" | "$BIN/trace-stage" -q | km --sites-only >"$T/es.jsonl"
+	eq 0 "$(grep -c '"type":"note"' "$T/es.jsonl")"
+}
+check '--sites-only on a graph-on mapping trace: a note, passed on by --mapping' t_sites_only_graphs
+
 t_sites_mapping() {
 	km --sites-only <"$KF/attribution.jsonl" >"$T/sites.jsonl"
 	[ "$(grep -c '"type":"site"' "$T/sites.jsonl")" -gt 0 ]

@@ -75,7 +75,7 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 
 	(void)ctx;
 	/* the mapping's verdicts go on with its sites: the report covers both traces */
-	if (t == RT_health && run.sites_only)
+	if ((t == RT_health || t == RT_note) && run.sites_only)
 		rec_line(r->rd.line, r->rd.len);
 	if (t != RT_input)
 		return;
@@ -163,7 +163,8 @@ load_mapping(const char *path)
 		enum rec_type t = rec_type_of(&r);
 		payload_t *p = NULL;
 		int global = 0;
-		if (t == RT_input) {
+		/* the mapping's inputs and notes go on to the report */
+		if (t == RT_input || t == RT_note) {
 			rec_line(r.line, r.len);
 			continue;
 		}

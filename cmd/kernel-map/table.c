@@ -353,6 +353,58 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
 }
 
 /*
+ * A mapping trace is profiled with CUDA graphs off, so that each kernel is
+ * launched by its own op: when one stage's kernels ran in graphs (10 % of
+ * its kernel time or more), their sites are the graph launch's, and the
+ * formal trace's kernels take them too (the mapping/formal flow, run with
+ * the same graph-on trace twice, or a graph-on mapping).  Launches found
+ * by correlation, over every kernel of the stage.
+ */
+static void
+note_mapping_graphs(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
+{
+	const struct trace *tr = kt->tr;
+	imap glaunch = { 0 };
+	size_t i, j;
+	uint64_t *v;
+	int isnew;
+
+	for (i = 0; i < tr->nln; i++) {
+		v = imap_put(&glaunch, (uint64_t)tr->ln[i].corr, &isnew);
+		if (isnew)	/* a correlation's first launch, as the attribution takes */
+			*v = strstr(strtab_str(km_str, tr->ln[i].name), "GraphLaunch") != NULL;
+	}
+	for (i = 0; i < ng; i++) {
+		double all = 0, graph = 0;
+		char text[512], whose[64];
+		const char *st = km_s(g[i].stage);
+		for (j = 0; j < g[i].n; j++) {
+			const struct tkernel *k = &tr->k[g[i].idx[j]];
+			all += k->dur;
+			if (k->has_corr && (v = imap_get(&glaunch, (uint64_t)k->corr)) && *v)
+				graph += k->dur;
+		}
+		if (!(all > 0) || pct(graph, all) < 10.0)
+			continue;
+		if (strcmp(st, "all") == 0)
+			snprintf(whose, sizeof whose, "its");
+		else
+			snprintf(whose, sizeof whose, "its %.20s stage's", st);
+		snprintf(text, sizeof text, "The mapping trace ran %.1f%% of %s GPU time in CUDA "
+		    "graphs: those kernels take the graph launch's Python site, and so do the "
+		    "formal trace's. A mapping trace is profiled with CUDA graphs off (SGLang "
+		    "--disable-cuda-graph, vLLM --enforce-eager).", pct(graph, all), whose);
+		rec_begin(RT_note);
+		rec_int(RM_note_t, tr->t);
+		rec_cstr(RM_note_stage, st);
+		rec_cstr(RM_note_id, "mapping_in_graphs");
+		rec_cstr(RM_note_text, text);
+		rec_end();
+	}
+	imap_free(&glaunch);
+}
+
+/*
  * Formal pass of one trace (§5.9): a local payload per stage group, in
  * group order, then the rows' aggregates per stage in stage order, with
  * the leftover 'all' stage dropped when under 1% of the trace.
@@ -522,6 +574,8 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 	}
 	if (formal)
 		formal_trace(kt, g, ng, !build_map, written);
+	else if (build_map && !compat_reference)
+		note_mapping_graphs(kt, g, ng);
 	for (i = 0; i < ng; i++) {
 		free(g[i].idx);
 		free(g[i].sample);
