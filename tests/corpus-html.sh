@@ -55,6 +55,11 @@ for n in tl_sglang_qwen3_8b_prefilldecode tl_vllm_b200_eager_tp8 hta_mi250_minit
 	ok "$n: one segment per category, every stage" "$want" \
 	    "$(grep -o 'class="seg"' "$tmp/$n.dom" | wc -l | tr -d ' ')"
 done
+# a bar label wider than its margin (B200's bmm_MxE4m3_... names) is
+# narrowed to fit, not cut at the chart's left edge
+ok "tl_vllm_b200_eager_tp8: the long kernel labels narrowed to their margin" 1 \
+    "$(grep -o 'lengthAdjust="spacingAndGlyphs"' "$tmp/tl_vllm_b200_eager_tp8.dom" | wc -l |
+    awk '{print ($1 > 0)}')"
 
 # a comparison: the decode trace against the prefill+decode one, as wholes
 b=$(ls "$shared/corpus/traces/tl_sglang_qwen3_8b_decode".json* | head -n 1)

@@ -737,8 +737,9 @@ kernel_section(const struct run *run, struct doc *d)
 		sb_reset(&b);
 		sb_adds(&b, "Stage kernel time (the sum of kernel durations, the base of Share) ");
 		fmt_ms(&b, total);
-		sb_printf(&b, " in %lld kernel launch%s of %lld name%s.", launches,
-		    launches == 1 ? "" : "es", kinds, kinds == 1 ? "" : "s");
+		/* the headline's word: copies and sets are rows of this table too */
+		sb_printf(&b, " in %lld GPU item%s of %lld name%s.", launches,
+		    launches == 1 ? "" : "s", kinds, kinds == 1 ? "" : "s");
 		t->total = sb_detach(&b);
 		if (hidden)
 			t->more = printf_dup("%zu more kernel name%s below the 1.0%% bar or the row "
