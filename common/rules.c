@@ -436,6 +436,15 @@ static const char *const low_signal_tokens[] = {
 	"torch/fx/graph_module.py:", NULL
 };
 
+/*
+ * Frames of instrumentation that wraps every op (C25): SGLang's kernel
+ * shape profiler interposes a dispatch wrapper whose impl() is on the stack
+ * of each kernel it records, above the layer that launched it.
+ */
+static const char *const low_signal_ours[] = {
+	"srt/utils/kernel_shape_profiler.py:", NULL
+};
+
 int
 is_low_signal(const char *loc, size_t n)
 {
@@ -445,6 +454,9 @@ is_low_signal(const char *loc, size_t n)
 	if (n == 0)
 		return 0;
 	for (t = low_signal_tokens; *t; t++)
+		if (text_has_ci(loc, n, *t))
+			return 1;
+	for (t = low_signal_ours; *t && !compat_reference; t++)
 		if (text_has_ci(loc, n, *t))
 			return 1;
 	return 0;

@@ -115,5 +115,18 @@ ok "MI300 Qwen3-8B prefill: the Cijk_ GEMMs are gemm" gemm \
     "$(jq -r 'select(.type == "kernel_row" and .stage == "extend" and (.kernel | test("^Cijk_")))
         | .category' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" | sort -u)"
 
+# C25: SGLang's kernel shape profiler wraps every op; the layer is the site
+ok "MI300 Qwen3-8B prefill: no kernel row located in the kernel shape profiler (C25)" 0 \
+    "$(jq -r 'select(.type == "kernel_row") | .location' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" |
+        grep -c kernel_shape_profiler)"
+ok "MI300 Qwen3-8B prefill: aiter's add_rmsnorm_quant at its layer (C25)" \
+    "python/sglang/srt/layers/layernorm.py:281 forward_aiter" \
+    "$(jq -r 'select(.type == "kernel_row" and .stage == "extend" and (.kernel | test("add_rmsnorm_quant")))
+        | .location' "$tmp/tl_sglang_qwen3_8b_prefilldecode.jsonl" | sort -u)"
+ok "qwen3moe b300: alloc_decode_kernel at the allocator (C25)" \
+    "python/sglang/srt/mem_cache/common.py:524 alloc_for_decode" \
+    "$(jq -r 'select(.type == "kernel_row" and .kernel == "alloc_decode_kernel") | .location' \
+        "$tmp/tl_sglang_qwen3moe_b300_decode.jsonl")"
+
 echo "corpus corrections: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
