@@ -55,6 +55,25 @@ for n in tl_sglang_qwen3_8b_prefilldecode tl_vllm_b200_eager_tp8 hta_mi250_minit
 	ok "$n: one segment per category, every stage" "$want" \
 	    "$(grep -o 'class="seg"' "$tmp/$n.dom" | wc -l | tr -d ' ')"
 done
+# every bar of a heaviest-kernels chart in its category's legend colour
+# (a category without a colour of its own once took one by position)
+ok "tl_vllm_b200_eager_tp8: the heaviest kernels' bars in their legend's colours" ok \
+    "$(python3 - "$tmp/tl_vllm_b200_eager_tp8.dom" <<'PY'
+import re, sys
+dom = open(sys.argv[1]).read()
+bad = []
+for fig in re.findall(r'<figure class="chart".*?</figure>', dom, re.S):
+    if 'heaviest kernels' not in fig:
+        continue
+    fills = {tuple(int(h[i:i + 2], 16) for i in (1, 3, 5))
+             for h in re.findall(r'<rect[^>]*fill="(#[0-9a-f]{6})"[^>]*class="bar"', fig)}
+    legend = {tuple(map(int, m)) for m in
+              re.findall(r'background: rgb\((\d+), (\d+), (\d+)\)', fig)}
+    if not fills or not fills <= legend:
+        bad.append(sorted(fills - legend))
+print("ok" if not bad else bad)
+PY
+)"
 # a bar label wider than its margin (B200's bmm_MxE4m3_... names) is
 # narrowed to fit, not cut at the chart's left edge
 ok "tl_vllm_b200_eager_tp8: the long kernel labels narrowed to their margin" 1 \

@@ -58,7 +58,7 @@ t_sites_only_graphs() {
 	"$BIN/trace-extract" -q --role mapping "$T/g.json" | "$BIN/trace-stage" -q >"$T/gm.jsonl"
 	km --sites-only <"$T/gm.jsonl" >"$T/gs.jsonl"
 	eq "mapping_in_graphs decode" "$(jq -r 'select(.type == "note") | "\(.id) \(.stage)"' "$T/gs.jsonl")"
-	has "$T/gs.jsonl" 'The mapping trace ran 100.0% of its decode stage.s GPU time in CUDA graphs: '
+	has "$T/gs.jsonl" 'The mapping trace ran 100.0% of its decode stage.s kernel time in CUDA graphs: '
 	km --mapping "$T/gs.jsonl" <"$T/gm.jsonl" >"$T/gf.jsonl"
 	eq 1 "$(grep -c '"id":"mapping_in_graphs"' "$T/gf.jsonl")"
 	# an eager mapping says nothing

@@ -110,7 +110,7 @@ t_graph_note() {
 	    "$(jq -r 'select(.type=="note") | "\(.stage) \(.id)"' "$T/g.out")"
 	# decode: 2 graph steps, each kernel a replay's (the prefill step's late
 	# second layer is extend's: it was launched there, C24)
-	has "$T/g.out" '"text":"100.0% of the decode stage.s GPU time ran in CUDA graphs: .*triage --mapping-input EAGER --formal-input GRAPH."'
+	has "$T/g.out" '"text":"100.0% of the decode stage.s kernel time ran in CUDA graphs: .*triage --mapping-input EAGER --formal-input GRAPH."'
 	# eager kernels only (the prefill step): no note for extend
 	"$BIN/trace-extract" -q "$T/g.json" | "$BIN/trace-stage" -q | km -q --compat reference >"$T/r.out"
 	eq 0 "$(jq -s 'map(select(.type=="note")) | length' "$T/r.out")"

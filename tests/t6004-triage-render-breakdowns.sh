@@ -37,9 +37,9 @@ check 'markdown: the launch line and tables, streams, annotations, kernel delays
 # The other verdicts, each with the host-bound idle figure beside it.
 t_verdicts() {
 	sed 's/"verdict":"stalled"/"verdict":"bursty"/' "$F" | "$RENDER" >"$T/b.md"
-	has "$T/b.md" '^The host ran 1.80 ms ahead within bursts (launch delay p50), but between them the GPU waited for it 0.20 ms, 5% of the span: host-bound between bursts. Another 1.80 ms of idle time (45% of the span) had work queued that did not start: dependencies on other streams, events or processes.$'
+	has "$T/b.md" '^The host ran 1.80 ms ahead within bursts (the launch delay p50), but between them the GPU waited for it 0.20 ms, 5% of the span: host-bound between bursts. Another 1.80 ms of idle time (45% of the span) had work queued that did not start: dependencies on other streams, events or processes.$'
 	sed 's/"verdict":"stalled"/"verdict":"gpu_bound"/' "$F" | "$RENDER" >"$T/g.md"
-	has "$T/g.md" '^The host ran 1.80 ms ahead: GPU-bound (launch delay p50; the GPU waited for the host 5% of the span).$'
+	has "$T/g.md" '^The host ran 1.80 ms ahead of the GPU (the launch delay p50): GPU-bound; the GPU waited for the host 5% of the span.$'
 	has "$T/g.md" '^| 5 | 1.80 ms | 2.50 ms | 2.60 ms | 4 | GPU-bound |$'
 	sed 's/"verdict":"stalled"/"verdict":"balanced"/' "$F" | "$RENDER" >"$T/n.md"
 	has "$T/n.md" '^Launches arrived just ahead of the GPU: neither host- nor GPU-bound (launch delay p50 1.80 ms; the GPU waited for the host 5% of the span).$'

@@ -75,7 +75,7 @@ check "html: the same rows and count, the verdict alone bold" t_html
 
 t_straggler_host() {
 	"$RENDER" <"$H" >"$T/h.md"
-	has "$T/h.md" "^\*\*decode: rank 1's lateness is on its host: at the 3 collectives it arrived last at it started 2.50 ms after the other ranks, and its launch calls of them came 2.40 ms after the others'.\*\*$"
+	has "$T/h.md" "^\*\*decode: rank 1's lateness is on its host: at the 3 collectives it arrived last at, it started 2.50 ms after the other ranks, and its launch calls of them came 2.40 ms after the others'.\*\*$"
 	has "$T/h.md" "^Against the other ranks' median, summed over those collectives: its start +2.50 ms, its launch calls +2.40 ms, its GPU's idle time before them +2.45 ms and busy time +0.01 ms; its kernels take 0.02 ms more than the other ranks' (median) in the whole stage. The GPU cannot start what the host has not launched: the time is in the host's work before those launches (Python, data loading, CPU ops). Its kernels account for under 10% of the lateness: no slow-kernel list.$"
 	# kernels 0.02 ms (excess) or 0.01 ms (busy) of 2.50 ms: under 10%, no list
 	hasnt "$T/h.md" '^| Rank | Kernel |'
@@ -91,7 +91,7 @@ t_straggler_kernels() {
 	# the same with its kernels 1.90 ms slower and its GPU 2.00 ms busier before them
 	sed 's/"late_launch_us":2400,"late_idle_us":2450,"late_busy_us":10,"kernel_excess_us":20,"late_in":"host"/"late_launch_us":100,"late_idle_us":300,"late_busy_us":2000,"kernel_excess_us":1900,"late_in":"kernels"/' \
 	    "$H" | "$RENDER" >"$T/k.md"
-	has "$T/k.md" "^\*\*decode: rank 1's lateness is in its kernels: at the 3 collectives it arrived last at it started 2.50 ms after the other ranks, and its GPU ran kernels 2.00 ms longer before them.\*\*$"
+	has "$T/k.md" "^\*\*decode: rank 1's lateness is in its kernels: at the 3 collectives it arrived last at, it started 2.50 ms after the other ranks, and its GPU ran kernels 2.00 ms longer before them.\*\*$"
 	has "$T/k.md" "^Against .* its kernels take 1.90 ms more than the other ranks' (median) in the whole stage. Its GPU was still busy with other work before them. The straggler's kernels that take longer than the other ranks' median:$"
 	has "$T/k.md" '^| 1 | gemm_a | 0.31 ms | 0.30 ms | 0.01 ms | 4 |$'
 	# busier before them but no slower in all (0.02 ms of 2.50): their order, not their speed
@@ -107,7 +107,7 @@ check "straggler late in its kernels: the slow-kernel list, from a tenth of the 
 t_straggler_idle() {
 	sed 's/"late_launch_us":2400,"late_idle_us":2450/"late_launch_us":-30,"late_idle_us":2450/; s/"late_in":"host"/"late_in":"idle"/' \
 	    "$H" | "$RENDER" >"$T/i.md"
-	has "$T/i.md" "^\*\*decode: rank 1's lateness is in its GPU idle gaps: at the 3 collectives it arrived last at it started 2.50 ms after the other ranks, launched them no later than they did, and its GPU sat idle 2.45 ms longer before them.\*\*$"
+	has "$T/i.md" "^\*\*decode: rank 1's lateness is in its GPU idle gaps: at the 3 collectives it arrived last at, it started 2.50 ms after the other ranks, launched them no later than they did, and its GPU sat idle 2.45 ms longer before them.\*\*$"
 	has "$T/i.md" 'its launch calls -0.03 ms, '
 	sed 's/"late_launch_us":2400,"late_idle_us":2450/"late_launch_us":300,"late_idle_us":2450/; s/"late_in":"host"/"late_in":"idle"/' \
 	    "$H" | "$RENDER" | grep -c 'launched them only 0.30 ms later, and its GPU sat idle 2.45 ms longer' >"$T/n"

@@ -153,6 +153,10 @@ t_hardware() {
 	has "$T/hw.md" '^- \*\*GPU\*\*: hardware differs: NVIDIA H100 80GB HBM3 vs AMD Instinct MI300X$'
 	jq -c 'if .type == "diff_input" then .gpu = "NVIDIA H100 80GB HBM3" else . end' "$T/d" | "$TR" >"$T/hw1.md"
 	has "$T/hw1.md" '^- \*\*GPU\*\*: NVIDIA H100 80GB HBM3$'
+	# one side without a GPU: not said to be both runs'
+	jq -c 'if .type == "diff_input" then (if .side == "base" then .gpu = "NVIDIA H100 80GB HBM3" else del(.gpu) end) else . end' \
+	    "$T/d" | "$TR" >"$T/hw2.md"
+	has "$T/hw2.md" "^- \\*\\*GPU\\*\\*: NVIDIA H100 80GB HBM3 (the baseline's; the candidate's trace names no GPU)\$"
 }
 check "the GPUs of the two runs, and when the hardware differs" t_hardware
 

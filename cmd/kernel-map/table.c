@@ -340,7 +340,7 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
 		snprintf(whose, sizeof whose, "the trace's");
 	else
 		snprintf(whose, sizeof whose, "the %.20s stage's", st);
-	snprintf(text, sizeof text, "%.1f%% of %s GPU time ran in CUDA graphs: those "
+	snprintf(text, sizeof text, "%.1f%% of %s kernel time ran in CUDA graphs: those "
 	    "kernels are attributed to the graph launch's Python site. For each kernel's "
 	    "own site, pair a graph-off trace with this one: triage --mapping-input EAGER "
 	    "--formal-input GRAPH.", pct(graph, all), whose);
@@ -390,7 +390,7 @@ note_mapping_graphs(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 			snprintf(whose, sizeof whose, "its");
 		else
 			snprintf(whose, sizeof whose, "its %.20s stage's", st);
-		snprintf(text, sizeof text, "The mapping trace ran %.1f%% of %s GPU time in CUDA "
+		snprintf(text, sizeof text, "The mapping trace ran %.1f%% of %s kernel time in CUDA "
 		    "graphs: those kernels take the graph launch's Python site, and so do the "
 		    "formal trace's. A mapping trace is profiled with CUDA graphs off (SGLang "
 		    "--disable-cuda-graph, vLLM --enforce-eager).", pct(graph, all), whose);

@@ -140,8 +140,9 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 	}
 	free(url);
 
-	note_msg("%s: %lld warm-up request(s), start_profile, %lld capture "
-	    "request(s), stop_profile", label, p->warm_n, p->cap_n);
+	note_msg("%s: %lld warm-up request%s, start_profile, %lld capture "
+	    "request%s, stop_profile", label, p->warm_n, p->warm_n == 1 ? "" : "s", p->cap_n,
+	    p->cap_n == 1 ? "" : "s");
 	if (probes(o, NULL, p, 0, p->warm_n, p->warm_tok, "warm-up", &err) != 0)
 		die(EXIT_CAPTURE, "%s", err.s);
 
@@ -414,8 +415,9 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 
 	snap_take(out, &before);
 	model = discover_model(o);
-	note_msg("%s: model '%s'; %lld warm-up request(s), start_profile, %lld "
-	    "capture request(s), stop_profile", label, model, p->warm_n, p->cap_n);
+	note_msg("%s: model '%s'; %lld warm-up request%s, start_profile, %lld "
+	    "capture request%s, stop_profile", label, model, p->warm_n,
+	    p->warm_n == 1 ? "" : "s", p->cap_n, p->cap_n == 1 ? "" : "s");
 	if (p->warm_n > 0 &&
 	    probes(o, model, p, 0, p->warm_n, p->warm_tok, "warm-up", &err) != 0)
 		die(EXIT_CAPTURE, "%s", err.s);

@@ -217,8 +217,9 @@ frames_hint_result(const struct framehint *h, sbuf *evidence)
 	if (best < 0)
 		return NULL;
 	sb_reset(evidence);
-	sb_printf(evidence, "%llu Python frames or ops of %s in the first %llu events",
-	    h->hits[best], fh_frame[best], h->events);
+	sb_printf(evidence, "%llu Python %s of %s in the first %llu event%s",
+	    h->hits[best], h->hits[best] == 1 ? "frame or op" : "frames or ops", fh_frame[best],
+	    h->events, h->events == 1 ? "" : "s");
 	return fh_names[best];
 }
 

@@ -761,8 +761,8 @@ note_categories(const struct trace *tr)
 		long long cnt = 0;
 		json_str(&d, j, &name, NULL);
 		json_coerce_int(&d, j + 1, &cnt);
-		sb_printf(&seen_cats, "%s %lld %s events", seen_cats.len ? "," : "", cnt,
-		    name.len ? name.s : "uncategorized");
+		sb_printf(&seen_cats, "%s %lld %s event%s", seen_cats.len ? "," : "", cnt,
+		    name.len ? name.s : "uncategorized", cnt == 1 ? "" : "s");
 	}
 	sb_free(&name);
 	json_doc_free(&d);

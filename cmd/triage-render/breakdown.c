@@ -111,7 +111,7 @@ launch_line(const struct item *ld, const struct item *g)
 	} else if (strcmp(verdict, "bursty") == 0) {
 		sb_adds(&b, "The host ran ");
 		fmt_delay(&b, p50);
-		sb_adds(&b, " ahead within bursts (launch delay p50), but between them the GPU "
+		sb_adds(&b, " ahead within bursts (the launch delay p50), but between them the GPU "
 		    "waited for it ");
 		fmt_ms(&b, host);
 		sb_printf(&b, ", %.0f%% of the span: host-bound between bursts.", pct(host, span));
@@ -126,8 +126,8 @@ launch_line(const struct item *ld, const struct item *g)
 	} else if (strcmp(verdict, "gpu_bound") == 0) {
 		sb_adds(&b, "The host ran ");
 		fmt_delay(&b, p50);
-		sb_printf(&b, " ahead: GPU-bound (launch delay p50; the GPU waited for the host "
-		    "%.0f%% of the span).", pct(host, span));
+		sb_printf(&b, " ahead of the GPU (the launch delay p50): GPU-bound; the GPU waited "
+		    "for the host %.0f%% of the span.", pct(host, span));
 	} else {
 		sb_adds(&b, "Launches arrived just ahead of the GPU: neither host- nor GPU-bound "
 		    "(launch delay p50 ");

@@ -284,8 +284,12 @@ header(const struct run *run, struct doc *d, const struct item *bi, const struct
 	sb_reset(&t);
 	if (bm && cm && strcmp(bm, cm) != 0)
 		sb_printf(&t, "hardware differs: %s vs %s", bm, cm);
+	else if (bm && cm)
+		sb_adds(&t, bm);
 	else if (bm || cm)
-		sb_adds(&t, bm ? bm : cm);
+		/* one side's GPU alone is not both runs' */
+		sb_printf(&t, "%s (the %s's; the %s's trace names no GPU)", bm ? bm : cm,
+		    bm ? "baseline" : "candidate", bm ? "candidate" : "baseline");
 	if (t.len)
 		add_fact(d, "GPU", sb_str(&t));
 	if (ci)

@@ -217,7 +217,7 @@ where_late(const struct item *it, const char *stage, char **head, int *show)
 		return NULL;
 	}
 	sb_printf(&o, "%s: rank %lld's lateness is %s: at the %lld collective%s it arrived last "
-	    "at it started %s after the other ranks", stage, rank,
+	    "at, it started %s after the other ranks", stage, rank,
 	    strcmp(in, "host") == 0 ? "on its host" : strcmp(in, "idle") == 0 ?
 	    "in its GPU idle gaps" : strcmp(in, "kernels") == 0 ? "in its kernels" :
 	    "in no one place", n, n == 1 ? "" : "s", ms(&a, late));
@@ -296,6 +296,9 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		for (c = 0; c + 1 < t->ncols; c++)
 			if (strcmp(t->cols[c].key, "rank") == 0)
 				cell_int(&cl[c], item_int(it, "rank", 0));
+			else if (nc == 0 && (strcmp(t->cols[c].key, "wait_us") == 0 ||
+			    strcmp(t->cols[c].key, "last_arrivals") == 0))
+				cell_text(&cl[c], "-");	/* nothing matched: nothing measured */
 			else
 				cell_member(&cl[c], it, t->cols[c].key);
 		cell_text(&cl[c], item_bool(it, "straggler") ? "yes" : "");
@@ -385,11 +388,12 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		if (nd)	/* the rows are folded: the sentence says why */
 			t->folded = printf_dup("%zu kernel%s of the straggler with more time than the "
 			    "other ranks' median, not listed (-f json has them).", nd, nd == 1 ? "" : "s");
-	} else
+	} else if (lag)
 		t->total = xstrdup("The straggler's kernels that take longer than the other "
 		    "ranks' median:");
 	t->headline = where_head;
-	t->empty = xstrdup("No kernel of the straggler runs longer than the other ranks' median.");
+	t->empty = xstrdup(lag ? "No kernel of the straggler runs longer than the other ranks' "
+	    "median." : "No straggler in this stage: no kernels to compare.");
 
 	free(rows);
 	free(colls);
