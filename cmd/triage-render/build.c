@@ -56,6 +56,9 @@ col_shown(const struct tab *t, size_t c)
 {
 	const char *k = t->cols[c].key;
 
+	/* the GPU items' copies and sets: the headline says them in prose */
+	if (strcmp(t->id, "gpu") == 0)
+		return strcmp(k, "copies") != 0;
 	if (strcmp(t->id, "kernel") != 0)
 		return 1;
 	if (col_is_stat(t, c))

@@ -1064,6 +1064,7 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
  */
 static const struct col gpu_cols[] = {
 	{ "kernels", "GPU items", 1 },
+	{ "copies", "Copies and sets", 1 },	/* of the items; the machine formats' (col_shown) */
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
@@ -1249,7 +1250,10 @@ gpu_section(const struct run *run, struct doc *d)
 			cl = add_row(t);
 			row_id(t, it);
 			for (c = 0; c < t->ncols; c++) {
-				cell_member(&cl[c], it, t->cols[c].key);
+				if (!strcmp(t->cols[c].key, "copies"))	/* absent when 0 */
+					cell_int(&cl[c], item_int(it, "copies", 0));
+				else
+					cell_member(&cl[c], it, t->cols[c].key);
 				/* no complete step had a count: the last step's rate (issue 25) */
 				if (!strcmp(t->cols[c].key, "tokens_per_s") &&
 				    item_bool(it, "tokens_from_last"))

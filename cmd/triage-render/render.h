@@ -89,7 +89,8 @@ struct col {
  * Column sets (issue 31): the kernel table's duration statistics per
  * launch (mean_us, min_us, max_us, p50_us, p90_us) are in the machine
  * formats always, in markdown only with --stats (in place of the Python
- * location and CPU op), in HTML on the GPU time's hover.  col_shown: does
+ * location and CPU op), in HTML on the GPU time's hover; the GPU table's
+ * copies (of its GPU items) are the machine formats' alone.  col_shown: does
  * markdown (and HTML's table) show column c of t?  col_is_stat: is it one
  * of the statistics?
  */
