@@ -315,6 +315,28 @@ aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
 	sort_aggs(p->rows, p->nrows);
 }
 
+/* A note record of trace t about stage st (triage-records(5) note). */
+static void
+put_note(long long t, const char *st, const char *id, const char *text)
+{
+	rec_begin(RT_note);
+	rec_int(RM_note_t, t);
+	rec_cstr(RM_note_stage, st);
+	rec_cstr(RM_note_id, id);
+	rec_cstr(RM_note_text, text);
+	rec_end();
+}
+
+/* "the trace's" or "the decode stage's" (prefix "the"), "its ..." (prefix "its"). */
+static void
+stage_whose(char *out, size_t n, const char *prefix, const char *st)
+{
+	if (strcmp(st, "all") == 0)
+		snprintf(out, n, "%s%s", prefix, strcmp(prefix, "its") == 0 ? "" : " trace's");
+	else
+		snprintf(out, n, "%s %.20s stage's", prefix, st);
+}
+
 /*
  * When most of a stage's GPU time ran in CUDA/HIP graphs, each of those
  * kernels is attributed to the graph launch's Python site, which says
@@ -336,20 +358,12 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
 	}
 	if (!(all > 0) || pct(graph, all) < 10.0)
 		return;
-	if (strcmp(st, "all") == 0)
-		snprintf(whose, sizeof whose, "the trace's");
-	else
-		snprintf(whose, sizeof whose, "the %.20s stage's", st);
+	stage_whose(whose, sizeof whose, "the", st);
 	snprintf(text, sizeof text, "%.1f%% of %s kernel time ran in CUDA graphs: those "
 	    "kernels are attributed to the graph launch's Python site. For each kernel's "
 	    "own site, pair a graph-off trace with this one: triage --mapping-input EAGER "
 	    "--formal-input GRAPH.", pct(graph, all), whose);
-	rec_begin(RT_note);
-	rec_int(RM_note_t, kt->tr->t);
-	rec_cstr(RM_note_stage, km_s(g->stage));
-	rec_cstr(RM_note_id, "graph_launch_attribution");
-	rec_cstr(RM_note_text, text);
-	rec_end();
+	put_note(kt->tr->t, st, "graph_launch_attribution", text);
 }
 
 /*
@@ -386,20 +400,12 @@ note_mapping_graphs(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 		}
 		if (!(all > 0) || pct(graph, all) < 10.0)
 			continue;
-		if (strcmp(st, "all") == 0)
-			snprintf(whose, sizeof whose, "its");
-		else
-			snprintf(whose, sizeof whose, "its %.20s stage's", st);
+		stage_whose(whose, sizeof whose, "its", st);
 		snprintf(text, sizeof text, "The mapping trace ran %.1f%% of %s kernel time in CUDA "
 		    "graphs: those kernels take the graph launch's Python site, and so do the "
 		    "formal trace's. A mapping trace is profiled with CUDA graphs off (SGLang "
 		    "--disable-cuda-graph, vLLM --enforce-eager).", pct(graph, all), whose);
-		rec_begin(RT_note);
-		rec_int(RM_note_t, tr->t);
-		rec_cstr(RM_note_stage, st);
-		rec_cstr(RM_note_id, "mapping_in_graphs");
-		rec_cstr(RM_note_text, text);
-		rec_end();
+		put_note(tr->t, st, "mapping_in_graphs", text);
 	}
 	imap_free(&glaunch);
 }
