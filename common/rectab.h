@@ -42,7 +42,11 @@
 	M(T, model_source, STR, OPT, NULL) \
 	M(T, model_evidence, STR, OPT, NULL) \
 	M(T, tp_size, INT, OPT, "1") \
-	M(T, traces, JSON, OPT, "[]")
+	M(T, traces, JSON, OPT, "[]") \
+	M(T, world_size, INT, OPT, NULL) \
+	M(T, gpu, STR, OPT, NULL) \
+	M(T, gpu_sms, INT, OPT, NULL) \
+	M(T, gpu_mem, INT, OPT, NULL)
 
 #define REC_MEMBERS_trace(M, T) \
 	M(T, v, INT, OPT, "1") \

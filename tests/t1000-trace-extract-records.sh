@@ -36,8 +36,12 @@ t_every_line_typed() {
 check "every line is an object with type first; input, trace ... stats" t_every_line_typed
 
 t_input() {
-	eq "{\"type\":\"input\",\"v\":1,\"role\":\"single\",\"path\":\"$T/rec.json\",\"framework\":\"sglang\",\"framework_source\":\"trace\",\"framework_evidence\":\"14 Python frames or ops of sglang/ in the first 59 events\",\"server_args\":null,\"tp_size\":1,\"traces\":[\"$T/rec.json\"]}" \
+	eq "{\"type\":\"input\",\"v\":1,\"role\":\"single\",\"path\":\"$T/rec.json\",\"framework\":\"sglang\",\"framework_source\":\"trace\",\"framework_evidence\":\"14 Python frames or ops of sglang/ in the first 59 events\",\"server_args\":null,\"tp_size\":1,\"traces\":[\"$T/rec.json\"],\"world_size\":1,\"gpu\":\"Demo GPU\",\"gpu_sms\":132,\"gpu_mem\":85899345920}" \
 	    "$(first input)"
+	# the deployment's figures only when the first trace gives them; none under --compat reference
+	"$EX" -q --compat reference "$T/rec.json" | head -n 1 >"$T/in.ref"
+	hasnt "$T/in.ref" '"gpu"'
+	hasnt "$T/in.ref" '"world_size"'
 }
 check "input record" t_input
 

@@ -425,6 +425,24 @@ t_health_variants() {
 }
 check "health banner: several traces, an unusable one, all checks passed, limitations" t_health_variants
 
+t_deployments() {
+	# a mapping/formal pair of two deployments: said, by name or by figures
+	inp() {	# inp ROLE GPU SMS MEM WORLD
+		printf '{"type":"input","v":1,"role":"%s","path":"/%s","framework":"vllm","traces":["/%s"],"world_size":%s,"gpu":"%s","gpu_sms":%s,"gpu_mem":%s}\n' \
+		    "$1" "$1" "$1" "$5" "$2" "$3" "$4"
+	}
+	{ inp mapping "NVIDIA B200" 148 191503138816 8; inp formal "" 304 206141652992 1; } |
+	    "$RENDER" >"$T/dep.md" 2>/dev/null
+	has "$T/dep.md" '^> Note: The mapping and formal traces come from different deployments (NVIDIA B200 vs an unnamed GPU (304 SMs/CUs, 192 GiB); world size 8 vs 1): the Python sites and input shapes the mapping gives are another run.s.$'
+	# an empty name against a name: the figures decide, and these agree
+	{ inp mapping "" 304 206141652992 1; inp formal "AMD Instinct MI300X" 304 206141652992 1; } |
+	    "$RENDER" >"$T/dep2.md" 2>/dev/null
+	hasnt "$T/dep2.md" 'different deployments'
+	{ inp mapping "X" 1 1 1; inp formal "X" 1 1 1; } | "$RENDER" >"$T/dep3.md" 2>/dev/null
+	hasnt "$T/dep3.md" 'different deployments'
+}
+check "mapping/formal of two deployments: a note" t_deployments
+
 t_health_all_ranks() {
 	# --all-ranks: the tables are rank 0's (its trace record), the other
 	# ranks' health records come alone; their defects touch the rank rows,

@@ -1853,6 +1853,14 @@ struct input_ctx {
 	int fh_done, mh_done;		/* the pass fed them to their end */
 	int t0;
 	int cut;			/* the run died during that pass */
+	/*
+	 * What the first trace says of its deployment, for a report that
+	 * pairs two runs (the mapping's against the formal's): its world size
+	 * and its first GPU (name, SMs or CUs, bytes of memory; -1 unknown).
+	 */
+	int has_world, has_gpu;
+	long long world, gpu_sms, gpu_mem;
+	char *gpu;
 };
 
 static struct input_ctx *pending;	/* an input record not written yet */
@@ -1895,6 +1903,17 @@ put_input(struct input_ctx *c)
 	sb_addc(&l, ']');
 	rec_json(RM_input_traces, l.s, l.len);
 	sb_free(&l);
+	if (!compat_reference && c->has_world)
+		rec_int(RM_input_world_size, c->world);
+	if (!compat_reference && c->has_gpu) {
+		rec_cstr(RM_input_gpu, c->gpu ? c->gpu : "");
+		if (c->gpu_sms >= 0)
+			rec_int(RM_input_gpu_sms, c->gpu_sms);
+		if (c->gpu_mem >= 0)
+			rec_int(RM_input_gpu_mem, c->gpu_mem);
+	}
+	free(c->gpu);
+	c->gpu = NULL;
 	rec_end();
 	if (ranksel.mode == RANKS_LOWEST && c->traces->nranks > 1 && !compat_reference)
 		rank_note(c->traces);
@@ -2017,6 +2036,16 @@ extract_trace(const char *path, int t)
 	    sizeof err);
 	if (pending) {
 		/* the input record, before this trace's records: to standard output */
+		if (pending->t0 == t && r != SCAN_ERROR) {
+			pending->has_world = s.dist.has_world;
+			pending->world = s.dist.world;
+			if (s.ndev) {
+				pending->has_gpu = 1;
+				pending->gpu = s.dev[0].name ? xstrdup(s.dev[0].name) : NULL;
+				pending->gpu_sms = s.dev[0].has & 1u << DF_SMS ? s.dev[0].v[DF_SMS] : -1;
+				pending->gpu_mem = s.dev[0].has & 1u << DF_MEM ? s.dev[0].v[DF_MEM] : -1;
+			}
+		}
 		rec_output(NULL);
 		input_flush();
 		rec_output(s.rfp);

@@ -305,6 +305,66 @@ identity(const struct run *run, const struct item *trace, struct doc *d)
 	sb_free(&name);
 }
 
+/* An input record's first GPU as the note says it (heap), or NULL when it names none. */
+static char *
+input_gpu(const struct item *in)
+{
+	sbuf b = SBUF_INIT;
+	long long sms = item_int(in, "gpu_sms", -1), mem = item_int(in, "gpu_mem", -1);
+	const char *nm;
+
+	if (item_get(in, "gpu") < 0)
+		return NULL;
+	nm = item_str(in, "gpu", &b, "");
+	if (*nm) {
+		char *r = xstrdup(nm);
+		sb_free(&b);
+		return r;
+	}
+	sb_free(&b);
+	if (sms < 0 || mem < 0)
+		return NULL;
+	return printf_dup("an unnamed GPU (%lld SMs/CUs, %.0f GiB)", sms,
+	    (double)mem / (1024.0 * 1024 * 1024));
+}
+
+/*
+ * A mapping trace gives the formal trace its Python sites and input
+ * shapes, which are a deployment's: when the two input records say their
+ * first traces ran on other GPUs or other world sizes, the report says so.
+ */
+static void
+deployment_note(const struct item *m, const struct item *f, struct doc *d)
+{
+	char *gm = input_gpu(m), *gf = input_gpu(f);
+	long long wm = item_int(m, "world_size", -1), wf = item_int(f, "world_size", -1);
+	long long sm = item_int(m, "gpu_sms", -1), sf = item_int(f, "gpu_sms", -1);
+	long long mm = item_int(m, "gpu_mem", -1), mf = item_int(f, "gpu_mem", -1);
+	sbuf t = SBUF_INIT;
+	sbuf nm = SBUF_INIT, nf = SBUF_INIT;
+	/* two names are compared; a name left empty (ROCm 7), by the figures alone */
+	int named = *item_str(m, "gpu", &nm, "") && *item_str(f, "gpu", &nf, "");
+	int gpu_differs = gm && gf && (named ? strcmp(nm.s, nf.s) != 0 :
+	    (sm >= 0 && sf >= 0 && sm != sf) || (mm >= 0 && mf >= 0 && mm != mf));
+	int world_differs = wm >= 0 && wf >= 0 && wm != wf;
+
+	if (gpu_differs || world_differs) {
+		sb_adds(&t, "The mapping and formal traces come from different deployments (");
+		if (gpu_differs)
+			sb_printf(&t, "%s vs %s", gm, gf);
+		if (world_differs)
+			sb_printf(&t, "%sworld size %lld vs %lld", gpu_differs ? "; " : "", wm, wf);
+		sb_adds(&t, "): the Python sites and input shapes the mapping gives are another "
+		    "run's.");
+		add_note(d, t.s);
+	}
+	sb_free(&t);
+	sb_free(&nm);
+	sb_free(&nf);
+	free(gm);
+	free(gf);
+}
+
 static void
 header(const struct run *run, struct doc *d)
 {
@@ -318,6 +378,8 @@ header(const struct run *run, struct doc *d)
 	{
 		size_t nr = ranks_compared(run);
 		if (m || f) {
+			if (m && f)	/* (--compat reference renders elsewhere: compat.c) */
+				deployment_note(m, f, d);
 			add_field_str(d, "mode", "mapping_formal");
 			add_fact(d, "Mode", "mapping/formal (a graph-off mapping trace gives the Python "
 			    "sites, a graph-on formal trace the schedule)");
