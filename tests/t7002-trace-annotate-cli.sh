@@ -82,6 +82,15 @@ t_names() {
 	has "$T/err" 'choose one with -t N'
 	"$TA" -q -t 0 --trace-file "$T/b.json.gz" "$T/two.jsonl" >"$T/c.json"
 	grep -q '"name":"triage findings"' "$T/c.json"
+	# two traces of one stem (prefill/ and decode/ of a profile): two files, not one
+	mkdir -p "$T/pd/prefill" "$T/pd/decode" "$T/pdo"
+	cp "$T/a.json" "$T/pd/prefill/h.json"
+	cp "$T/a.json" "$T/pd/decode/h.json"
+	{ trc 0 "$T/pd/prefill/h.json" 0; trc 1 "$T/pd/decode/h.json" 0; } >"$T/pd.jsonl"
+	"$TA" -o "$T/pdo/" "$T/pd.jsonl" 2>"$T/err"
+	[ -s "$T/pdo/h.t0.annotated.json" ] && [ -s "$T/pdo/h.t1.annotated.json" ]
+	has "$T/err" "annotated '$T/pd/decode/h.json' into '$T/pdo/h.t1.annotated.json'"
+	eq 2 "$(ls "$T/pdo" | wc -l | tr -d ' ')" "files"
 }
 check 'where the traces go: a file, by rank or index, a directory, -t, --trace-file' t_names
 

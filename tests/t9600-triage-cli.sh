@@ -81,6 +81,34 @@ t_first_word() {
 }
 check "a first word that is no path, --baseline without a run: said so" t_first_word
 
+t_no_clobber() {
+	# an output never lands on a trace of the run: before any work, exit 2,
+	# the trace untouched
+	mkdir -p "$T/cl/bd" "$T/cl/pd"
+	cp "$T/t.json" "$T/cl/bd/run.json"
+	cp "$T/t.json" "$T/cl/pd/t.json"
+	cp "$T/t.json" "$T/cl/b0.json"
+	status 2 "$TRIAGE" -f json -o "$T/cl/bd/" "$T/cl/bd/run.json" 2>"$T/err"
+	has "$T/err" "is the trace '$T/cl/bd/run.json' this run reads: name another file"
+	status 2 "$TRIAGE" --input "$T/cl/b0.json" -o "$T/cl/b0.json" 2>"$T/err"
+	has "$T/err" "^triage: error: --output '$T/cl/b0.json' is the trace"
+	ln -s b0.json "$T/cl/b0-link.json"	# the same file by another name
+	status 2 "$TRIAGE" --input "$T/cl/b0-link.json" --annotate "$T/cl/b0.json" 2>"$T/err"
+	rm -f "$T/cl/b0-link.json"
+	has "$T/err" "^triage: error: --annotate '$T/cl/b0.json' is the trace"
+	status 2 "$TRIAGE" --input "$T/cl/pd" -o "$T/cl/pd/t.json" 2>"$T/err"
+	has "$T/err" "is a trace file of the profile directory '$T/cl/pd' this run reads"
+	status 2 "$TRIAGE" --input "$T/cl/b0.json" -o "$T/cl/s.json.gz" --annotate "$T/cl/s.json.gz" 2>"$T/err"
+	has "$T/err" "^triage: error: --annotate '$T/cl/s.json.gz' is the --output file too: name two files"
+	same "$T/t.json" "$T/cl/bd/run.json"
+	same "$T/t.json" "$T/cl/b0.json"
+	same "$T/t.json" "$T/cl/pd/t.json"
+	# a report beside the traces of a profile directory is fine
+	"$TRIAGE" -q --input "$T/cl/pd" -o "$T/cl/pd/report.md"
+	has "$T/cl/pd/report.md" '^# Triage report'
+}
+check "no output overwrites a trace the run reads (-o, --annotate, batch -o DIR/)" t_no_clobber
+
 t_header_words() {
 	# the standard input is named so, not "-"; a profile of two traces says it
 	"$TRIAGE" -q --input - <"$T/t.json" >"$T/in.md"

@@ -85,7 +85,9 @@ stem_len(const char *name)
 /*
  * The output of one trace: out itself; with several traces out with
  * ".LABEL" before its extension; in a directory DIR/<trace stem>.annotated.json
- * (.gz when the trace or -z is gzip).
+ * (.gz when the trace or -z is gzip), DIR/<stem>.LABEL.annotated.json when
+ * label is given there (another trace has the same stem: prefill/ and
+ * decode/ of one profile name their traces alike).
  */
 static char *
 out_name(const char *out, int dir, const struct ta_trace *tr, const char *label, int gz)
@@ -100,6 +102,8 @@ out_name(const char *out, int dir, const struct ta_trace *tr, const char *label,
 		if (b.len && b.s[b.len - 1] != '/')
 			sb_addc(&b, '/');
 		sb_add(&b, base, stem_len(base));
+		if (label)
+			sb_printf(&b, ".%s", label);
 		sb_adds(&b, gz ? ".annotated.json.gz" : ".annotated.json");
 	} else if (label) {
 		k = stem_len(out);
@@ -109,6 +113,26 @@ out_name(const char *out, int dir, const struct ta_trace *tr, const char *label,
 		sb_adds(&b, out);
 	}
 	return sb_detach(&b);
+}
+
+/* Does another selected trace share trace i's file stem (its name in a directory)? */
+static int
+stem_clash(struct ta_trace **sel, size_t n, size_t i, const char *trace_file)
+{
+	const char *p = trace_file ? trace_file : ta_s(sel[i]->path), *a = strrchr(p, '/');
+	size_t j, ka;
+
+	if (trace_file)
+		return n > 1;	/* one file for every trace */
+	a = a ? a + 1 : p;
+	ka = stem_len(a);
+	for (j = 0; j < n; j++) {
+		const char *q = ta_s(sel[j]->path), *c = strrchr(q, '/');
+		c = c ? c + 1 : q;
+		if (j != i && stem_len(c) == ka && memcmp(a, c, ka) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 int
@@ -205,7 +229,8 @@ main(int argc, char **argv)
 				sb_printf(&label, "t%lld", tr->t);
 		}
 		gz = gzip_opt || (dir ? tr->gzip || ends_with(path, ".gz") : ends_with(out, ".gz"));
-		name = out_name(out, dir, tr, nsel > 1 ? sb_str(&label) : NULL, gz);
+		name = out_name(out, dir, tr, nsel > 1 && (!dir || stem_clash(sel, nsel, i, trace_file)) ?
+		    sb_str(&label) : NULL, gz);
 		memset(&o, 0, sizeof o);
 		o.tr = tr;
 		o.pid = ta.max_pid + 1 > TA_PID_MIN ? ta.max_pid + 1 : TA_PID_MIN;
