@@ -326,7 +326,16 @@ t_bundle_three() {
 	has "$T/bundle.md" '^  - vLLM$'
 	"$TRIAGE" -q --bundle -f html -o "$T/bundle.html" "$T/runs/a" "$T/runs/b" "$T/runs/c"
 	eq 3 "$(grep -o '<a href="#run-[123]"' "$T/bundle.html" | sort -u | wc -l)"
+	# CSV: every run's kernel rows in one table, the run first; the summary as "runs"
+	"$TRIAGE" -q --bundle -f csv "$T/runs/a" "$T/runs/b" "$T/runs/c" >"$T/bundle.csv"
+	eq "run,stage,kernel" "$(head -n 1 "$T/bundle.csv" | cut -d, -f1-3)"
+	eq 3 "$(tail -n +2 "$T/bundle.csv" | cut -d, -f1 | sort -u | wc -l | tr -d ' ')" "runs in the kernel csv"
+	"$TRIAGE" -q --bundle -f csv --table runs "$T/runs/a" "$T/runs/b" "$T/runs/c" >"$T/runs.csv"
+	eq 4 "$(wc -l <"$T/runs.csv" | tr -d ' ')" "the summary's lines"
+	has "$T/runs.csv" "$T/runs/b"
+	"$TRIAGE" -q --bundle -f tsv --table gpu "$T/runs/a" "$T/runs/c" >"$T/gpu.tsv"
+	eq "run	stage	kernels" "$(head -n 1 "$T/gpu.tsv" | cut -f1-3)"
 }
-check "--bundle of three runs: a table of contents entry per run, grouped" t_bundle_three
+check "--bundle of three runs: a table of contents entry per run, grouped; CSV of all runs" t_bundle_three
 
 done_testing

@@ -241,6 +241,25 @@ is_dir_path(const char *p)
 	return (n && p[n - 1] == '/') || (stat(p, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
+/*
+ * A bundle as CSV or TSV: the summary's "runs" table, or one table of
+ * every run (the kernel table by default), the run's label first.
+ */
+static void
+bundle_dsv(struct doc **dp, size_t n, const struct doc *summary, const char *table, char sep,
+    sbuf *out)
+{
+	const char *t = table ? table : doc_default_table(dp[0]);
+
+	if (strcmp(t, "runs") == 0) {
+		if (!summary || dsv_write(summary, "runs", sep, out) < 0)
+			die(EXIT_USAGE, "no table 'runs': a bundle of two runs or more has it");
+		return;
+	}
+	if (dsv_write_bundle((struct doc *const *)dp, n, t, sep, out) == 0)
+		die(EXIT_USAGE, "no run of the bundle has a table '%s'", t);
+}
+
 /* csv/tsv into a directory: one file per table of the (first) run (--table: that one). */
 static void
 dsv_dir(struct doc **docs, char sep)
@@ -315,6 +334,11 @@ render(sbuf *text)
 	case F_TSV:
 		if (R.out && is_dir_path(R.out)) {
 			dsv_dir(dp, R.fmt == F_CSV ? ',' : '\t');
+			break;
+		}
+		if (R.bundle && n > 1) {
+			/* one table of every run, a run column first; the summary is "runs" */
+			bundle_dsv(dp, n, summary, R.table, R.fmt == F_CSV ? ',' : '\t', text);
 			break;
 		}
 		if (dsv_write(dp[0], R.table ? R.table : doc_default_table(dp[0]),

@@ -369,6 +369,13 @@ void html_write(const struct doc *const *docs, size_t n, const struct doc *summa
  */
 int dsv_write(const struct doc *d, const char *table, char sep, sbuf *out);
 /*
+ * A bundle's runs dp[0..n) as one table: a "run" column (each doc's title,
+ * the run's label), the stage, then the union of the runs' columns in the
+ * order they first appear, empty where a run lacks one.  Returns how many
+ * runs have the table (0: nothing written).
+ */
+size_t dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, sbuf *out);
+/*
  * A text cell of CSV (sep ',') or TSV made safe, appended to out before
  * quoting: control characters escaped (esc_ctrl; CSV keeps tab and
  * newline) and a "'" before a cell a spreadsheet would read as a formula
