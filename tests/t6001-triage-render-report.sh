@@ -357,6 +357,19 @@ t_bundle() {
 	has "$T/b.md" '^| Run | Model | Framework | GPU | extend/prefill GPU time | decode GPU time | GPU time (no stage) | Step p50 | Step stage | Health |$'
 	has "$T/b.md" '^| runs/a | Qwen/Qwen3-8B | SGLang | - | 4.00 ms | 1.00 ms | - | 0.55 ms | decode | degraded |$'
 	[ "$(grep -n '^## Summary' "$T/b.md" | cut -d: -f1)" -lt "$(grep -n '^## Contents' "$T/b.md" | cut -d: -f1)" ]
+	# a run that names no model: the family its frames show; a GPU the trace
+	# leaves unnamed: the part its figures fit
+	{
+		echo '{"type":"run","id":0,"label":"runs/c"}'
+		sed 's/"model":"Qwen\/Qwen3-8B"/"model_family":"qwen3"/' "$F" |
+		    sed '/"type":"input"/a\
+{"type":"device","t":0,"id":0,"name":"","total_global_mem":206141652992,"compute_major":9,"compute_minor":4,"num_sms":304,"warp_size":64}'
+		echo '{"type":"run","id":1,"label":"runs/d"}'
+		cat "$F"
+	} | "$RENDER" --bundle >"$T/bf.md"
+	has "$T/bf.md" '^| runs/c | qwen3 (from its frames) | SGLang | AMD Instinct MI300X (matched) | '
+	has "$T/bf.md" '^| runs/d | Qwen/Qwen3-8B | SGLang | - | '
+
 	# in HTML with its chart: each run's stages stacked
 	"$RENDER" --bundle -f html <"$T/b.jsonl" >"$T/bb.html"
 	chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chr" \

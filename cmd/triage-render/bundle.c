@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuspec.h"
 #include "render.h"
 #include "rules.h"
 #include "xalloc.h"
@@ -43,9 +44,30 @@ run_gpu(const struct run *run)
 
 	for (i = 0; i < run->n; i++) {
 		const char *nm;
-		if (!item_is(&run->it[i], "device") || item_get(&run->it[i], "name") < 0)
+		const struct item *dv = &run->it[i];
+		if (!item_is(dv, "device") || item_get(dv, "name") < 0)
 			continue;
-		nm = item_str(&run->it[i], "name", &b, "");
+		nm = item_str(dv, "name", &b, "");
+		if (gpu_name_generic(nm)) {
+			/* an empty or generic name (ROCm 6.2, 7): the part its figures fit, as the header */
+			static struct gputab tab;
+			static int loaded;
+			const struct gpu *g;
+			const char *why;
+			char wb[256];
+			if (!loaded) {
+				gputab_load(&tab, NULL);
+				loaded = 1;
+			}
+			g = gpu_match(&tab, nm, item_int(dv, "num_sms", -1),
+			    (int)item_int(dv, "compute_major", -1), (int)item_int(dv, "compute_minor", 0),
+			    item_int(dv, "total_global_mem", -1), &why, wb, sizeof wb);
+			sb_reset(&b);
+			sb_adds(&b, g ? g->name : "unnamed GPU");
+			if (g)
+				sb_adds(&b, " (matched)");
+			nm = b.s;
+		}
 		if (!first)
 			first = xstrdup(nm);
 		else if (strcmp(first, nm) != 0)
@@ -136,7 +158,15 @@ bundle_summary(const struct run *runs, const struct doc *const *docs, size_t n,
 		double p50;
 
 		cell_text(&c[0], d->title);
-		cell_text(&c[1], d->model ? d->model : "-");
+		if (d->model)
+			cell_text(&c[1], d->model);
+		else if (d->family && *d->family) {
+			/* the header's words: the family its frames show */
+			char *f = printf_dup("%s (from its frames)", d->family);
+			cell_text(&c[1], f);
+			free(f);
+		} else
+			cell_text(&c[1], "-");
 		cell_text(&c[2], !d->framework || strcmp(d->framework, "none") == 0 ? "none" :
 		    framework_display(d->framework));
 		cell_text(&c[3], gpu ? gpu : "-");

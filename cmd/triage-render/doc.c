@@ -450,10 +450,12 @@ header(const struct run *run, struct doc *d)
 		    item_str(in, "model_family", &b, NULL) != NULL)) {
 			model_fact(in, d);
 			/* a named model titles the report and groups bundles; a family does not */
-			if (title)
+			if (title) {
 				d->model = xstrdup(title);
-			else
+			} else {
+				d->family = xstrdup(item_str(in, "model_family", &b, ""));
 				title = "";
+			}
 		}
 	}
 	if (!d->model)
@@ -1492,6 +1494,7 @@ doc_free(struct doc *d)
 	free(d->charts);
 	free(d->health);
 	free(d->title);
+	free(d->family);
 	free(d->model);
 	free(d->framework);
 	memset(d, 0, sizeof *d);

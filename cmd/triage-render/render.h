@@ -210,6 +210,7 @@ struct doc {
 	struct chart *charts;
 	size_t ncharts, capcharts;
 	char *model, *framework;	/* for bundles: grouping keys */
+	char *family;		/* the model family the frames show, when no model is named */
 };
 
 void doc_build(const struct run *run, struct doc *d);
