@@ -120,6 +120,11 @@ EOF2
 	"$BIN/kernel-roofline" -q --gpu 'NVIDIA H100 SXM' <"$T/in.jsonl" >"$T/out.jsonl"
 	eq "NVIDIA H100 SXM option" "$(jq -r 'select(.type == "roofline") | "\(.gpu) \(.gpu_source)"' \
 	    "$T/out.jsonl" | sort -u)"
+	# a part of names: the one entry it names, or which it could mean (exit 2)
+	"$BIN/kernel-roofline" -q --gpu mi355 <"$T/in.jsonl" >"$T/out.jsonl"
+	eq "AMD Instinct MI355X" "$(jq -r 'select(.type == "roofline") | .gpu' "$T/out.jsonl" | sort -u)"
+	status 2 "$BIN/kernel-roofline" -q --gpu H100 <"$T/in.jsonl" >/dev/null 2>"$T/err"
+	has "$T/err" "^kernel-roofline: --gpu: 'H100' could be NVIDIA H100 SXM, NVIDIA H100 PCIe, NVIDIA H100 NVL: name one of them$"
 }
 check "a generic name that fits two parts, a part not in the table: no roofline, and why" t_no_match
 

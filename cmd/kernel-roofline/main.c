@@ -783,6 +783,25 @@ forced_gpu(const char *name)
 			return &run.tab.g[i];
 	if ((g = gpu_match(&run.tab, name, -1, -1, -1, -1, &why, buf, sizeof buf)))
 		return g;
+	/* a part of entries' names ("H100"): the one it names, or which it could mean */
+	{
+		size_t n = 0, last = 0;
+		for (i = 0; i < run.tab.n; i++)
+			if (*name && strcasestr(run.tab.g[i].name, name)) {
+				sb_printf(&names, "%s%s", n ? ", " : "", run.tab.g[i].name);
+				n++;
+				last = i;
+			}
+		if (n == 1) {
+			sb_free(&names);
+			return &run.tab.g[last];
+		}
+		if (n > 1) {
+			warnx("--gpu: '%s' could be %s: name one of them", name, names.s);
+			sb_free(&names);
+			opt_usage(&tool, EXIT_USAGE);
+		}
+	}
 	for (i = 0; i < run.tab.n; i++)
 		sb_printf(&names, "%s%s", i ? ", " : "", run.tab.g[i].name);
 	warnx("--gpu: %s; the table has: %s", why, names.s ? names.s : "nothing");
