@@ -112,7 +112,7 @@ ok "triage --all-ranks exit status" 0 "$?"
 # the same report but for the one-rank note and the Ranks section
 # (and the Mode line, which says which: single trace, all ranks (4 of 8);
 # and the health, which covers every rank's trace)
-nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;}'
+nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;};/^- \*\*Traces\*\*/d'
 sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' -e "$nohealth" "$t/one.md" >"$t/one.rest"
 sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
     -e "$nohealth" "$t/all.md" >"$t/all.rest"

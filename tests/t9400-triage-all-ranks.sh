@@ -34,13 +34,14 @@ t_same_tables() {
 	# a Ranks section instead; the rest is the same
 	has "$T/one.md" '^> Note: Rank 0 of 4 analyzed (the traces name ranks 0, 1, 2, 3)'
 	# (and the health, which covers every rank: below)
-	nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;}'
+	nohealth='/^> \*\*Trace health/d;/^## Trace health$/,/^## Legend$/{/^## Legend$/!d;};/^- \*\*Traces\*\*/d'
 	sed -e '/^> Note: Rank/,+1d' -e '/^- \*\*Mode\*\*/d' -e "$nohealth" "$T/one.md" >"$T/one.rest"
 	sed -e '/^## Ranks$/,/^## Trace health$/{/^## Trace health$/!d}' -e '/^- \*\*Mode\*\*/d' \
 	    -e "$nohealth" "$T/all.md" >"$T/all.rest"
 	same "$T/one.rest" "$T/all.rest"
 	has "$T/all.md" '^## Trace health$'
 	has "$T/all.md" ' checks on 4 traces: '
+	has "$T/all.md" "^- \\*\\*Traces\\*\\*: 4 ranks' traces of $d; the tables are from $d/run-TP-0.trace.json.gz\$"
 	"$TRIAGE" --input "$d" --format json >"$T/one.json"
 	"$TRIAGE" --all-ranks -j 3 --input "$d" --format json >"$T/all.json"
 	eq 4 "$(jq '[.reports[0].tables[] | select(.table == "health") | .rows[].trace] | unique |

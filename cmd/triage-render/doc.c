@@ -461,10 +461,18 @@ header(const struct run *run, struct doc *d)
 	if (!d->model)
 		add_field(d, "model", "null");
 	if (s) {
+		size_t nr = ranks_compared(run);
 		sb_reset(&v);
 		input_traces(s, &v);
 		traces_field(d, "traces", s);
-		add_fact(d, "Traces", sb_str(&v));
+		if (nr > 1) {
+			/* --all-ranks: every rank's trace was read, the tables are one rank's */
+			char *t = printf_dup("%zu ranks' traces of %s; the tables are from %s", nr,
+			    item_str(s, "path", &b, "?"), sb_str(&v));
+			add_fact(d, "Traces", t);
+			free(t);
+		} else
+			add_fact(d, "Traces", sb_str(&v));
 	}
 	if (m) {
 		sb_reset(&v);
