@@ -61,6 +61,21 @@ fail_after_start(const struct opts *o, const char *msg, const char *hint)
 	    err.s);
 }
 
+/*
+ * A start that timed out may still be running on the server: a stop sent
+ * now can come before it, and the profiler would then run on.  Said
+ * instead of the configuration hint, which is about a refused start.
+ */
+static const char *
+start_timeout_hint(const struct http_res *r)
+{
+	if (r->status != 0 || strncmp(r->err, "timed out", 9) != 0)
+		return NULL;
+	return "warning: the server may still be starting its profiler; if the start "
+	    "completes after the stop sent now, the profiler runs on: check the server and "
+	    "POST /stop_profile again (a longer --request-timeout waits for a slow start)";
+}
+
 static const char *
 start_hint(const char *fw)
 {
@@ -165,7 +180,7 @@ sglang_flow(const struct opts *o, const char *root, const struct plan *p,
 		sb_adds(&err, "cannot start the SGLang profiler: ");
 		http_describe("POST", url, &r, &err);
 		free(url);	/* before the exit: nothing of it left unreachable */
-		fail_after_start(o, err.s, NULL);
+		fail_after_start(o, err.s, start_timeout_hint(&r));
 	}
 	free(url);
 
@@ -441,7 +456,8 @@ remote_flow(const struct opts *o, const char *out, int out_is_file,
 		    framework_display(fw));
 		http_describe("POST", url, &r, &err);
 		free(url);	/* before the exit: nothing of it left unreachable */
-		fail_after_start(o, err.s, start_hint(fw));
+		fail_after_start(o, err.s, start_timeout_hint(&r) ? start_timeout_hint(&r) :
+		    start_hint(fw));
 	}
 	free(url);
 
