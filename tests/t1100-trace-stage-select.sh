@@ -98,7 +98,7 @@ check "kernels with missing, null or negative dur: skipped, counted; --strict fa
 t_no_kernels() {
 	stage no-kernels
 	eq 3 "$(cat "$T/no-kernels.rc")"
-	has "$T/no-kernels.err" "^trace-stage: no GPU kernel events to analyze; the trace holds 4 uncategorized events, 2 user_annotation events, 14 python_function events, 12 cpu_op events, 12 cuda_runtime events$"
+	has "$T/no-kernels.err" "^trace-stage: '$T/[^']*': no GPU kernel events to analyze; the trace holds 4 uncategorized events, 2 user_annotation events, 14 python_function events, 12 cpu_op events, 12 cuda_runtime events$"
 }
 check "no GPU kernels: exit 3 with the events per category" t_no_kernels
 

@@ -51,6 +51,7 @@ struct stager {
 
 static long long kernels_total;
 static sbuf seen_cats;		/* "cat N, ..." of traces without kernels */
+static char *first_path;	/* the first trace's path (the message names it) */
 
 static const struct opt opts[] = {
 	{ NULL, 0, NULL, NULL }
@@ -129,10 +130,16 @@ main(int argc, char **argv)
 	rec_require_records();
 	if (rd.ntraces && kernels_total == 0) {
 		fflush(stdout);
-		err_msg("no GPU kernel events to analyze; the trace holds%s", seen_cats.len ?
-		    sb_str(&seen_cats) : " no events at all");
+		/* named, so that a batch or a directory of many says which */
+		if (rd.ntraces == 1 && first_path && *first_path)
+			err_msg("'%s': no GPU kernel events to analyze; the trace holds%s", first_path,
+			    seen_cats.len ? sb_str(&seen_cats) : " no events at all");
+		else
+			err_msg("no GPU kernel events to analyze in %lld traces; they hold%s",
+			    rd.ntraces, seen_cats.len ? sb_str(&seen_cats) : " no events at all");
 		rc = EXIT_EMPTY;
 	}
+	free(first_path);
 	trace_reader_free(&rd);
 	strtab_free(str);
 	sb_free(&seen_cats);
@@ -820,6 +827,8 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	}
 	imap_free(&by_corr);
 	kernels_total += (long long)tr->nk;
+	if (!first_path)
+		first_path = xstrdup(tr->path != NOSTR ? S(r, tr->path) : "");
 	if (!tr->nk)
 		note_categories(tr);
 	free(times);
