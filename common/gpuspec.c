@@ -149,6 +149,19 @@ load_line(struct gputab *t, struct src *s, const char *line, size_t n)
 	json_doc_free(&d);
 }
 
+const struct gputab *
+gputab_builtin(void)
+{
+	static struct gputab tab;
+	static int loaded;
+
+	if (!loaded) {
+		gputab_load(&tab, NULL);
+		loaded = 1;
+	}
+	return &tab;
+}
+
 void
 gputab_load(struct gputab *t, const char *path)
 {

@@ -51,6 +51,13 @@ void gputab_load(struct gputab *t, const char *path);
 void gputab_free(struct gputab *t);
 
 /*
+ * The built-in table, loaded on the first call and kept for the run (the
+ * renderer and trace-diff name devices by it): never NULL, not to be
+ * freed.
+ */
+const struct gputab *gputab_builtin(void);
+
+/*
  * The entry for a device: the one whose longest matching pattern is the
  * longest and whose constraints hold; for an empty or generic name
  * ("AMD Radeon Graphics") the generic entries whose constraints hold.

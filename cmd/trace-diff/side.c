@@ -305,8 +305,6 @@ struct devs {
 static char *
 gpu_name(struct devs *dv)
 {
-	static struct gputab tab;
-	static int loaded;
 	size_t i, pick = dv->n;
 	char *r = NULL;
 
@@ -323,11 +321,7 @@ gpu_name(struct devs *dv)
 			const struct gpu *g;
 			const char *why;
 			char buf[256];
-			if (!loaded) {
-				gputab_load(&tab, NULL);
-				loaded = 1;
-			}
-			g = gpu_match(&tab, nm, dv->v[pick].sms, dv->v[pick].ccmaj, dv->v[pick].ccmin,
+			g = gpu_match(gputab_builtin(), nm, dv->v[pick].sms, dv->v[pick].ccmaj, dv->v[pick].ccmin,
 			    dv->v[pick].mem, &why, buf, sizeof buf);
 			sbuf b = SBUF_INIT;
 			if (g)

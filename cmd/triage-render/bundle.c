@@ -50,16 +50,10 @@ run_gpu(const struct run *run)
 		nm = item_str(dv, "name", &b, "");
 		if (gpu_name_generic(nm)) {
 			/* an empty or generic name (ROCm 6.2, 7): the part its figures fit, as the header */
-			static struct gputab tab;
-			static int loaded;
 			const struct gpu *g;
 			const char *why;
 			char wb[256];
-			if (!loaded) {
-				gputab_load(&tab, NULL);
-				loaded = 1;
-			}
-			g = gpu_match(&tab, nm, item_int(dv, "num_sms", -1),
+			g = gpu_match(gputab_builtin(), nm, item_int(dv, "num_sms", -1),
 			    (int)item_int(dv, "compute_major", -1), (int)item_int(dv, "compute_minor", 0),
 			    item_int(dv, "total_global_mem", -1), &why, wb, sizeof wb);
 			sb_reset(&b);

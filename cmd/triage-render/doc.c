@@ -176,8 +176,7 @@ ranks_compared(const struct run *run)
 static void
 gpu_fact(const struct item *dev, sbuf *name, sbuf *v)
 {
-	static struct gputab tab;
-	static int loaded;
+	const struct gputab *tab = gputab_builtin();
 	long long maj = item_int(dev, "compute_major", -1), min = item_int(dev, "compute_minor", 0);
 	long long sms = item_int(dev, "num_sms", -1), warp = item_int(dev, "warp_size", -1);
 	double mem = item_num(dev, "total_global_mem", -1);
@@ -188,13 +187,9 @@ gpu_fact(const struct item *dev, sbuf *name, sbuf *v)
 	int amd = warp == 64 || strstr(nm, "AMD") != NULL;
 	const char *units = amd ? "CUs" : "SMs";
 
-	if (!loaded) {
-		gputab_load(&tab, NULL);
-		loaded = 1;
-	}
-	g = gpu_match(&tab, nm, sms, maj >= 0 ? (int)maj : -1, (int)min,
+	g = gpu_match(tab, nm, sms, maj >= 0 ? (int)maj : -1, (int)min,
 	    mem > 0 ? (long long)mem : -1, &why, buf, sizeof buf);
-	nfit = gpu_generic_fits(&tab, sms, maj >= 0 ? (int)maj : -1, (int)min,
+	nfit = gpu_generic_fits(tab, sms, maj >= 0 ? (int)maj : -1, (int)min,
 	    mem > 0 ? (long long)mem : -1, fit, 4);
 	if (gpu_name_generic(nm) && g) {
 		sb_adds(v, g->name);

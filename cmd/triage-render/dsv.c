@@ -135,6 +135,19 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 	return 0;
 }
 
+/* The next table of d named id after position *si, *ti (start both at 0), or NULL. */
+static const struct tab *
+next_tab(const struct doc *d, const char *id, size_t *si, size_t *ti)
+{
+	for (; *si < d->nsecs; (*si)++, *ti = 0)
+		while (*ti < d->secs[*si].ntabs) {
+			const struct tab *t = &d->secs[*si].tabs[(*ti)++];
+			if (strcmp(t->id, id) == 0)
+				return t;
+		}
+	return NULL;
+}
+
 /*
  * A bundle's runs as one table: "run", "stage", then the union of the
  * runs' columns in the order they first appear (a run without launch
@@ -147,25 +160,21 @@ dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, s
 	const char *eol = sep == ',' ? "\r\n" : "\n";
 	const char *keys[128];
 	char shortk[128] = { 0 }, buf[64];
-	size_t nk = 0, i, j, r, c, k, have = 0;
+	size_t nk = 0, i, r, c, k, have = 0;
 
-	for (i = 0; i < n; i++)
-		for (j = 0; j < dp[i]->nsecs; j++) {
-			size_t t;
-			for (t = 0; t < dp[i]->secs[j].ntabs; t++) {
-				const struct tab *tb = &dp[i]->secs[j].tabs[t];
-				if (strcmp(tb->id, table) != 0)
-					continue;
-				for (c = 0; c < tb->ncols; c++) {
-					for (k = 0; k < nk && strcmp(keys[k], tb->cols[c].key) != 0; k++)
-						;
-					if (k == nk && nk < sizeof keys / sizeof keys[0])
-						keys[nk++] = tb->cols[c].key;
-					if (k < nk && doc_col_has_short(dp[i], table, c))
-						shortk[k] = 1;
-				}
+	for (i = 0; i < n; i++) {
+		const struct tab *tb;
+		size_t si = 0, ti = 0;
+		while ((tb = next_tab(dp[i], table, &si, &ti)) != NULL)
+			for (c = 0; c < tb->ncols; c++) {
+				for (k = 0; k < nk && strcmp(keys[k], tb->cols[c].key) != 0; k++)
+					;
+				if (k == nk && nk < sizeof keys / sizeof keys[0])
+					keys[nk++] = tb->cols[c].key;
+				if (k < nk && doc_col_has_short(dp[i], table, c))
+					shortk[k] = 1;
 			}
-		}
+	}
 	if (!nk)
 		return 0;
 	sb_adds(out, "run");
@@ -182,38 +191,34 @@ dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, s
 	}
 	sb_adds(out, eol);
 	for (i = 0; i < n; i++) {
+		const struct tab *tb;
+		size_t si = 0, ti = 0;
 		int any = 0;
-		for (j = 0; j < dp[i]->nsecs; j++) {
-			size_t t;
-			for (t = 0; t < dp[i]->secs[j].ntabs; t++) {
-				const struct tab *tb = &dp[i]->secs[j].tabs[t];
-				if (strcmp(tb->id, table) != 0)
-					continue;
-				any = 1;
-				for (r = 0; r < tb->nrows; r++) {
-					field(out, dp[i]->title ? dp[i]->title : "", sep);
-					sb_addc(out, sep);
-					field(out, tb->stage ? tb->stage : "", sep);
-					for (k = 0; k < nk; k++) {
-						const struct cell *x = NULL;
-						for (c = 0; c < tb->ncols; c++)
-							if (strcmp(tb->cols[c].key, keys[k]) == 0) {
-								x = &tb->cells[r * tb->ncols + c];
-								break;
-							}
-						sb_addc(out, sep);
-						if (x && x->has_num)
-							sb_adds(out, fig_num(x->num, keys[k], buf));
-						else if (x && !tb->cols[c].num)
-							list_field(out, x->full ? x->full : x->text, sep);
-						if (shortk[k]) {
-							sb_addc(out, sep);
-							if (x && x->text)
-								list_field(out, x->text, sep);
+		while ((tb = next_tab(dp[i], table, &si, &ti)) != NULL) {
+			any = 1;
+			for (r = 0; r < tb->nrows; r++) {
+				field(out, dp[i]->title ? dp[i]->title : "", sep);
+				sb_addc(out, sep);
+				field(out, tb->stage ? tb->stage : "", sep);
+				for (k = 0; k < nk; k++) {
+					const struct cell *x = NULL;
+					for (c = 0; c < tb->ncols; c++)
+						if (strcmp(tb->cols[c].key, keys[k]) == 0) {
+							x = &tb->cells[r * tb->ncols + c];
+							break;
 						}
+					sb_addc(out, sep);
+					if (x && x->has_num)
+						sb_adds(out, fig_num(x->num, keys[k], buf));
+					else if (x && !tb->cols[c].num)
+						list_field(out, x->full ? x->full : x->text, sep);
+					if (shortk[k]) {
+						sb_addc(out, sep);
+						if (x && x->text)
+							list_field(out, x->text, sep);
 					}
-					sb_adds(out, eol);
 				}
+				sb_adds(out, eol);
 			}
 		}
 		have += any;
