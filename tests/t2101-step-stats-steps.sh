@@ -138,7 +138,8 @@ check 'PyTorch ProfilerStep#N: ten steps, p50 50, p90 90, by start order' t_pyto
 
 # vLLM markers, both spellings; the trace has no launches and no kernels, so
 # each stage is the one the marker names (mixed: none, so the path stage,
-# all), and gpu_time records exist for the steps alone.
+# all), and gpu_time records exist for the steps alone.  Without the total
+# the tokens are the groups' (888 of "(888_788544)", 4064 + 30 of sq).
 t_vllm() {
 	{
 		trc /p/t.json
@@ -147,13 +148,14 @@ t_vllm() {
 		ann 'execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)' 200 10
 		ann execute_model 0 300
 		ann 'execute_context_1(888' 300 5
+		ann 'execute_context_2(sq4064sk4064sqsq8257536sqsk8257536)_generation_30(sq30sk9000sqsq30sqsk9000)' 400 20
 		end
 	} | ss -q >"$T/out"
 	rec step '[.index, .stage, .batch // "-", .tokens // "-", .kernels // "-"] | @tsv' "$T/out" >"$T/got"
-	printf '%s\n' '0	all	32	4096	-' '1	extend	1	-	-' '2	decode	32	32	-' >"$T/want"
+	printf '%s\n' '0	all	32	4096	-' '1	extend	1	888	-' '2	decode	32	32	-' '3	all	32	4094	-' >"$T/want"
 	same "$T/want" "$T/got"
 	rec gpu_time '[.stage, .kernels, .steps] | @tsv' "$T/out" >"$T/got"
-	printf '%s\n' 'extend	0	1' 'decode	0	1' 'all	0	1' >"$T/want"
+	printf '%s\n' 'extend	0	1' 'decode	0	1' 'all	0	2' >"$T/want"
 	same "$T/want" "$T/got"
 }
 check 'vLLM execute_..._context_N..._generation_N... markers, both spellings' t_vllm

@@ -1,4 +1,5 @@
 /* Step markers: which annotations are steps, what they say, and the GPU work they launched. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,17 +97,34 @@ parse_sglang(const char *s, size_t n, struct marker *m)
 }
 
 /*
+ * The tokens a vLLM marker's group gives its requests: the number that
+ * opens it, "(888_788544)" (tokens, then the sum of their squares) or
+ * "(sq4064sk...)" (the query tokens).  Leaves *i where group() does.
+ */
+static int
+group_tokens(const char *s, size_t n, size_t *i, long long *tok)
+{
+	size_t j = *i + 1;
+
+	if (j + 2 <= n && s[j] == 's' && s[j + 1] == 'q')
+		j += 2;
+	*tok = 0;
+	return group(s, n, i) && digits(s, n, &j, tok);
+}
+
+/*
  * vLLM's per-iteration execute marker, two spellings seen in traces:
  *   execute_<T>_context_<C>(...)_generation_<G>(...)   T tokens
  *   execute_context_<C>(...)_generation_<G>(...)
- * C requests in prefill and G in decode: the batch is C + G.
+ * C requests in prefill and G in decode: the batch is C + G.  Without T
+ * the tokens are the groups' (group_tokens), prefill's plus decode's.
  */
 static int
 parse_vllm(const char *s, size_t n, struct marker *m)
 {
 	size_t i = 0;
-	long long tok = 0, c, g;
-	int has_tok;
+	long long tok = 0, c, g, ctok, gtok;
+	int has_tok, has_groups;
 
 	if (!lit(s, n, &i, "execute_"))
 		return 0;
@@ -115,10 +133,10 @@ parse_vllm(const char *s, size_t n, struct marker *m)
 		return 0;
 	if (!lit(s, n, &i, "context_") || !digits(s, n, &i, &c))
 		return 0;
-	group(s, n, &i);
+	has_groups = group_tokens(s, n, &i, &ctok);
 	if (!lit(s, n, &i, "_generation_") || !digits(s, n, &i, &g))
 		return 0;
-	group(s, n, &i);
+	has_groups &= group_tokens(s, n, &i, &gtok);
 	if (i != n)
 		return 0;
 	m->has_batch = 1;
@@ -126,6 +144,9 @@ parse_vllm(const char *s, size_t n, struct marker *m)
 	if (has_tok) {
 		m->has_tokens = 1;
 		m->tokens = tok;
+	} else if (has_groups && ctok <= LLONG_MAX - gtok) {
+		m->has_tokens = 1;
+		m->tokens = ctok + gtok;
 	}
 	if (c > 0 && g == 0)
 		m->stage = "extend";

@@ -244,6 +244,37 @@ verdict_phrase(const struct item *v, sbuf *out)
 	sb_free(&st);
 }
 
+/*
+ * The Model line of two runs that name no model: their model families
+ * (from their Python frames), or that neither says which model ran, since
+ * two models built of one library's kernels compare like one model's runs.
+ */
+static void
+model_family_fact(struct doc *d, const struct item *bi, const struct item *ci)
+{
+	sbuf b = SBUF_INIT, c = SBUF_INIT, t = SBUF_INIT;
+	const char *bf = bi ? item_str(bi, "model_family", &b, NULL) : NULL;
+	const char *cf = ci ? item_str(ci, "model_family", &c, NULL) : NULL;
+
+	if (bf && cf && strcmp(bf, cf) != 0)
+		sb_printf(&t, "model family %s vs %s, from the traces' Python frames", bf, cf);
+	else if (bf && cf)
+		sb_printf(&t, "model family %s in both, from the traces' Python frames", bf);
+	else if (bf || cf)
+		sb_printf(&t, "model family %s in the %s (from its Python frames); the %s names "
+		    "none", bf ? bf : cf, bf ? "baseline" : "candidate", bf ? "candidate" :
+		    "baseline");
+	else
+		sb_adds(&t, "neither run names one (no --model, and no model code among the "
+		    "traces' Python frames): the comparison assumes one model, and another "
+		    "model built of the same kernels would read as a regression or an "
+		    "improvement; name it with --model for both runs");
+	add_fact(d, "Model", sb_str(&t));
+	sb_free(&b);
+	sb_free(&c);
+	sb_free(&t);
+}
+
 static void
 header(const struct run *run, struct doc *d, const struct item *bi, const struct item *ci)
 {
@@ -278,6 +309,8 @@ header(const struct run *run, struct doc *d, const struct item *bi, const struct
 		add_fact(d, "Model", bm ? bm : cm);
 	if (cm || bm)
 		d->model = xstrdup(cm ? cm : bm);
+	else
+		model_family_fact(d, bi, ci);
 	/* the GPUs: comparable across hardware, and said (issue 25) */
 	bm = bi ? item_str(bi, "gpu", &b, NULL) : NULL;
 	cm = ci ? item_str(ci, "gpu", &c, NULL) : NULL;
