@@ -27,7 +27,8 @@ elsewhere.
                call's process (the latest-starting); complete periods to the
                next step of the process, the last to the later of the
                marker's end and its items' end less gpu_pids.clock_offset_us;
-               percentiles (nearest rank) and tokens per second of complete
+               percentiles (nearest rank) and tokens per second (toks=, the
+               vLLM total, else its groups' leading numbers) of complete
                steps with items, else the tokens of the last ones.
 Prints a summary line; exits 1 with the differences.
 """
@@ -193,6 +194,9 @@ def main():
         name, stage = str(m["name"]), srec[i]["stage"]
         t = re.search(r" toks=(\d+)", name) or re.match(r"^execute_(\d+)_", name)
         tok = int(t.group(1)) if t else None
+        g2 = re.match(r"^execute_context_\d+\((?:sq)?(\d+)[^)]*\)_generation_\d+\((?:sq)?(\d+)", name)
+        if tok is None and g2:  # no total: the groups open with their tokens
+            tok = int(g2.group(1)) + int(g2.group(2))
         if tok is None and stage == "decode":
             b = re.search(r" bs=(\d+)", name)
             v = re.match(r"^execute_(?:\d+_)?context_(\d+).*_generation_(\d+)", name)

@@ -75,6 +75,21 @@ t_last_step() {
 }
 check "the last step apart: its period marked, a rate from it named" t_last_step
 
+# The periods are the host's: a report says when the host ran ahead of the
+# GPU (the complete steps' busy p50 over their period p50), and when a rate
+# of the last step alone comes from a period its GPU work spans under half.
+t_step_caveats() {
+	sed -e '/"type":"gpu_time"/s/"step_p50_us":550,/"step_p50_us":400,/' "$F" | "$RENDER" >"$T/r.md"
+	has "$T/r.md" "^The complete steps' GPU work (busy p50 0.47 ms) is longer than their period (p50 0.40 ms, on the host's clock): the host queued steps ahead of the GPU"
+	"$RENDER" <"$F" >"$T/r0.md"
+	hasnt "$T/r0.md" 'queued steps ahead|last step.s alone'
+	sed -e '/"type":"gpu_time"/s/}$/,"complete_steps":1,"step_last_us":800,"tokens_per_s":10000,"tokens_from_last":true}/' \
+	    -e '/"index":1,/s/"gpu_span_us":600}$/"gpu_span_us":300,"period_us":800,"last":true}/' "$F" |
+	    "$RENDER" >"$T/r.md"
+	has "$T/r.md" "^Tokens per second are the last step's alone, and its GPU work spans 0.30 ms of its 0.80 ms period (38%)"
+}
+check "step caveats: the host queued steps ahead; a last-step rate from a stalled period" t_step_caveats
+
 # Issue 25: idle time with the host blocked in a synchronizing call is its
 # own column, and a line names the longest such wait and its call.
 t_sync_idle() {

@@ -1275,6 +1275,79 @@ escapes(const struct run *run, struct section *sec, const char *stage)
 	sb_free(&b);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * What the step periods, taken on the host's clock, do not say by
+ * themselves: that the host queued steps ahead of the GPU (the complete
+ * steps' GPU busy time, p50, longer than their period p50: the rate is the
+ * host's submission, above the GPU's), or that a rate from the last step
+ * alone comes from a period its GPU work spans little of (a blocked copy,
+ * a stall).  NULL when neither.
+ */
+static char *
+step_caveats(const struct run *run, const char *stage)
+{
+	sbuf b = SBUF_INIT, out = SBUF_INIT;
+	double *busy = NULL, p50 = -1, lastp = -1, lastspan = -1;
+	size_t n = 0, cap = 0, i;
+	const struct item *g = NULL;
+
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		if (!item_in_stage(it, stage, &b))
+			continue;
+		if (it->type == RT_gpu_time)
+			g = it;
+		if (it->type != RT_step || item_int(it, "kernels", 0) <= 0)
+			continue;
+		if (item_bool(it, "last")) {
+			lastp = item_num(it, "period_us", -1);
+			lastspan = item_num(it, "gpu_span_us", -1);
+			continue;
+		}
+		xgrow(&busy, &cap, n + 1, sizeof *busy);
+		busy[n++] = item_num(it, "gpu_busy_us", 0);
+	}
+	if (g)
+		p50 = item_num(g, "step_p50_us", -1);
+	if (n && p50 > 0) {
+		double bp50;
+		xqsort(busy, n, sizeof *busy, cmp_double);
+		bp50 = busy[(n + 1) / 2 - 1];	/* nearest rank, as step-stats' p50 */
+		if (bp50 > 1.05 * p50) {
+			sb_adds(&out, "The complete steps' GPU work (busy p50 ");
+			fmt_ms(&out, bp50);
+			sb_adds(&out, ") is longer than their period (p50 ");
+			fmt_ms(&out, p50);
+			sb_adds(&out, ", on the host's clock): the host queued steps ahead of the GPU, "
+			    "so the periods and tokens per second are the host's rate of submitting "
+			    "them, faster than the GPU ran them.");
+		}
+	}
+	if (g && item_bool(g, "tokens_from_last") && lastp > 0 && lastspan >= 0 &&
+	    lastspan < 0.5 * lastp) {
+		if (out.len)
+			sb_addc(&out, ' ');
+		sb_adds(&out, "Tokens per second are the last step's alone, and its GPU work spans ");
+		fmt_ms(&out, lastspan);
+		sb_adds(&out, " of its ");
+		fmt_ms(&out, lastp);
+		sb_printf(&out, " period (%.0f%%): the rest is time the GPU did not work for "
+		    "this step (the idle and synchronization figures above say where), so the "
+		    "rate says little of a steady state.", 100.0 * lastspan / lastp);
+	}
+	free(busy);
+	sb_free(&b);
+	return out.len ? sb_detach(&out) : (sb_free(&out), NULL);
+}
+
 static void
 gpu_section(const struct run *run, struct doc *d)
 {
@@ -1350,6 +1423,7 @@ gpu_section(const struct run *run, struct doc *d)
 		}
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
 		    "step[...], vLLM execute_...): no per-step figures.");
+		st->more = step_caveats(run, stages[si]);
 		st->total = xstrdup("Steps, from the trace's step markers: the period (to the next "
 		    "step's start; the last step's, marked, to the later of its marker's end and "
 		    "its GPU work's end, on the host's clock), the CPU marker's own duration, and "
