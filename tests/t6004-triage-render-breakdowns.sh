@@ -14,7 +14,10 @@ t_markdown() {
 	has "$T/r.md" '^Launches arrived as the GPU went idle: host-bound (launch delay p50 3.5 us; the GPU waited for the host 0.50 ms, 50% of the span). Another 0.10 ms of idle time (10% of the span) had work queued that did not start: dependencies on other streams, events or processes.$'
 	has "$T/r.md" '^| 10 | 3.5 us | 9.0 us | 120.0 us | 1 | host-bound |$'
 	# decode: 2000 idle, 200 of it for the host: 1800 (45%) stalled
-	has "$T/r.md" '^The GPU idled 1.80 ms (45% of the span) with work queued that did not start: stalled on dependencies (other streams, events or processes), not on the host (launch delay p50 1.80 ms; the GPU waited for the host 5% of the span).$'
+	# (a median delay over 100 us besides: the host ran ahead, said apart)
+	has "$T/r.md" '^The GPU idled 1.80 ms (45% of the span) with work queued that did not start: stalled on dependencies (other streams, events or processes), not on the host (the GPU waited for the host 5% of the span). Besides the stall the host ran ahead of the GPU: the median launch queued 1.80 ms behind earlier work (GPU-bound).$'
+	sed '/"verdict":"stalled"/s/"p50_us":1800,/"p50_us":40,/' "$F" | "$RENDER" >"$T/r2.md"
+	has "$T/r2.md" '^The GPU idled 1.80 ms (45% of the span) with work queued that did not start: stalled on dependencies (other streams, events or processes), not on the host (the GPU waited for the host 5% of the span; launch delay p50 40.0 us).$'
 	# the collectives in the GPU-time table, the headline and the steps
 	has "$T/r.md" '^| 30 | 2.00 ms | 2.00 ms | 0.20 ms | - | 4.00 ms | 1.50 ms | 0.30 ms | 0.20 ms | 0.80 ms | 62.5% | 90.0% | 1 | - | - | - | - | - |$'
 	has "$T/r.md" '; collectives 0.80 ms, 62% of it under compute;'

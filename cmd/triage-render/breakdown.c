@@ -119,10 +119,20 @@ launch_line(const struct item *ld, const struct item *g)
 		sb_adds(&b, "The GPU idled ");
 		fmt_ms(&b, idle - host);
 		sb_printf(&b, " (%.0f%% of the span) with work queued that did not start: stalled "
-		    "on dependencies (other streams, events or processes), not on the host "
-		    "(launch delay p50 ", pct(idle - host, span));
-		fmt_delay(&b, p50);
-		sb_printf(&b, "; the GPU waited for the host %.0f%% of the span).", pct(host, span));
+		    "on dependencies (other streams, events or processes), not on the host (the "
+		    "GPU waited for the host %.0f%% of the span", pct(idle - host, span),
+		    pct(host, span));
+		if (p50 >= item_num(ld, "threshold_us", 100)) {
+			/* a stall and a queue: the median delay is the queue's (the host ahead) */
+			sb_adds(&b, "). Besides the stall the host ran ahead of the GPU: the median "
+			    "launch queued ");
+			fmt_delay(&b, p50);
+			sb_adds(&b, " behind earlier work (GPU-bound).");
+		} else {
+			sb_adds(&b, "; launch delay p50 ");
+			fmt_delay(&b, p50);
+			sb_adds(&b, ").");
+		}
 	} else if (strcmp(verdict, "gpu_bound") == 0) {
 		sb_adds(&b, "The host ran ");
 		fmt_delay(&b, p50);
