@@ -166,6 +166,32 @@ t_dropped_files() {
 }
 check "discovery says which trace files it left out, and why" t_dropped_files
 
+# A candidate that does not read (a truncated gzip, JSON cut short: a capture
+# still writing) is left out as the reference leaves it, but said, so that an
+# older good trace beside it is not analyzed without a word; with nothing
+# readable left, exit 1 and why, not "no trace files".
+t_damaged_files() {
+	m=$T/dmg
+	mkdir -p "$m"
+	"$GEN" -f sglang -n 1 -l 1 -o "$m/a.json"
+	touch -d @1000 "$m/a.json"
+	"$GEN" -f sglang -n 1 -l 1 -o "$T/whole.json"
+	gzip -c "$T/whole.json" >"$T/whole.json.gz"
+	head -c "$(($(wc -c <"$T/whole.json.gz") / 2))" "$T/whole.json.gz" >"$m/b.json.gz"
+	printf '{"traceEvents": [\n' >"$m/c.json"
+	"$EX" "$m" >"$T/out" 2>"$T/err"
+	eq a.json "$(jq -r 'select(.type == "trace") | .path | split("/") | last' "$T/out")"
+	eq '2 trace files under the input were not analyzed: 2 unreadable (truncated or malformed: still being written, or damaged) (c.json, b.json.gz). Name a trace file, or a directory holding only the traces of one run, to analyze another.' \
+	    "$(jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text' "$T/out")"
+	has "$T/err" "warning: left out of the traces to analyze: '$m/b.json.gz': truncated gzip stream"
+	has "$T/err" "warning: left out of the traces to analyze: '$m/c.json': truncated JSON"
+	rm "$m/a.json"
+	status 1 "$EX" -q "$m" >"$T/out" 2>"$T/err"
+	has "$T/err" "no readable trace file under '$m': 2 left out as damaged (above)"
+	eq 0 "$(grep -c . "$T/out")" "records after the failure"
+}
+check "damaged candidates are left out aloud; none readable is exit 1" t_damaged_files
+
 t_usage() {
 	status 2 "$EX" --all-ranks --rank 1 "$d" 2>"$T/err"
 	has "$T/err" "not with --all-ranks"

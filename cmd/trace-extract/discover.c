@@ -189,6 +189,55 @@ pattern_rank(const char *name)
 	return -1;
 }
 
+/*
+ * Candidate files whose read failed (a truncated gzip, broken JSON): a
+ * trace still being written, or a damaged one.  Discovery leaves them out
+ * like the reference, but says so (a newer damaged trace beside an older
+ * good one would otherwise make the older one analyzed without a word).
+ */
+static struct {
+	char **path, **why;
+	size_t n, cap;
+} damaged;
+
+static void
+note_damaged(const char *path, const char *why)
+{
+	size_t i, cap;
+
+	for (i = 0; i < damaged.n; i++)
+		if (!strcmp(damaged.path[i], path))
+			return;
+	cap = damaged.cap;
+	xgrow(&damaged.path, &cap, damaged.n + 1, sizeof *damaged.path);
+	if (cap != damaged.cap)
+		damaged.why = xreallocarray(damaged.why, cap, sizeof *damaged.why);
+	damaged.cap = cap;
+	damaged.path[damaged.n] = xstrdup(path);
+	damaged.why[damaged.n++] = xstrdup(why);
+	/* why names the file and says what may have cut it short (scan.h) */
+	warn_msg("left out of the traces to analyze: %s", why);
+}
+
+/* The damaged candidates in dir itself (or below it, when below), to dropped. */
+static size_t
+drop_damaged(const char *dir, int below, struct dropped *d)
+{
+	size_t i, n = 0, dl = strlen(dir);
+
+	for (i = 0; i < damaged.n; i++) {
+		const char *p = damaged.path[i], *slash;
+		if (strncmp(p, dir, dl) != 0 || p[dl] != '/')
+			continue;
+		slash = strchr(p + dl + 1, '/');
+		if (slash && !below)
+			continue;
+		drop(d, p, "damaged");
+		n++;
+	}
+	return n;
+}
+
 int
 file_looks_like_trace(const char *path)
 {
@@ -215,8 +264,12 @@ file_looks_like_trace(const char *path)
 		return 0;
 	r = scan_run(z, path, NULL, NULL, &ss, err, sizeof err, NULL);
 	zio_close(z);
-	if (r != SCAN_OK)
+	if (r != SCAN_OK) {
+		if (!err[0])
+			snprintf(err, sizeof err, "'%s': unreadable", path);
+		note_damaged(path, err);
 		return 0;
+	}
 	if (ss.shape == 'o')
 		return ss.has_events;
 	if (ss.shape == 'a')
@@ -566,7 +619,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 	struct stat st;
 	struct tlist all = { 0 }, rec = { 0 }, keep = { 0 };
 	size_t i, j;
-	int any_stage = 0, nonmerged = 0, rc;
+	int any_stage = 0, nonmerged = 0, rc, rec_walk = 0;
 
 	*trace_dir = NULL;
 	if (stat(abspath, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -590,6 +643,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 				any_stage = 1;
 	}
 	if (all.n == 0 && rec.n && any_stage) {
+		rec_walk = 1;
 		all = rec;
 		rec = (struct tlist){ 0 };
 		*trace_dir = xstrdup(abspath);
@@ -597,6 +651,11 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		tlist_free(&rec);
 		tlist_free(&all);
 		*trace_dir = newest_trace_dir(abspath);
+		if (!*trace_dir && damaged.n) {
+			err_msg("no readable trace file under '%s': %zu left out as damaged (above)",
+			    abspath, damaged.n);
+			return EXIT_DATA;
+		}
 		if (!*trace_dir) {
 			err_msg("no trace files found under '%s' (looked for *.json and *.json.gz "
 			    "Chrome-trace files, including subdirectories)", abspath);
@@ -650,6 +709,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 			drop(dropped, all.v[i].path, "older");
 	}
 	tlist_free(&all);
+	drop_damaged(*trace_dir, strcmp(*trace_dir, abspath) == 0 && rec_walk, dropped);
 	xqsort(keep.v, keep.n, sizeof *keep.v, target_cmp);
 	/* the other ranks were left out on purpose: only other directories are news */
 	if (sel->mode != RANKS_ONE)

@@ -2320,17 +2320,19 @@ print_ranks(const char *arg)
 static void
 dropped_note(const char *dir, const struct dropped *d)
 {
-	static const char *const whys[] = { "another directory", "older", "merged", "no rank" };
+	static const char *const whys[] = { "another directory", "older", "merged", "no rank",
+		"damaged" };
 	static const char *const words[] = {
 		"in another directory than the one analyzed",
 		"older than a trace of the same rank and stage",
-		"merged-* files beside per-rank ones", "naming no rank" };
+		"merged-* files beside per-rank ones", "naming no rank",
+		"unreadable (truncated or malformed: still being written, or damaged)" };
 	sbuf t = SBUF_INIT;
 	size_t i, k, n = 0, shown, dl = strlen(dir);
-	size_t per[4] = { 0, 0, 0, 0 };
+	size_t per[5] = { 0, 0, 0, 0, 0 };
 
 	for (i = 0; i < d->n; i++)
-		for (k = 0; k < 4; k++)
+		for (k = 0; k < 5; k++)
 			if (!strcmp(d->why[i], whys[k])) {
 				per[k]++;
 				n++;
@@ -2339,7 +2341,7 @@ dropped_note(const char *dir, const struct dropped *d)
 		return;
 	sb_printf(&t, "%zu trace file%s under the input %s not analyzed:", n, n == 1 ? "" : "s",
 	    n == 1 ? "was" : "were");
-	for (k = 0, shown = 0; k < 4; k++) {
+	for (k = 0, shown = 0; k < 5; k++) {
 		size_t m = 0;
 		if (!per[k])
 			continue;
