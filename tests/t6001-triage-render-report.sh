@@ -257,6 +257,10 @@ for t in r["tables"]:
 gpu = [t for t in r["tables"] if t["table"] == "gpu"][0]["rows"][0]
 assert gpu["idle_launch_us"] is None or isinstance(gpu["idle_launch_us"], (int, float))
 EOF
+	# no model named: null, and the family the frames show, as the markdown says it
+	sed 's/"model":"Qwen\/Qwen3-8B"/"model_family":"qwen3"/' "$F" | "$RENDER" --format json |
+	    jq -c '.reports[0].facts | [.model, .model_family]' >"$T/fam"
+	eq '[null,"qwen3"]' "$(cat "$T/fam")"
 }
 check "json: one document, typed rows, health verdict, unique short names" t_json
 

@@ -455,6 +455,8 @@ header(const struct run *run, struct doc *d)
 	}
 	if (!d->model)
 		add_field(d, "model", "null");
+	if (d->family)	/* what the markdown's Model line says, for machines too */
+		add_field_str(d, "model_family", d->family);
 	if (s) {
 		size_t nr = ranks_compared(run);
 		sb_reset(&v);
