@@ -477,8 +477,8 @@ check "mapping/formal of two deployments: a note" t_deployments
 
 t_health_all_ranks() {
 	# --all-ranks: the tables are rank 0's (its trace record), the other
-	# ranks' health records come alone; their defects touch the rank rows,
-	# and a trace with two defects is named once
+	# ranks' health records come alone; their defects of the timings touch
+	# the rank rows, and a trace with two defects is named once
 	printf '%s\n' \
 	    '{"type":"trace","v":1,"t":0,"role":"single","path":"/p/w0.json","stage":"all"}' \
 	    '{"type":"health","t":0,"role":"single","path":"/p/w0.json","verdict":"ok","checks":[{"id":"x","status":"ok","value":0,"detail":"fine","affects":[]}]}' \
@@ -486,12 +486,14 @@ t_health_all_ranks() {
 	    '{"type":"rank_row","stage":"all","rank":0,"busy_us":1,"kernel_us":1,"comm_us":0,"wait_us":0,"last_arrivals":0,"collectives":0}' \
 	    '{"type":"rank_gap","stage":"all","reason":"count","kind":"all-reduce","ranks":[{"rank":0,"count":3},{"rank":5,"count":1}]}' \
 	    '{"type":"rank_gap","stage":"all","reason":"names","kind":"all-gather","ordinal":2,"ranks":[{"rank":0,"count":2,"name":"ncclA*"},{"rank":5,"count":2,"name":"ncclB"}]}' \
-	    '{"type":"health","t":0,"role":"single","path":"/p/w5.json","verdict":"degraded","checks":[{"id":"skipped_events","status":"warn","value":41,"detail":"41 skipped","affects":["kernel","gpu_time"]},{"id":"launch_without_kernel","status":"warn","value":41,"detail":"41 launches","affects":["kernel"]}]}' \
+	    '{"type":"health","t":0,"role":"single","path":"/p/w5.json","verdict":"degraded","checks":[{"id":"skipped_events","status":"warn","value":41,"detail":"41 skipped","affects":["kernel","gpu_time"]},{"id":"launch_without_kernel","status":"warn","value":41,"detail":"41 launches","affects":["kernel","gpu_time"]},{"id":"no_python_stacks","status":"limited","value":0,"detail":"no stacks","affects":["kernel","overlap","fuse"]}]}' \
 	    >"$T/ar.in"
 	"$RENDER" <"$T/ar.in" >"$T/ar.md" 2>"$T/ar.err"
 	has "$T/ar.md" '^> \*\*Trace health: degraded.\*\* w5.json: events skipped (skipped_events) and launches without their kernels (launch_without_kernel): the rank table is less trustworthy.$'
 	has "$T/ar.md" '^| w5.json | skipped_events | warn | 41 | 41 skipped | rank |$'
-	has "$T/ar.md" '^3 checks on 2 traces: 2 defects, 0 limitations, 0 for information.$'
+	has "$T/ar.md" '^4 checks on 2 traces: 2 defects, 1 limitation, 0 for information.$'
+	# the rank rows compare GPU timings: missing Python stacks do not touch them
+	has "$T/ar.md" '^| w5.json | no_python_stacks | limited | 0 | no stacks |  |$'
 	# the gaps as sentences, names escaped, no JSON
 	has "$T/ar.md" '^Not matched all-reduce: the ranks hold different numbers of them (rank 0: 3, rank 5: 1). Not matched all-gather: the kernels differ between ranks at number 2 (rank 0: 2 ncclA\\\*, rank 5: 2 ncclB).$'
 	hasnt "$T/ar.md" '{"rank"'

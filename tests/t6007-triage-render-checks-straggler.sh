@@ -79,6 +79,8 @@ t_straggler_host() {
 	has "$T/h.md" "^Against the other ranks' median, summed over those collectives: its start +2.50 ms, its launch calls +2.40 ms, its GPU's idle time before them +2.45 ms and busy time +0.01 ms; its kernels take 0.02 ms more than the other ranks' (median) in the whole stage. The GPU cannot start what the host has not launched: the time is in the host's work before those launches (Python, data loading, CPU ops). Its kernels account for under 10% of the lateness: no slow-kernel list.$"
 	# kernels 0.02 ms (excess) or 0.01 ms (busy) of 2.50 ms: under 10%, no list
 	hasnt "$T/h.md" '^| Rank | Kernel |'
+	# the alignment's spread is a median over the collectives, said so
+	has "$T/h.md" "Clocks aligned on the end of the first matched all-reduce (rank 0's); after alignment a matched collective's ends spread 2 us across the ranks (the median over the collectives)."
 	has "$T/h.md" "^2 kernels of the straggler with more time than the other ranks' median, not listed (-f json has them).$"
 	"$RENDER" -f json <"$H" >"$T/h.json"
 	eq "gemm_a gemm_b" "$(jq -r '.reports[0].tables[] | select(.table == "rank_kernel") | .rows[].kernel' "$T/h.json" | tr '\n' ' ' | sed 's/ $//')"

@@ -225,6 +225,7 @@ health_section(const struct run *run, struct doc *d)
 			struct cell *cl;
 			char *af;
 			const char *status;
+			int other;
 			sbuf s1 = SBUF_INIT, s2 = SBUF_INIT, s3 = SBUF_INIT;
 
 			if (json_kind(jd, c) != JK_OBJ)
@@ -232,10 +233,17 @@ health_section(const struct run *run, struct doc *d)
 			nchecks++;
 			status = obj_str(jd, c, "status", &s1, "ok");
 			af = affects_list(jd, json_get(jd, c, "affects"));
-			if (*af && shown && !shown_trace(run, it)) {
-				/* another rank's trace (--all-ranks): only its rank rows are shown */
+			other = shown && !shown_trace(run, it);
+			if (*af && other) {
+				/*
+				 * another rank's trace (--all-ranks): only its rank rows
+				 * are shown, and they compare GPU timings, which a defect
+				 * spoils when it spoils gpu_time (missing Python stacks,
+				 * say, do not)
+				 */
+				int timing = strstr(af, "gpu_time") != NULL;
 				free(af);
-				af = xstrdup("rank");
+				af = xstrdup(timing ? "rank" : "");
 			}
 			cl = add_row(t);
 			cell_text(&cl[0], path);
@@ -256,10 +264,13 @@ health_section(const struct run *run, struct doc *d)
 			} else if (strcmp(status, "info") == 0) {
 				ninfo++;
 			} else if (strcmp(status, "limited") == 0) {
-				/* each limitation once, whichever traces have it */
+				/*
+				 * each limitation once, whichever traces have it; another
+				 * rank's that touches no rank row is the table's alone
+				 */
 				char *w = banner_words(cl[1].text, cl[4].text, 1);
 				nlim++;
-				if (!strstr(lim.len ? lim.s : "", w))
+				if (!(other && !*af) && !strstr(lim.len ? lim.s : "", w))
 					sb_printf(&lim, "%s%s", lim.len ? ", " : "", w);
 				free(w);
 			} else {
@@ -326,12 +337,16 @@ health_section(const struct run *run, struct doc *d)
 			sb_printf(&banner, ": the %s table%s %s less trustworthy", aff.s,
 			    nt == 1 ? "" : "s", nt == 1 ? "is" : "are");
 		sb_addc(&banner, '.');
-		if (nlim)
+		if (lim.len)
 			sb_printf(&banner, " Limited by the capture settings too: %s.", lim.s);
 		d->health = sb_detach(&banner);
-	} else if (nlim)
+	} else if (lim.len)
 		d->health = printf_dup("No defect found; limited by the capture settings: %s.",
 		    lim.s);
+	else if (nlim)
+		d->health = xstrdup("No defect found; other ranks' capture settings limit what "
+		    "their own traces show (the health table says how), which the rank table "
+		    "does not depend on.");
 	else if (ninfo)
 		d->health = printf_dup("No defect found: %zu of %zu checks passed, %zu %s for "
 		    "information.", nok, nchecks, ninfo, ninfo == 1 ? "is" : "are");

@@ -103,7 +103,8 @@ alignment(const struct idx *al, size_t n)
 	if (strcmp(item_str(al[0].it, "method", &m, ""), "end") == 0 &&
 	    item_get(al[0].it, "kind") >= 0)
 		sb_printf(&b, "Clocks aligned on the end of the first matched %s (rank %lld's); "
-		    "after alignment the matched collectives end within %.0f us of each other.",
+		    "after alignment a matched collective's ends spread %.0f us across the ranks "
+		    "(the median over the collectives).",
 		    item_str(al[0].it, "kind", &m, ""), item_int(al[0].it, "ref_rank", 0),
 		    item_num(al[0].it, "end_spread_us", 0));
 	else
