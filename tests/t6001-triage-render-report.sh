@@ -501,6 +501,10 @@ t_health_all_ranks() {
 	has "$T/ar.md" '^| 0 | 0.00 ms | 0.00 ms | 0.00 ms | - | - | '
 	has "$T/ar.md" '^No straggler in this stage: no kernels to compare.$'
 	hasnt "$T/ar.md" "The straggler's kernels"
+	# the traces' world size larger than the ranks compared: said
+	has "$T/ar.md" '^Every rank of the run compared, stage by stage'
+	sed '1s/"stage":"all"}/"stage":"all","world_size":8}/' "$T/ar.in" | "$RENDER" 2>/dev/null >"$T/ar8.md"
+	has "$T/ar8.md" "^Rank 0 of the run's 8 compared (the other ranks' traces are not here: the straggler and the waits are among these), stage by stage"
 	# without rank rows (mapping/formal) a trace's own affects stand
 	grep -v '"type":"rank_' "$T/ar.in" | "$RENDER" >"$T/ar2.md" 2>/dev/null
 	has "$T/ar2.md" '^| w5.json | skipped_events | warn | 41 | 41 skipped | kernel, gpu_time |$'

@@ -92,6 +92,14 @@ pick(const struct run *run, const char *type, const char *stage, const char *by,
 	return n;
 }
 
+static int
+cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* One sentence on how the clocks were aligned, from the rank_align record. */
 static char *
 alignment(const struct idx *al, size_t n)
@@ -404,22 +412,59 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 	sb_free(&b);
 }
 
+/*
+ * "Ranks 0, 2, 4 and 5 of the run's 8 compared (the traces of the others
+ * are not here)" when the traces' world size is larger than the ranks
+ * compared: the straggler and the waits are among those alone.
+ */
+static void
+partial_ranks(const struct run *run, sbuf *out)
+{
+	const struct item *tr = find_item(run, RT_trace, "role", "single", "single");
+	long long w = tr ? item_int(tr, "world_size", -1) : -1, seen[64];
+	size_t i, j, n = 0;
+
+	for (i = 0; i < run->n; i++) {
+		long long r;
+		if (run->it[i].type != RT_rank_row)
+			continue;
+		r = item_int(&run->it[i], "rank", -1);
+		for (j = 0; j < n && seen[j] != r; j++)
+			;
+		if (j == n && n < sizeof seen / sizeof seen[0])
+			seen[n++] = r;
+	}
+	if (w <= (long long)n || n == sizeof seen / sizeof seen[0])
+		return;
+	qsort(seen, n, sizeof *seen, cmp_ll);
+	sb_adds(out, n == 1 ? "Rank " : "Ranks ");
+	for (i = 0; i < n; i++)
+		sb_printf(out, "%s%lld", i == 0 ? "" : i + 1 == n ? " and " : ", ", seen[i]);
+	sb_printf(out, " of the run's %lld compared (the other ranks' traces are not here: "
+	    "the straggler and the waits are among these)", w);
+}
+
 void
 ranks_section(const struct run *run, struct doc *d)
 {
 	struct section *sec;
 	char **stages;
 	size_t ns, si;
+	sbuf b = SBUF_INIT;
 
 	ns = stages_of(run, RT_rank_row, &stages);
 	if (!ns)
 		return;
 	sec = add_section(d, "ranks", "Ranks");
-	sec->intro = xstrdup("Every rank of the run compared, stage by stage (rank-skew(1)): "
+	sb_reset(&b);
+	partial_ranks(run, &b);
+	sec->intro = printf_dup("%s, stage by stage (rank-skew(1)): "
 	    "its GPU time, the time it waited inside collectives for the others, and how "
 	    "often it arrived last. The straggler is the rank that arrived last most often; "
 	    "its lateness is on its host (the collectives launched late), in its GPU's idle "
-	    "gaps before them, or in its kernels. The other tables are the lowest rank's.");
+	    "gaps before them, or in its kernels. The other tables are the lowest rank's.",
+	    b.len ? b.s : "Every rank of the run compared");
+	sb_free(&b);
 	for (si = 0; si < ns; si++)
 		stage_tables(run, sec, stages[si]);
 	free_strings(stages, ns);
