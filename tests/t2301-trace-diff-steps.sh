@@ -83,6 +83,12 @@ t_idle_sync() {
 	eq 0 "$(grep -c '"metric":"idle_sync_us"' "$T/out2")" "one side without it"
 	"$TD" --no-pass --baseline "$T/a" "$T/b" | "$BIN/triage-render" -q >"$T/md"
 	grep -q "Idle waiting on a synchronization" "$T/md"
+	# a base under a hundredth of the other side: the change, no percentage
+	{ kr decode 'void g' 400 8; gs 4 8000; } >"$T/d"
+	"$TD" --no-pass --baseline "$T/a" "$T/d" >"$T/out3"
+	eq "15 2000 1985 null" "$(jq -r 'select(.type == "diff_metric" and .metric == "idle_sync_us") |
+	    "\(.base) \(.cand) \(.delta) \(.delta_pct)"' "$T/out3")"
+	eq "-66.7" "$(jq -r 'select(.type == "diff_metric" and .metric == "idle_sync_us") | .delta_pct * 10 | round / 10' "$T/out")"
 }
 check "idle waiting on a synchronization, when both runs measured it" t_idle_sync
 

@@ -217,8 +217,12 @@ metric(const strtab *str, uint32_t stage, const char *name, double b, double c, 
 	rec_num(RM_diff_metric_base, b);
 	rec_num(RM_diff_metric_cand, c);
 	rec_num(RM_diff_metric_delta, c - b);
-	/* a percentage's change is in points: no relative change of it */
-	if (!ratio && b != 0)
+	/*
+	 * a percentage's change is in points: no relative change of it; nor of
+	 * a base under a hundredth of the other side ("+56523.7%" of 0.82 ms
+	 * idle is noise): the change itself says it
+	 */
+	if (!ratio && b != 0 && fabs(b) * 100 >= fabs(c))
 		rec_num(RM_diff_metric_delta_pct, 100 * (c - b) / b);
 	if (per_step)
 		rec_bool(RM_diff_metric_per_step, 1);
