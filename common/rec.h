@@ -201,6 +201,7 @@ typedef struct {
 	/* private */
 	char *buf;
 	size_t bcap, bstart, bend;
+	size_t scanned;		/* bytes after bstart known to hold no newline (linear long lines) */
 	int eof;
 	unsigned blank;		/* blank lines in a row */
 	unsigned long long nread;	/* bytes read, under the input limit */
