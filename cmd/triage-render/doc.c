@@ -140,13 +140,12 @@ model_fact(const struct item *in, struct doc *d)
 	sb_free(&out);
 }
 
-/* The ranks rank-skew compared (its rank_row records), distinct; 0 without them. */
-static size_t
-ranks_compared(const struct run *run)
+size_t
+ranks_seen(const struct run *run, long long *seen, size_t max, int *more)
 {
-	long long seen[64];
-	size_t i, j, n = 0, more = 0;
+	size_t i, j, n = 0;
 
+	*more = 0;
 	for (i = 0; i < run->n; i++) {
 		long long r;
 		if (run->it[i].type != RT_rank_row)
@@ -156,12 +155,23 @@ ranks_compared(const struct run *run)
 			;
 		if (j < n)
 			continue;
-		if (n < sizeof seen / sizeof seen[0])
+		if (n < max)
 			seen[n++] = r;
 		else
-			more++;	/* beyond 64 the count is a bound: ranks repeat per stage */
+			(*more)++;	/* beyond max the count is a bound: ranks repeat per stage */
 	}
-	return n + more;
+	return n;
+}
+
+/* The ranks rank-skew compared, distinct (a bound past 64); 0 without them. */
+static size_t
+ranks_compared(const struct run *run)
+{
+	long long seen[64];
+	int more;
+	size_t n = ranks_seen(run, seen, sizeof seen / sizeof seen[0], &more);
+
+	return n + (size_t)more;
 }
 
 /*

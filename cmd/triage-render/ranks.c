@@ -422,19 +422,10 @@ partial_ranks(const struct run *run, sbuf *out)
 {
 	const struct item *tr = find_item(run, RT_trace, "role", "single", "single");
 	long long w = tr ? item_int(tr, "world_size", -1) : -1, seen[64];
-	size_t i, j, n = 0;
+	int more;
+	size_t i, n = ranks_seen(run, seen, sizeof seen / sizeof seen[0], &more);
 
-	for (i = 0; i < run->n; i++) {
-		long long r;
-		if (run->it[i].type != RT_rank_row)
-			continue;
-		r = item_int(&run->it[i], "rank", -1);
-		for (j = 0; j < n && seen[j] != r; j++)
-			;
-		if (j == n && n < sizeof seen / sizeof seen[0])
-			seen[n++] = r;
-	}
-	if (w <= (long long)n || n == sizeof seen / sizeof seen[0])
+	if (w <= (long long)n || more)
 		return;
 	qsort(seen, n, sizeof *seen, cmp_ll);
 	sb_adds(out, n == 1 ? "Rank " : "Ranks ");

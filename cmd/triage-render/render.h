@@ -276,6 +276,12 @@ const struct item *find_item(const struct run *run, enum rec_type t, const char 
  * heap array of heap strings (free_strings); returns how many.
  */
 size_t stages_of(const struct run *run, enum rec_type type, char ***out);
+/*
+ * The distinct ranks of the run's rank_row records (rank-skew), in first-seen
+ * order: at most max into seen; returns how many, *more the distinct ranks
+ * past max (counted once per record then, so a bound).
+ */
+size_t ranks_seen(const struct run *run, long long *seen, size_t max, int *more);
 void free_strings(char **v, size_t n);
 /* Is the item's stage (default "all") `stage`?  b is scratch. */
 int item_in_stage(const struct item *it, const char *stage, sbuf *b);
