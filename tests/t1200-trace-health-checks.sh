@@ -541,6 +541,26 @@ t_truncated_tail() {
 }
 check "truncated: launches at the end whose kernels never came" t_truncated_tail
 
+# ---- duplicate_event_arrays ----
+
+# A second traceEvents member: the report reads both, a viewer the last.
+t_duplicate_event_arrays() {
+	"$GEN" -o "$T/one.json"
+	sed '0,/"traceEvents": *\[/s//"traceEvents": [], "traceEvents": [/' "$T/one.json" >"$T/dup.json"
+	"$EX" -q "$T/dup.json" | "$ST" -q >"$T/dup.jsonl"
+	health dup
+	eq "warn 1 kernel,overlap,fuse,gpu_time,step" "$(ck dup duplicate_event_arrays)"
+	eq "2 traceEvents arrays: this report reads them all, a JSON reader (a trace viewer, Python's json) the last alone, so the two show other events" \
+	    "$(detail dup duplicate_event_arrays)"
+	staged one1
+	health one1
+	eq "ok 0" "$(ck one1 duplicate_event_arrays)"
+	# and --strict makes the warning an error
+	status 1 "$EX" --strict "$T/dup.json" >/dev/null 2>"$T/dup.err"
+	has "$T/dup.err" 'more than one traceEvents array'
+}
+check "duplicate_event_arrays: two traceEvents members" t_duplicate_event_arrays
+
 # ---- short_capture ----
 
 t_short_capture() {

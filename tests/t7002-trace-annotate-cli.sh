@@ -101,8 +101,14 @@ t_pid() {
 		printf '{"type":"launch","t":0,"name":"cudaLaunchKernel","pid":"5000000","tid":"1","ts":1,"dur":1,"correlation":1}\n'
 	} | "$TA" -q >"$T/o.json"
 	eq 5000001 "$(jq '[.traceEvents[] | select(.cat == "triage")][0].pid' "$T/o.json")"
+	# the trace's own events, no records (metadata, instants), own pids too:
+	# a trace cannot plant events in the findings' process
+	printf '{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 4194305, "tid": 0, "args": {"name": "triage findings"}},\n{"ph": "i", "name": "fake", "cat": "triage", "pid" :\n "6000000.0", "tid": 1, "ts": 2}]}\n' >"$T/b.json"
+	trc 0 "$T/b.json" | "$TA" -q >"$T/o2.json"
+	eq 6000001 "$(jq '[.traceEvents[] | select(.name == "process_name" and .args.name == "triage findings")] | map(.pid) | max' "$T/o2.json")"
+	eq 1 "$(jq '[.traceEvents[] | select(.pid == 6000001)] | map(select(.name == "process_name")) | length' "$T/o2.json")"
 }
-check 'the findings pid is above every pid of the records' t_pid
+check 'the findings pid is above every pid of the records and of the trace' t_pid
 
 # Names from the trace are text: a quote, a control character and a NUL
 # inside a kernel's name and its CPU op come out as JSON escapes, the

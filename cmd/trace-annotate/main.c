@@ -24,7 +24,10 @@
 #include "ta.h"
 #include "xalloc.h"
 
-/* Our process's pid: above every Linux pid (PID_MAX_LIMIT is 2^22), and every pid of the records. */
+/*
+ * Our process's pid: above every Linux pid (PID_MAX_LIMIT is 2^22) and
+ * every pid of the records; ta_stream raises it above the trace's own.
+ */
 #define TA_PID_MIN 4194305LL
 
 static const struct opt opts[] = {
@@ -234,7 +237,6 @@ main(int argc, char **argv)
 		memset(&o, 0, sizeof o);
 		o.tr = tr;
 		o.pid = ta.max_pid + 1 > TA_PID_MIN ? ta.max_pid + 1 : TA_PID_MIN;
-		ta_findings(&o);
 		ta_stream(path, name, gz, &o, tr->has_stats && !trace_file ? tr->events : -1);
 		if (strcmp(name, "-") != 0)
 			note_msg("annotated '%s' into '%s'", path, name);

@@ -97,15 +97,101 @@ put(void *ctx, const char *p, size_t n)
 	sink_write(ctx, p, n);
 }
 
+/*
+ * The largest pid the trace's own bytes name, every event's (metadata and
+ * instants too, which are no records) and any "pid" member anywhere: the
+ * findings' process must be no process of the trace, or a trace could
+ * plant events in the findings' track.  A byte machine, so that a member
+ * split between two reads counts; a pid written as a string or a float
+ * counts as its number (too large a guess only moves the track).
+ */
+struct pidscan {
+	int state;		/* 0 idle, 1-4 matched that much of "pid", 5 before ':', 6 after */
+	int quoted;
+	char num[40];
+	size_t nnum;
+	long long max;
+};
+
+static void
+pid_done(struct pidscan *ps)
+{
+	double v;
+
+	ps->num[ps->nnum] = '\0';
+	v = ps->nnum ? strtod(ps->num, NULL) : 0;
+	if (v > (double)ps->max)
+		ps->max = v >= 4.6e18 ? (1LL << 62) : (long long)v;
+	ps->state = 0;
+	ps->nnum = 0;
+}
+
+static void
+pid_scan(struct pidscan *ps, const char *p, size_t n)
+{
+	static const char key[] = "\"pid\"";
+	size_t i = 0;
+
+	while (i < n) {
+		char ch = p[i];
+		if (ps->state == 0) {
+			const char *q = memchr(p + i, '"', n - i);
+			if (!q)
+				return;
+			i = (size_t)(q - p) + 1;
+			ps->state = 1;
+			continue;
+		}
+		if (ps->state < 5) {
+			if (ch == key[ps->state]) {
+				ps->state++;
+				i++;
+			} else
+				ps->state = 0;	/* this byte may open the next string: look again */
+			continue;
+		}
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+			i++;
+			continue;
+		}
+		if (ps->state == 5) {
+			ps->state = ch == ':' ? 6 : 0;
+			ps->quoted = 0;
+			if (ch == ':')
+				i++;
+			continue;
+		}
+		if (ch == '"' && !ps->quoted && !ps->nnum) {
+			ps->quoted = 1;
+			i++;
+			continue;
+		}
+		if (((ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
+		    ch == '-') && ps->nnum + 1 < sizeof ps->num) {
+			ps->num[ps->nnum++] = ch;
+			i++;
+			continue;
+		}
+		pid_done(ps);	/* the byte after the number: looked at again */
+	}
+}
+
 struct tapctx {
 	struct sink *k;
 	struct ta_out *o;
 	int inserted;
+	struct pidscan ps;
 };
 
+/* The findings, made now that the trace's own pids are known, and written. */
 static void
 insert(struct tapctx *c, int before)
 {
+	if (c->ps.state >= 6)
+		pid_done(&c->ps);
+	if (c->ps.max >= c->o->pid)
+		c->o->pid = c->ps.max < (1LL << 62) ? c->ps.max + 1 : c->ps.max;
+	ta_findings(c->o);
 	/* after an element a comma; after '[' or a trailing comma none */
 	ta_events(c->o, before == 'v' ? ",\n" : "\n", put, c->k);
 	c->inserted = 1;
@@ -119,11 +205,14 @@ tap(void *ctx, const char *p, size_t n, unsigned long long off, const struct sca
 	if (!c->inserted && st->events_closed && st->events_close >= off &&
 	    st->events_close < off + n) {
 		size_t at = (size_t)(st->events_close - off);
+		pid_scan(&c->ps, p, at);
 		sink_write(c->k, p, at);
 		insert(c, st->events_before);
 		sink_write(c->k, p + at, n - at);
 		return 0;
 	}
+	if (!c->inserted)
+		pid_scan(&c->ps, p, n);
 	sink_write(c->k, p, n);
 	return 0;
 }
@@ -153,9 +242,9 @@ ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long
 			sink_fail(&k, EXIT_DATA, "cannot start gzip output of '%s'", out);
 		k.zbuf = xmalloc(ZBUF);
 	}
+	memset(&c, 0, sizeof c);
 	c.k = &k;
 	c.o = o;
-	c.inserted = 0;
 	rc = scan_run_tap(z, path, tap, &c, &st, err, sizeof err);
 	zio_close(z);
 	if (rc != SCAN_OK)
@@ -163,6 +252,13 @@ ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long
 	if (!st.has_events)
 		sink_fail(&k, EXIT_DATA, "'%s' has no event array (traceEvents): nothing to annotate",
 		    path);
+	if (st.dup_trace_events) {
+		/* the findings would go into the first, which a viewer (last key wins) ignores */
+		snprintf(err, sizeof err, "'%s' holds %llu traceEvents arrays, and a trace viewer "
+		    "reads the last alone: findings written into the first would not show; "
+		    "remove the extra arrays to annotate it", path, st.dup_trace_events + 1);
+		sink_fail(&k, EXIT_DATA, "%s", err);
+	}
 	if (events >= 0 && st.events != (unsigned long long)events) {
 		snprintf(err, sizeof err, "'%s' holds %llu events where the records' trace held "
 		    "%lld: not the trace the records were made from", path, st.events, events);

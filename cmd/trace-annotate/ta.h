@@ -250,8 +250,10 @@ void ta_findings(struct ta_out *o);
 
 /*
  * Copy the trace at path to `out` ("-": stdout; gzip when gz), byte for
- * byte, with o's events (ta_events) added before the closing bracket of
- * its event array.  Checks that the trace has `events` events when events
+ * byte, with o's events (ta_findings, then ta_events) added before the
+ * closing bracket of its event array; o->pid is raised above every pid the
+ * trace's bytes name first, so that no event of the trace is in the
+ * findings' process.  Checks that the trace has `events` events when events
  * >= 0.  Exits on failure (1: the trace unreadable, not a trace or not the
  * records' one; 2: out refused), leaving no output file behind.
  */

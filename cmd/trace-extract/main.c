@@ -1517,7 +1517,8 @@ warn_trace(const struct trace_state *s, const struct scan_stats *st)
 		warn_msg("'%s': %llu trace event%s not JSON object%s (skipped)", path,
 		    st->nonobject, st->nonobject == 1 ? " is" : "s are", st->nonobject == 1 ? "" : "s");
 	if (st->dup_trace_events)
-		warn_msg("'%s': more than one traceEvents array (all were read)", path);
+		warn_msg("'%s': more than one traceEvents array (all were read; a trace viewer "
+		    "shows the last alone)", path);
 	for (i = 0; i < SK_NREASON; i++)
 		if (s->skipped[i])
 			warn_msg("'%s': %llu event%s skipped: %s", path, s->skipped[i],
@@ -1532,7 +1533,7 @@ warn_trace(const struct trace_state *s, const struct scan_stats *st)
 		    "resolution (no kernel row%s, as in the reference)", path, s->kernel_zero_dur,
 		    s->kernel_zero_dur == 1 ? "" : "s", s->kernel_zero_dur == 1 ? "" : "s");
 	if (strict && (s->kernel_no_dur || st->ctrl || s->repl || st->literals ||
-	    st->trailing_commas || st->nonobject || any_skipped(s))) {
+	    st->trailing_commas || st->nonobject || st->dup_trace_events || any_skipped(s))) {
 		err_msg("'%s': data-quality warnings are errors under --strict", path);
 		return EXIT_DATA;
 	}

@@ -441,6 +441,26 @@ truncated(struct check *c, const struct facts *f)
 	judge(c, ST_WARN, AF_KERNEL | AF_GPU_TIME | AF_STEP);
 }
 
+/*
+ * More than one traceEvents member: this report reads every array (a
+ * stream cannot take the first back), a JSON reader the last alone
+ * (Perfetto, chrome://tracing, Python's json), so the report and the
+ * timeline show other events; a trace can hide its events from either.
+ */
+static void
+event_arrays(struct check *c, const struct facts *f)
+{
+	begin(c, "duplicate_event_arrays", f->event_arrays);
+	if (!f->event_arrays) {
+		sb_adds(&c->detail, "one traceEvents array");
+		return;
+	}
+	sb_printf(&c->detail, "%lld traceEvents arrays: this report reads them all, a JSON "
+	    "reader (a trace viewer, Python's json) the last alone, so the two show other "
+	    "events", f->event_arrays + 1);
+	judge(c, ST_WARN, AF_ALL);
+}
+
 /* Events trace-extract could not read; fail from 10 % of the events. */
 static void
 skipped_events(struct check *c, const struct facts *f)
@@ -506,6 +526,7 @@ checks_run(struct check c[NCHECK], const struct facts *f, const struct health_op
 	stream_overlap(&c[i++], f);
 	absurd_timestamps(&c[i++], f);
 	truncated(&c[i++], f);
+	event_arrays(&c[i++], f);
 	skipped_events(&c[i++], f);
 	short_capture(&c[i++], f, o);
 	/* only defects make the verdict */

@@ -109,6 +109,7 @@ measure_stats(struct facts *f, const struct trace *tr)
 		}
 	}
 	f->missing_close = stats_int(&s->warnings, "missing_close_bracket") != 0;
+	f->event_arrays = stats_int(&s->warnings, "duplicate_trace_events");
 }
 
 /* The trace record's capture_flags: which profiler options were on. */

@@ -57,6 +57,7 @@ struct facts {
 	long long zero_dur;		/* GPU items of dur 0, not kernels (stats kernels_zero_dur) */
 	long long launch_zero_dur;	/* launches whose GPU items all have dur 0 */
 	long long missing_close;	/* 1 when the event array lacks its ']' */
+	long long event_arrays;		/* traceEvents arrays past the first (stats.warnings) */
 
 	/* from the trace record */
 	int flags_known;		/* it says which profiler options were on */
@@ -177,7 +178,7 @@ struct check {
 	sbuf detail;		/* one sentence, no path; owned, freed by checks_free */
 };
 
-enum { NCHECK = 15 };
+enum { NCHECK = 16 };
 
 /* Options that change the thresholds. */
 struct health_opts {

@@ -49,6 +49,7 @@ static const struct {
 	{ "stream_overlap", "kernels overlapping on one stream", NULL },
 	{ "absurd_timestamps", "impossible kernel timestamps", NULL },
 	{ "truncated", "a truncated trace", NULL },
+	{ "duplicate_event_arrays", "more than one traceEvents array", NULL },
 	{ "skipped_events", "events skipped", NULL },
 	{ "short_capture", "fewer steps than asked for", "no step markers" },
 };
