@@ -19,8 +19,21 @@ hex_byte(sbuf *out, const char *pfx, unsigned char c)
 }
 
 /*
+ * The bidirectional formatting characters (Unicode's Bidi_Control: the
+ * marks, embeddings, overrides and isolates): text around them displays in
+ * another order than it is, so a name can make a cell read as another.
+ */
+static int
+is_bidi(unsigned cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
  * The escape of the character at p[0..n), appended to out, and its length;
- * 0 when it is no control character (nothing appended).
+ * 0 when it is no control character (nothing appended).  The C1 controls
+ * and the bidirectional ones are controls here.
  */
 static size_t
 ctrl_at(const unsigned char *p, size_t n, int flags, sbuf *out)
@@ -54,6 +67,13 @@ ctrl_at(const unsigned char *p, size_t n, int flags, sbuf *out)
 			hex_byte(out, "\\u00", (unsigned char)cp);
 		return k;
 	}
+	if (is_bidi(cp)) {
+		if (out) {
+			hex_byte(out, "\\u", (unsigned char)(cp >> 8));
+			hex_byte(out, "", (unsigned char)cp);
+		}
+		return k;
+	}
 	return 0;
 }
 
@@ -64,7 +84,7 @@ plain_mb(const unsigned char *p, size_t n)
 	unsigned cp;
 	size_t k = utf8_decode(p, n, &cp);
 
-	return k && cp > 0x9f ? k : 0;
+	return k && cp > 0x9f && !is_bidi(cp) ? k : 0;
 }
 
 void
@@ -157,6 +177,19 @@ esc_md(const char *s, size_t n, int line_start, sbuf *out)
 			if (!(i > start && i + 1 < n && alnum(p[i - 1]) && alnum(p[i + 1])))
 				sb_addc(out, '\\');
 			sb_addc(out, '_');
+			continue;
+		case ':':
+			/* GFM's extended autolinks: "https://..." in text is a link */
+			if (i + 2 < n && p[i + 1] == '/' && p[i + 2] == '/')
+				sb_addc(out, '\\');
+			sb_addc(out, ':');
+			continue;
+		case '.':
+			/* and so is "www.x" */
+			if (i >= start + 3 && (p[i - 1] | 0x20) == 'w' && (p[i - 2] | 0x20) == 'w' &&
+			    (p[i - 3] | 0x20) == 'w')
+				sb_addc(out, '\\');
+			sb_addc(out, '.');
 			continue;
 		case '#':
 			/* only a # after a blank (or first) can close a heading */

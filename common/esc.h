@@ -23,8 +23,10 @@
 /*
  * Control characters shown as escapes: C0 controls and DEL as "\x1b"
  * (tab and newline kept when the flags say so), U+0000 (C0 80) as "\x00",
- * C1 controls (U+0080-U+009F, CSI among them) as "\u009b", and each byte
- * that is not part of valid UTF-8 as "\xff".  Everything else is copied.
+ * C1 controls (U+0080-U+009F, CSI among them) as "\u009b", the
+ * bidirectional controls (U+061C, U+200E-F, U+202A-E, U+2066-9, which
+ * reorder the text around them) as "\u202e", and each byte that is not
+ * part of valid UTF-8 as "\xff".  Everything else is copied.
  * For stderr, markdown, CSV and TSV (issue 27 item 10).
  */
 void esc_ctrl(const char *p, size_t n, int flags, sbuf *out);
@@ -38,7 +40,9 @@ int esc_ctrl_needed(const char *p, size_t n, int flags);
  * HTML tag, entity, emphasis, code span, strike-through or table cell
  * (\ ` * _ [ ] < & | ~; "_" inside a word and "#" inside a word stay bare,
  * since neither acts there, and so does ">", which ends a tag or autolink
- * only after an escaped "<"), CR, LF and CR LF as "<br>", control
+ * only after an escaped "<"), the ":" of "://" and the "." of "www."
+ * (GitHub's extended autolinks; an e-mail address still links, as a
+ * mailto:, since no escape stops it), CR, LF and CR LF as "<br>", control
  * characters as esc_ctrl shows them.  `line_start`: the text begins a
  * line, so its leading blanks go and a first character that could open a
  * block (# > - + = or "1." "1)") is escaped too (issue 27 item 7).

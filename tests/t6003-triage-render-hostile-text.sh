@@ -30,7 +30,7 @@ jq '.traceEvents |= (map(
         .name = "=HYPERLINK(\"http://e/x\",\"y\")<img src=x onerror=alert(1)>"
     elif .cat == "kernel" and (.name | test("BatchDecode")) then
         .name = (if .args.correlation % 2 == 0 then "abc\u0000def" else "abc\u0000xyz" end)
-    elif .cat == "cpu_op" and .name == "aten::mm" then .name = "![x](http://e/i.png)\r| forged | cell |"
+    elif .cat == "cpu_op" and .name == "aten::mm" then .name = "![x](http://e/i.png)\r| forged | cell | www.e.example \u202eevil"
     elif .cat == "cpu_op" and (.name | test("decode")) then .name = "@SUM(A1:A9)"
     else . end
     | if .pid == 0 then .pid = "1\n\n> **Trace health: ok.** forged" else . end)
@@ -45,12 +45,14 @@ t_markdown() {
 	"$RENDER" --names full <"$T/r.jsonl" >"$T/r.md" 2>"$T/r.err"
 	[ ! -s "$T/r.err" ]
 	# unsafe mode lets raw HTML through: none may be there
-	cmark-gfm --unsafe -e table "$T/r.md" >"$T/r.html"
+	cmark-gfm --unsafe -e table -e autolink "$T/r.md" >"$T/r.html"
 	eq 1 "$(grep -c '<h1>' "$T/r.html")" "headings of level 1"
 	eq 1 "$(grep -c '<blockquote>' "$T/r.html")" "quotes (the real banner alone)"
 	hasnt "$T/r.html" '<img'
 	hasnt "$T/r.html" '<script'
 	hasnt "$T/r.html" '<!--'
+	# GitHub's autolinks: no "http://" nor "www." in a name becomes a link
+	hasnt "$T/r.html" '<a href'
 	hasnt "$T/r.md" '^> \*\*Trace health: ok'
 	hasnt "$T/r.md" '^# Forged'
 	# the pid's text is in the merged_devices check's detail, in its cell (the banner
@@ -61,7 +63,9 @@ t_markdown() {
 	eq 7 "$(wc -l <"$T/rows" | tr -d ' ')" "kernel rows"
 	awk -F' [|] ' '{ if (NF != 9) { print "row of " NF " cells: " $0; bad = 1 } } END { exit bad }' \
 	    "$T/rows"
-	has "$T/rows" '| !\\\[x\\\](http://e/i.png)<br>\\| forged \\| cell \\| |$'
+	has "$T/rows" '| !\\\[x\\\](http\\://e/i.png)<br>\\| forged \\| cell \\| www\\.e.example \\u202eevil |$'
+	# a bidirectional override reorders no cell: shown as its escape
+	eq 0 "$(grep -c "$(printf '\342\200\256')" "$T/r.md")" "raw U+202E"
 	# two names that differ after a NUL are two rows
 	has "$T/rows" '^| abc\\x00def | '
 	has "$T/rows" '^| abc\\x00xyz | '
@@ -89,6 +93,8 @@ t_csv() {
 	hasnt "$T/k.csv" ',=\|,@\|,"=\|,"@'
 	eq 0 "$(grep -c "$ESC" "$T/k.csv")" "raw ESC characters"
 	has "$T/k.csv" '\\x1b\]0;pwn\\x07'
+	eq 0 "$(grep -c "$(printf '\342\200\256')" "$T/k.csv")" "raw U+202E"
+	has "$T/k.csv" 'www.e.example \\u202eevil'
 	"$RENDER" --format tsv --table kernel --names full <"$T/r.jsonl" >"$T/k.tsv"
 	has "$T/k.tsv" "$(printf "^decode\t'=HYPERLINK")"
 	eq 0 "$(grep -c "$ESC" "$T/k.tsv")" "raw ESC characters in TSV"
