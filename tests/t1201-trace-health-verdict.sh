@@ -8,7 +8,7 @@ EX=$BIN/trace-extract
 ST=$BIN/trace-stage
 TH=$BIN/trace-health
 
-IDS='no_kernels graph_launch_without_kernels launch_without_kernel kernel_without_launch no_python_stacks no_cpu_ops no_shapes merged_devices clock_offset clock_skew stream_overlap absurd_timestamps truncated skipped_events short_capture'
+IDS='no_kernels graph_launch_without_kernels launch_without_kernel kernel_without_launch no_python_stacks no_cpu_ops no_shapes merged_devices clock_offset clock_skew stream_overlap absurd_timestamps truncated duplicate_event_arrays skipped_events short_capture'
 
 staged() {	# staged NAME [GEN-OPTION...]
 	_n=$1

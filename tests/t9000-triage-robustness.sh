@@ -72,7 +72,7 @@ t_quick_start_sample() {
 		    "rows under $s"
 	done
 	has "$T/q.md" '^| FlashInfer unified allreduce_fusion | Confirmed |'
-	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 30 checks passed on every trace.$'
+	has "$T/q.md" '^> \*\*Trace health: ok.\*\* All 32 checks passed on every trace.$'
 	# a TP2 deployment's rank, and every share with its base (issue 25)
 	has "$T/q.md" '^- \*\*Rank\*\*: 0 of 2 (the trace.s distributedInfo)$'
 	has "$T/q.md" '; of the kernel time: gemm 51%, attention 34%, norm 9%;'
