@@ -191,6 +191,19 @@ resolve(const char *path, struct target *t, sbuf *why)
 }
 
 int
+ofile_no_link(const char *path, sbuf *why)
+{
+	struct stat st;
+
+	sb_reset(why);
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	sb_printf(why, "cannot write '%s': it is a symbolic link, and a file name this tool "
+	    "makes itself is never written through one; remove it", path);
+	return EXIT_USAGE;
+}
+
+int
 ofile_check(const char *path, sbuf *why)
 {
 	struct target t;

@@ -48,6 +48,15 @@ struct ofile {
 	int chown;		/* give it uid and gid (root over another's file) */
 };
 
+/*
+ * For a name the tool made itself (a table's file in a directory, a
+ * rank's or a batch operand's report), not one the user typed: 0, or
+ * EXIT_USAGE with why when path is a symbolic link, which someone with
+ * write access to the directory may have planted to aim the write
+ * elsewhere.  Call before ofile_open or ofile_put.
+ */
+int ofile_no_link(const char *path, sbuf *why);
+
 /* Can path be written by these rules?  Nothing is created or opened. */
 int ofile_check(const char *path, sbuf *why);
 

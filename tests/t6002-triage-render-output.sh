@@ -158,4 +158,24 @@ t_csv_dir() {
 }
 check "csv -o DIR/: one file per table, each written the same way" t_csv_dir
 
+# The names in DIR/ are the renderer's, not the user's: a link planted at
+# one is refused before any table is written, the file it names untouched;
+# --no-link says the same of an -o PATH triage made (batch reports).
+t_csv_dir_link() {
+	mkdir -p planted
+	echo victim >victim
+	ln -s ../victim planted/kernel.csv
+	status 2 "$R" --format csv -o planted/ <"$T/rec.jsonl" 2>"$T/err"
+	has "$T/err" "cannot write 'planted/kernel.csv': it is a symbolic link"
+	eq victim "$(cat victim)"
+	eq "kernel.csv" "$(ls -A planted)" "files written"
+	ln -s victim madelink.md
+	status 2 "$R" --no-link --copy "$T/rec.jsonl" -o madelink.md 2>"$T/err"
+	eq victim "$(cat victim)"
+	# a link the user names is followed, as documented
+	"$R" --copy "$T/rec.jsonl" -o madelink.md
+	cmp -s "$T/rec.jsonl" victim
+}
+check "names the renderer makes are never written through a planted link" t_csv_dir_link
+
 done_testing

@@ -91,6 +91,14 @@ t_names() {
 	[ -s "$T/pdo/h.t0.annotated.json" ] && [ -s "$T/pdo/h.t1.annotated.json" ]
 	has "$T/err" "annotated '$T/pd/decode/h.json' into '$T/pdo/h.t1.annotated.json'"
 	eq 2 "$(ls "$T/pdo" | wc -l | tr -d ' ')" "files"
+	# a rank's name is made here: a link planted at one refuses all, none written
+	mkdir "$T/lk"
+	echo victim >"$T/victim"
+	ln -s ../victim "$T/lk/o.rank3.json"
+	status 2 "$TA" -q -o "$T/lk/o.json" "$T/two.jsonl" 2>"$T/err"
+	has "$T/err" "cannot write '$T/lk/o.rank3.json': it is a symbolic link"
+	eq victim "$(cat "$T/victim")"
+	eq o.rank3.json "$(ls "$T/lk")" "files written"
 }
 check 'where the traces go: a file, by rank or index, a directory, -t, --trace-file' t_names
 

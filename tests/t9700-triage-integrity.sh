@@ -91,6 +91,25 @@ x.json" "$T/nl/line.json" 2>"$T/err"
 }
 check "batch: an operand with a line break is refused (exit 2) before any work" t_batch_newline
 
+# A batch report's name is the driver's: a link planted there is refused,
+# the file it names untouched, the other operands' reports written.
+t_batch_planted_link() {
+	mkdir -p "$T/bl" "$T/blo"
+	cp "$T/t.json" "$T/bl/a.json"
+	cp "$T/t.json" "$T/bl/b.json"
+	echo victim >"$T/victim"
+	ln -s ../victim "$T/blo/a.md"
+	set +e
+	"$TRIAGE" -q -o "$T/blo/" "$T/bl/a.json" "$T/bl/b.json" 2>"$T/err"
+	rc=$?
+	set -e
+	eq 2 "$rc" "exit status"
+	has "$T/err" "cannot write '$T/blo/a.md': it is a symbolic link"
+	eq victim "$(cat "$T/victim")"
+	[ -s "$T/blo/b.md" ]
+}
+check "batch: a report is never written through a link planted at its name" t_batch_planted_link
+
 t_messages() {
 	# the driver's own lines escape what they quote
 	printf '{"traceEvents": [' >"$T/bad$ESC[31m.json"

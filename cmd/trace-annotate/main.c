@@ -143,7 +143,7 @@ main(int argc, char **argv)
 {
 	const char *out = "-", *trace_file = NULL, *in = "-", *errstr;
 	long long only = -1, v;
-	int c, gzip_opt = 0, dir, by_rank;
+	int c, gzip_opt = 0, dir, by_rank, pass;
 	size_t i, j, nsel = 0;
 	struct ta_trace **sel;
 	sbuf why = SBUF_INIT, label = SBUF_INIT;
@@ -214,6 +214,8 @@ main(int argc, char **argv)
 		for (j = 0; by_rank && j < i; j++)
 			by_rank = sel[j]->rank != sel[i]->rank;
 	}
+	/* pass 0 names every output and checks it, so that a refusal writes none */
+	for (pass = 0; pass < 2; pass++)
 	for (i = 0; i < nsel; i++) {
 		struct ta_trace *tr = sel[i];
 		const char *path = trace_file ? trace_file : ta_s(tr->path);
@@ -234,6 +236,14 @@ main(int argc, char **argv)
 		gz = gzip_opt || (dir ? tr->gzip || ends_with(path, ".gz") : ends_with(out, ".gz"));
 		name = out_name(out, dir, tr, nsel > 1 && (!dir || stem_clash(sel, nsel, i, trace_file)) ?
 		    sb_str(&label) : NULL, gz);
+		/* a name made here (in a directory, or with a rank's label): never through a link */
+		if (pass == 0) {
+			if ((dir || (nsel > 1 && sb_str(&label)[0])) && strcmp(name, "-") != 0 &&
+			    (c = ofile_no_link(name, &why)) != 0)
+				die(c, "%s", why.s);
+			free(name);
+			continue;
+		}
 		memset(&o, 0, sizeof o);
 		o.tr = tr;
 		o.pid = ta.max_pid + 1 > TA_PID_MIN ? ta.max_pid + 1 : TA_PID_MIN;

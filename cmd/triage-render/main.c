@@ -23,7 +23,8 @@
 #include "rules.h"
 #include "xalloc.h"
 
-enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE, O_RAW_CELLS, O_COPY, O_CHECK_OUTPUT, O_STATS };
+enum { O_BUNDLE = OPT_LONG, O_NAMES, O_TABLE, O_RAW_CELLS, O_COPY, O_CHECK_OUTPUT, O_STATS,
+	O_NO_LINK };
 
 static const struct opt opts[] = {
 	{ "bundle", O_BUNDLE, NULL, "one document of many runs (each opened by a run record)" },
@@ -40,6 +41,7 @@ static const struct opt opts[] = {
 	    "diff_fuse, diff_overlap, runs (checked before the records are read)" },
 	{ "copy", O_COPY, "FILE", "write FILE unchanged to -o PATH by the same rules (for triage)" },
 	{ "check-output", O_CHECK_OUTPUT, NULL, "only check that -o PATH can be written (exit 0 or 2)" },
+	{ "no-link", O_NO_LINK, NULL, "refuse an -o PATH that is a symbolic link (a name triage made)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -279,14 +281,24 @@ dsv_dir(struct doc **docs, char sep)
 
 	if (mkdir(R.out, 0777) != 0 && errno != EEXIST)
 		die(EXIT_DATA, "cannot create directory '%s': %s", R.out, strerror(errno));
-	for (i = 0; i < n; i++) {
-		sb_reset(&path);
-		sb_reset(&text);
-		sb_printf(&path, "%s%s%s.%s", R.out, R.out[strlen(R.out) - 1] == '/' ? "" : "/",
-		    ids[i], sep == ',' ? "csv" : "tsv");
-		dsv_write(docs[0], ids[i], sep, &text);
-		write_file(path.s, &text);
-	}
+	/* the names are made here: a link planted at any of them refuses all, first */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			sb_reset(&path);
+			sb_printf(&path, "%s%s%s.%s", R.out,
+			    R.out[strlen(R.out) - 1] == '/' ? "" : "/", ids[i], sep == ',' ? "csv" : "tsv");
+			if (pass == 0) {
+				sbuf why = SBUF_INIT;
+				int rc = ofile_no_link(path.s, &why);
+				if (rc)
+					die(rc, "%s", why.s);
+				sb_free(&why);
+				continue;
+			}
+			sb_reset(&text);
+			dsv_write(docs[0], ids[i], sep, &text);
+			write_file(path.s, &text);
+		}
 	sb_free(&path);
 	sb_free(&text);
 }
@@ -377,7 +389,7 @@ main(int argc, char **argv)
 {
 	sbuf text = SBUF_INIT, why = SBUF_INIT;
 	const char *copy_src = NULL;
-	int c, i, check_only = 0, rc;
+	int c, i, check_only = 0, no_link = 0, rc;
 
 	tool_init(argc, argv);
 	while ((c = opt_next(&tool, argc, argv)) != -1) {
@@ -435,6 +447,9 @@ main(int argc, char **argv)
 		case O_CHECK_OUTPUT:
 			check_only = 1;
 			break;
+		case O_NO_LINK:
+			no_link = 1;
+			break;
 		default:
 			opt_usage(&tool, EXIT_USAGE);
 		}
@@ -443,6 +458,8 @@ main(int argc, char **argv)
 	argv += optind;
 	if (R.out && strcmp(R.out, "-") == 0)
 		R.out = NULL;	/* -o -: standard output */
+	if (no_link && R.out && (rc = ofile_no_link(R.out, &why)) != 0)
+		die(rc, "%s", why.s);
 	if (check_only || copy_src) {
 		if (argc > 0) {
 			err_msg("--copy and --check-output take no operands");
