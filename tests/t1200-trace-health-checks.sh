@@ -510,7 +510,12 @@ t_absurd_ts() {
 	staged absurd -d absurd-ts
 	health absurd
 	eq "warn 1 gpu_time,step" "$(ck absurd absurd_timestamps)"
-	has "$T/absurd.err" "'$T/absurd.json': 1 kernel has a negative or absurd timestamp (outside 0 .. 1e17 us)$"
+	has "$T/absurd.err" "'$T/absurd.json': 1 kernel has a negative or absurd timestamp (outside 0 .. 1e17 us, or more than an hour after its launch call)$"
+	eq "ok 0" "$(ck clean absurd_timestamps)"
+	# one kernel 3e13 us after its launch: days of idle time from one event
+	{ hdr far.json; eager 4 10 1; K far 30000000000010 5 99; L cudaLaunchKernel 8 99; end; } >"$T/far.jsonl"
+	health far
+	eq "warn 1 gpu_time,step" "$(ck far absurd_timestamps)"
 }
 check "absurd_timestamps: negative or absurd timestamps are counted" t_absurd_ts
 

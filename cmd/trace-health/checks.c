@@ -407,10 +407,12 @@ absurd_timestamps(struct check *c, const struct facts *f)
 {
 	begin(c, "absurd_timestamps", f->absurd);
 	if (!f->absurd) {
-		sb_adds(&c->detail, "every kernel timestamp lies between 0 and 1e17 us");
+		sb_adds(&c->detail, "every kernel timestamp lies between 0 and 1e17 us, within an "
+		    "hour of its launch call");
 		return;
 	}
-	sb_printf(&c->detail, "%lld %s (outside 0 .. 1e17 us)", f->absurd,
+	sb_printf(&c->detail, "%lld %s (outside 0 .. 1e17 us, or more than an hour after its "
+	    "launch call)", f->absurd,
 	    pl(f->absurd, "kernel has a negative or absurd timestamp",
 	    "kernels have negative or absurd timestamps"));
 	judge(c, ST_WARN, AF_GPU_TIME | AF_STEP);

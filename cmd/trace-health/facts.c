@@ -21,6 +21,12 @@
 #define EPS_US 1e-3
 /* Timestamps outside [0, 1e17] us are clock garbage (1e17 us is year 5138). */
 #define ABSURD_US 1e17
+/*
+ * A kernel that starts more than an hour after its launch call: no GPU
+ * queue holds work that long, and a profile spans seconds to minutes; one
+ * such kernel makes the stage's span, idle time and last step hours long.
+ */
+#define ABSURD_DELAY_US 3.6e9
 
 static const char *
 S(const struct trace_reader *r, uint32_t id)
@@ -385,9 +391,10 @@ measure_kernels(struct facts *f, const struct trace_reader *r, const struct trac
 
 		if (trace_thread_pid(r, k->thread) != f->sel)
 			continue;
-		if (abs_ts < 0 || abs_ts > ABSURD_US)
-			f->absurd++;
 		v = k->has_corr ? imap_get(lcorr, (uint64_t)k->corr) : NULL;
+		if (abs_ts < 0 || abs_ts > ABSURD_US ||
+		    (v && k->ts - (tr->ln[*v].ts + tr->ln[*v].dur) > ABSURD_DELAY_US))
+			f->absurd++;
 		if (strcasecmp(S(r, k->cat), "kernel") == 0) {
 			f->compute++;
 			f->compute_no_launch += v == NULL;
