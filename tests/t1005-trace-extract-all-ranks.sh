@@ -192,6 +192,24 @@ t_damaged_files() {
 }
 check "damaged candidates are left out aloud; none readable is exit 1" t_damaged_files
 
+# trace-annotate's copy written into the profile directory is no newer
+# capture: left out, said; alone it is analyzed; --compat reference: as the
+# reference, by its time.
+t_annotated_copy() {
+	m=$T/ann
+	mkdir -p "$m"
+	"$GEN" -f sglang -n 1 -l 1 -o "$m/t.json"
+	touch -d @1000 "$m/t.json"
+	cp "$m/t.json" "$m/t.annotated.json"
+	eq t.json "$("$EX" -q "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
+	has_text "$("$EX" -q "$m" | jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text')" \
+	    '1 trace file under the input was not analyzed: 1 annotated copies made by trace-annotate, not captures (t.annotated.json)'
+	eq t.annotated.json "$("$EX" -q --compat reference "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
+	rm "$m/t.json"
+	eq t.annotated.json "$("$EX" -q "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
+}
+check "an annotated copy in the profile directory is not its newest trace" t_annotated_copy
+
 t_usage() {
 	status 2 "$EX" --all-ranks --rank 1 "$d" 2>"$T/err"
 	has "$T/err" "not with --all-ranks"

@@ -667,7 +667,26 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 		err_msg("no trace files found under '%s'", *trace_dir);
 		return EXIT_EMPTY;
 	}
+	/*
+	 * trace-annotate's copies (STEM.annotated.json, triage --annotate
+	 * DIR/) are this tool's output, not a new capture: written into the
+	 * profile directory, the copy would be its newest trace next time.
+	 */
+	for (i = 0, nonmerged = 0; i < all.n; i++)	/* (counts the originals here) */
+		nonmerged += strstr(base_name(all.v[i].path), ".annotated.json") == NULL;
+	if (!compat_reference && nonmerged && nonmerged < (int)all.n) {
+		for (i = j = 0; i < all.n; i++) {
+			const char *b = base_name(all.v[i].path);
+			if (strstr(b, ".annotated.json")) {
+				drop(dropped, all.v[i].path, "annotated");
+				free(all.v[i].path);
+			} else
+				all.v[j++] = all.v[i];
+		}
+		all.n = j;
+	}
 	/* Drop merged-* traces unless that would drop everything. */
+	nonmerged = 0;
 	for (i = 0; i < all.n; i++)
 		if (strncmp(base_name(all.v[i].path), "merged-", 7) != 0)
 			nonmerged++;

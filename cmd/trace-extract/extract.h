@@ -91,7 +91,7 @@ int trace_dist_rank(const char *path, long long *rank, long long *world);
  */
 struct dropped {
 	char **path;		/* heap */
-	const char **why;	/* static: "another directory", "older", "merged", "rank", "no rank", "damaged" */
+	const char **why;	/* static: "another directory", "older", "merged", "rank", "no rank", "damaged", "annotated" */
 	size_t n, cap;
 };
 void dropped_free(struct dropped *d);

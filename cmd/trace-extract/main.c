@@ -2322,18 +2322,19 @@ static void
 dropped_note(const char *dir, const struct dropped *d)
 {
 	static const char *const whys[] = { "another directory", "older", "merged", "no rank",
-		"damaged" };
+		"damaged", "annotated" };
 	static const char *const words[] = {
 		"in another directory than the one analyzed",
 		"older than a trace of the same rank and stage",
 		"merged-* files beside per-rank ones", "naming no rank",
-		"unreadable (truncated or malformed: still being written, or damaged)" };
+		"unreadable (truncated or malformed: still being written, or damaged)",
+		"annotated copies made by trace-annotate, not captures" };
 	sbuf t = SBUF_INIT;
 	size_t i, k, n = 0, shown, dl = strlen(dir);
-	size_t per[5] = { 0, 0, 0, 0, 0 };
+	size_t per[6] = { 0, 0, 0, 0, 0, 0 };
 
 	for (i = 0; i < d->n; i++)
-		for (k = 0; k < 5; k++)
+		for (k = 0; k < 6; k++)
 			if (!strcmp(d->why[i], whys[k])) {
 				per[k]++;
 				n++;
@@ -2342,7 +2343,7 @@ dropped_note(const char *dir, const struct dropped *d)
 		return;
 	sb_printf(&t, "%zu trace file%s under the input %s not analyzed:", n, n == 1 ? "" : "s",
 	    n == 1 ? "was" : "were");
-	for (k = 0, shown = 0; k < 5; k++) {
+	for (k = 0, shown = 0; k < 6; k++) {
 		size_t m = 0;
 		if (!per[k])
 			continue;
