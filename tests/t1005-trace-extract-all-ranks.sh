@@ -141,6 +141,19 @@ t_dist_beats_name() {
 }
 check "a trace's distributedInfo rank beats the number in its file name" t_dist_beats_name
 
+# A distributedInfo that cannot be (rank 5 of 2, a rank that is no number)
+# is warned of and not believed: the file name's rank, if any, instead.
+t_dist_impossible() {
+	"$GEN" -n 1 -l 1 --rank 5 --world 2 -o "$T/w_tp1.json"
+	eq '1 name null' "$("$EX" "$T/w_tp1.json" 2>"$T/err" |
+	    jq -r 'select(.type == "trace") | "\(.rank) \(.rank_source) \(.world_size)"')"
+	has "$T/err" "distributedInfo says rank 5 in a world of 2 ranks, which cannot be: both ignored"
+	sed 's/"rank": *5/"rank": "x"/' "$T/w_tp1.json" >"$T/w_tp1s.json"
+	"$EX" "$T/w_tp1s.json" 2>"$T/err" >/dev/null
+	has "$T/err" "distributedInfo's rank is no rank (a whole number from 0): ignored"
+}
+check "an impossible distributedInfo is warned of and not believed" t_dist_impossible
+
 t_dropped_files() {
 	m=$T/mixed
 	mkdir -p "$m/a/deep" "$m/b"

@@ -126,7 +126,8 @@ trace_dist_rank(const char *path, long long *rank, long long *world)
 		return 0;
 	scan_run_members(z, path, NULL, NULL, peek_stop, &m, &p, &st, err, sizeof err);
 	zio_close(z);
-	if (!p.found)
+	/* a rank past the world size is no rank (read_dist warns of it) */
+	if (!p.found || (p.world > 0 && p.rank >= p.world))
 		return 0;
 	*rank = p.rank;
 	*world = p.world;

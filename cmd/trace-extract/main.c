@@ -1361,10 +1361,22 @@ read_dist(struct trace_state *s, const json_doc *d)
 		s->dist.rank = v;
 		s->dist.has_rank = 1;
 	}
+	else if (i >= 0)
+		warn_msg("'%s': distributedInfo's rank is no rank (a whole number from 0): "
+		    "ignored", s->path);
 	i = json_get(d, 0, "world_size");
 	if (json_kind(d, i) == JK_INT && json_coerce_int(d, i, &v) && v >= 1) {
 		s->dist.world = v;
 		s->dist.has_world = 1;
+	} else if (i >= 0)
+		warn_msg("'%s': distributedInfo's world_size is no size (a whole number from 1): "
+		    "ignored", s->path);
+	if (s->dist.has_rank && s->dist.has_world && s->dist.rank >= s->dist.world) {
+		/* one of them is wrong, and which is unknown: neither is said */
+		warn_msg("'%s': distributedInfo says rank %lld in a world of %lld ranks, which "
+		    "cannot be: both ignored", s->path, s->dist.rank, s->dist.world);
+		s->dist.has_rank = s->dist.has_world = 0;
+		return;
 	}
 	/* the TP group: a process group that says it is one and holds this rank */
 	g = json_get(d, 0, "pg_config");
