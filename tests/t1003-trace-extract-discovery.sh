@@ -232,6 +232,10 @@ t_fifo() {
 	wait
 	has "$T/report.md" "\*\*Traces\*\*: $T/pipe"
 	has "$T/report.md" '^## Kernels'
+	# the framework and model family from that one pass, as the file's
+	eq "$(jq -c 'select(.type == "input") | [.framework, .framework_source, .model_family]' "$T/file.jsonl")" \
+	    "$(jq -c 'select(.type == "input") | [.framework, .framework_source, .model_family]' "$T/fifo.jsonl")"
+	eq '["sglang","trace"]' "$("$EX" -q - <"$T/piped.json" | jq -c 'select(.type == "input") | [.framework, .framework_source]')"
 }
 check "a named pipe operand (<(cmd)) is one trace, read once" t_fifo
 

@@ -121,8 +121,8 @@ t_named() {
 	    "$(input "$T/d")"
 	# --model wins over the server args
 	eq 'mine	gpt_oss	option	1 Python frame of vllm/model_executor/models/gpt_oss.py' "$(input "$T/d" --model mine)"
-	# a stream is read once: no family, only what is named
-	eq 'x	-	option	-' "$("$BIN/trace-extract" -q --model x - <"$T/a.json" | head -n 1 |
+	# a stream is read once, and its one pass gives the family, as a file's does
+	eq 'x	gpt_oss	option	1 Python frame of vllm/model_executor/models/gpt_oss.py' "$("$BIN/trace-extract" -q --model x - <"$T/a.json" | head -n 1 |
 	    jq -r '[.model, .model_family, .model_source, .model_evidence] | map(. // "-") | @tsv')"
 }
 check "--model and server args name the model; the family still comes from the frames" t_named

@@ -33,7 +33,7 @@ tlist_free(struct tlist *l)
 	l->n = l->cap = l->nranks = 0;
 }
 
-static void
+void
 tlist_add(struct tlist *l, const char *path, long long mtime, int order)
 {
 	xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);

@@ -36,6 +36,8 @@ struct tlist {
 };
 
 void tlist_free(struct tlist *l);
+/* Append a copy of path (its mtime in ns and its discovery order). */
+void tlist_add(struct tlist *l, const char *path, long long mtime, int order);
 
 /*
  * Does `path` look like a trace (capture-and-cli.md §3.3)?  Names ending

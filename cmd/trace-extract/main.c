@@ -1866,6 +1866,7 @@ struct input_ctx {
 	int fh_done, mh_done;		/* the pass fed them to their end */
 	int t0;
 	int cut;			/* the run died during that pass */
+	int stream;			/* standard input or a pipe: readable once, never again */
 	/*
 	 * What the first trace says of its deployment, for a report that
 	 * pairs two runs (the mapping's against the formal's): its world size
@@ -1887,7 +1888,7 @@ put_input(struct input_ctx *c)
 
 	if (!c->fw && c->cut && !c->fh_done) {
 		/* the pass stopped short: the traces read for it, as resolve_framework does */
-		for (i = 0; !c->fw && i < (c->is_dir ? c->traces->n : 1); i++)
+		for (i = 0; !c->fw && !c->stream && i < (c->is_dir ? c->traces->n : 1); i++)
 			c->fw = trace_frames_hint(c->traces->v[i].path, c->evidence);
 		c->src = "trace";
 		if (!c->fw)
@@ -1905,7 +1906,9 @@ put_input(struct input_ctx *c)
 		rec_str(RM_input_framework_evidence, c->evidence->s, c->evidence->len);
 	for (i = 0; i < c->traces->n; i++)
 		paths[i] = c->traces->v[i].path;
-	put_model(c->sa, paths, c->traces->n, c->cut && !c->mh_done ? NULL : c->mh);
+	/* a stream's model hint is its pass's or none: it cannot be read again */
+	put_model(c->sa, paths, c->stream && (!c->mh || (c->cut && !c->mh_done)) ? 0 :
+	    c->traces->n, c->cut && !c->mh_done ? NULL : c->mh);
 	free(paths);
 	sb_addc(&l, '[');
 	for (i = 0; i < c->traces->n; i++) {
@@ -2166,7 +2169,7 @@ extract_operand(const char *arg, int *tindex)
 	struct stat st;
 	int rc, r, is_dir = 0, have_sa = 0, any_ok = 0;
 	size_t i;
-	const char *fw, *src;
+	const char *fw;
 	struct input_ctx in = { 0 };
 
 	/*
@@ -2175,25 +2178,41 @@ extract_operand(const char *arg, int *tindex)
 	 */
 	if (strcmp(arg, "-") == 0 ||
 	    (stat(arg, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
-		char one[PATH_MAX + 8];
-		sbuf q = SBUF_INIT;
-		rec_begin(RT_input);
-		rec_int(RM_input_v, REC_VERSION);
-		rec_cstr(RM_input_role, role);
-		rec_cstr(RM_input_path, arg);
+		/*
+		 * No path, folder or server args to look at: the framework is the
+		 * option's, the capture's, or (not under --compat reference) what
+		 * the stream's own frames say, learnt by its one pass as a file's
+		 * is, the input record written when that pass ends.
+		 */
+		tlist_add(&traces, arg, 0, 0);
+		in.real = arg;
+		in.stream = 1;
+		in.traces = &traces;
+		in.dropped = &dropped;
+		in.evidence = &evidence;
 		fw = framework_canonical(framework);
-		src = "option";
-		if (!strcmp(fw, "auto"))
-			fw = default_framework(fallback, &src);
-		rec_cstr(RM_input_framework, fw);
-		rec_cstr(RM_input_framework_source, src);
-		put_model(NULL, NULL, 0, NULL);	/* a stream is read once: no frames to look at first */
-		json_quote(&q, arg, strlen(arg));
-		snprintf(one, sizeof one, "[%s]", q.s);
-		sb_free(&q);
-		rec_json(RM_input_traces, one, strlen(one));
-		rec_end();
-		return extract_trace(arg, (*tindex)++);
+		in.src = "option";
+		if (strcmp(fw, "auto") != 0)
+			in.fw = fw;
+		else if (framework_captured && !compat_reference &&
+		    strcmp(framework_canonical(framework_captured), "auto") != 0) {
+			in.fw = framework_canonical(framework_captured);
+			in.src = "capture";
+		} else if (compat_reference)
+			in.fw = default_framework(fallback, &in.src);
+		else
+			in.fh = frames_hint_new();
+		if (!compat_reference)
+			in.mh = model_hint_new();
+		in.t0 = *tindex;
+		pending = &in;
+		rc = extract_trace(arg, (*tindex)++);
+		input_flush();
+		frames_hint_free(in.fh);
+		model_hint_free(in.mh);
+		tlist_free(&traces);
+		sb_free(&evidence);
+		return rc;
 	}
 	if (!realpath(arg, real)) {
 		err_msg("cannot open '%s': %s", arg, strerror(errno));
