@@ -472,6 +472,17 @@ t_deployments() {
 	hasnt "$T/dep2.md" 'different deployments'
 	{ inp mapping "X" 1 1 1; inp formal "X" 1 1 1; } | "$RENDER" >"$T/dep3.md" 2>/dev/null
 	hasnt "$T/dep3.md" 'different deployments'
+	# another framework and model family: said on stderr too, and the formal
+	# trace takes no model family from the other deployment's mapping
+	{ inp mapping "X" 1 1 1 | sed 's/}$/,"model_family":"gpt_oss"}/'
+	  inp formal "X" 1 1 1 | sed 's/"vllm"/"sglang"/; s/}$/,"model_family":"qwen3"}/'; } |
+	    "$RENDER" >"$T/dep4.md" 2>"$T/dep4.err"
+	has "$T/dep4.md" '^> Note: The mapping and formal traces come from different deployments (vLLM vs SGLang; model family gpt_oss vs qwen3): '
+	has "$T/dep4.err" 'warning: The mapping and formal traces come from different deployments'
+	has "$T/dep4.md" '^- \*\*Model\*\*: qwen3'
+	{ inp mapping "X" 1 1 1 | sed 's/}$/,"model_family":"gpt_oss"}/'
+	  inp formal "X" 1 1 1 | sed 's/"vllm"/"sglang"/'; } | "$RENDER" >"$T/dep5.md" 2>/dev/null
+	hasnt "$T/dep5.md" 'gpt_oss'
 }
 check "mapping/formal of two deployments: a note" t_deployments
 

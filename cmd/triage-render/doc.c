@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "gpuspec.h"
 #include "num.h"
 #include "render.h"
@@ -336,9 +337,11 @@ input_gpu(const struct item *in)
 /*
  * A mapping trace gives the formal trace its Python sites and input
  * shapes, which are a deployment's: when the two input records say their
- * first traces ran on other GPUs or other world sizes, the report says so.
+ * first traces ran on other GPUs or other world sizes, under other
+ * frameworks or of other model families, the report says so (and stderr).
+ * Returns 1 then.
  */
-static void
+static int
 deployment_note(const struct item *m, const struct item *f, struct doc *d)
 {
 	char *gm = input_gpu(m), *gf = input_gpu(f);
@@ -352,22 +355,41 @@ deployment_note(const struct item *m, const struct item *f, struct doc *d)
 	int gpu_differs = gm && gf && (named ? strcmp(nm.s, nf.s) != 0 :
 	    (sm >= 0 && sf >= 0 && sm != sf) || (mm >= 0 && mf >= 0 && mm != mf));
 	int world_differs = wm >= 0 && wf >= 0 && wm != wf;
+	sbuf fm = SBUF_INIT, ff = SBUF_INIT, am = SBUF_INIT, af = SBUF_INIT;
+	const char *xm = item_str(m, "framework", &fm, "none"), *xf = item_str(f, "framework", &ff,
+	    "none");
+	const char *ym = item_str(m, "model_family", &am, NULL), *yf = item_str(f, "model_family",
+	    &af, NULL);
+	int fw_differs = strcmp(xm, xf) != 0, fam_differs = ym && yf && strcmp(ym, yf) != 0;
+	int differs = gpu_differs || world_differs || fw_differs || fam_differs;
 
-	if (gpu_differs || world_differs) {
+	if (differs) {
 		sb_adds(&t, "The mapping and formal traces come from different deployments (");
 		if (gpu_differs)
-			sb_printf(&t, "%s vs %s", gm, gf);
+			sb_printf(&t, "%s vs %s; ", gm, gf);
 		if (world_differs)
-			sb_printf(&t, "%sworld size %lld vs %lld", gpu_differs ? "; " : "", wm, wf);
+			sb_printf(&t, "world size %lld vs %lld; ", wm, wf);
+		if (fw_differs)
+			sb_printf(&t, "%s vs %s; ", framework_display(xm), framework_display(xf));
+		if (fam_differs)
+			sb_printf(&t, "model family %s vs %s; ", ym, yf);
+		t.len -= 2;	/* the last "; " */
+		t.s[t.len] = '\0';
 		sb_adds(&t, "): the Python sites and input shapes the mapping gives are another "
 		    "run's.");
 		add_note(d, t.s);
+		warn_msg("%s", t.s);
 	}
 	sb_free(&t);
 	sb_free(&nm);
 	sb_free(&nf);
+	sb_free(&fm);
+	sb_free(&ff);
+	sb_free(&am);
+	sb_free(&af);
 	free(gm);
 	free(gf);
+	return differs;
 }
 
 static void
@@ -378,13 +400,14 @@ header(const struct run *run, struct doc *d)
 	sbuf b = SBUF_INIT, v = SBUF_INIT, src = SBUF_INIT, ev = SBUF_INIT;
 	const char *fw = "none", *title;
 	size_t i;
+	int apart = 0;		/* the mapping is another deployment's */
 
 	/* the JSON document's facts are the figures; the labels' phrases are md and HTML's */
 	{
 		size_t nr = ranks_compared(run);
 		if (m || f) {
 			if (m && f)	/* (--compat reference renders elsewhere: compat.c) */
-				deployment_note(m, f, d);
+				apart = deployment_note(m, f, d);
 			add_field_str(d, "mode", "mapping_formal");
 			add_fact(d, "Mode", "mapping/formal (a graph-off mapping trace gives the Python "
 			    "sites, a graph-on formal trace the schedule)");
@@ -446,11 +469,12 @@ header(const struct run *run, struct doc *d)
 	/*
 	 * The model: the formal input's first, then the mapping's (§1 step 4);
 	 * where it came from; without a named model, the model family the
-	 * trace's frames show (issue 26).
+	 * trace's frames show (issue 26); a mapping of another deployment
+	 * names the formal trace's model no more than its GPU.
 	 */
 	title = NULL;
 	for (i = 0; i < 3 && !title; i++) {
-		const struct item *in = i == 0 ? f : i == 1 ? m : s;
+		const struct item *in = i == 0 ? f : i == 1 && !apart ? m : i == 2 ? s : NULL;
 		if (in && ((title = item_str(in, "model", &b, NULL)) != NULL ||
 		    item_str(in, "model_family", &b, NULL) != NULL)) {
 			model_fact(in, d);
