@@ -127,6 +127,17 @@ t_named() {
 }
 check "--model and server args name the model; the family still comes from the frames" t_named
 
+# A named model the frames contradict is warned of; a family that fits does not.
+t_contradiction() {
+	mk "$T/v.json" 'vllm/model_executor/models/gpt_oss.py(293): forward'
+	eq gpt_oss "$("$BIN/trace-extract" -q "$T/v.json" | head -n 1 | jq -r .model_family)"
+	"$BIN/trace-extract" --model Qwen/Qwen3-8B "$T/v.json" 2>"$T/err" >/dev/null
+	has "$T/err" "warning: the model is Qwen/Qwen3-8B (from --model), but the trace's frames run gpt_oss"
+	"$BIN/trace-extract" --model openai/gpt-oss-20b "$T/v.json" 2>"$T/err" >/dev/null
+	hasnt "$T/err" 'the model is'
+}
+check "a --model the frames contradict is warned of" t_contradiction
+
 t_compat() {
 	mk "$T/a.json" 'vllm/model_executor/models/gpt_oss.py(293): forward'
 	eq '-	-	-	-' "$(input "$T/a.json" --compat reference)"

@@ -2091,6 +2091,28 @@ extract_trace(const char *path, int t)
 }
 
 /*
+ * Could model (a name or path: "Qwen/Qwen3-8B") be of family ("qwen3_moe")?
+ * The family's leading letters ("qwen") in the model's, case aside: loose
+ * on purpose, since one model file serves several models (SGLang's
+ * deepseek_v2.py runs DeepSeek-V3), so only a plain contradiction warns.
+ */
+static int
+family_fits(const char *model, const char *family)
+{
+	char lead[32], low[512];
+	size_t i, n = 0;
+
+	for (i = 0; family[i] && n + 1 < sizeof lead && ((family[i] >= 'a' && family[i] <= 'z') ||
+	    (family[i] >= 'A' && family[i] <= 'Z')); i++)
+		lead[n++] = (char)(family[i] | 0x20);
+	lead[n] = '\0';
+	for (i = 0; model[i] && i + 1 < sizeof low; i++)
+		low[i] = (char)(model[i] >= 'A' && model[i] <= 'Z' ? model[i] | 0x20 : model[i]);
+	low[i] = '\0';
+	return n < 2 || strstr(low, lead) != NULL;
+}
+
+/*
  * The input record's server args, model and TP size (capture-and-cli.md
  * §2, fuse-detect.md §8), and the model family (issue 26): --model or the
  * server args name the model; the family comes from the traces' own
@@ -2143,6 +2165,10 @@ put_model(const char *json, const char *const *paths, size_t npaths,
 		if (k == 0 && first ? model_hint_result(first, &fam, &ev, &fsrc) :
 		    trace_model_hint(paths[k], &fam, &ev, &fsrc))
 			break;
+	if (src && fam.len && !family_fits(model.s, fam.s))
+		warn_msg("the model is %s (from %s), but the trace's frames run %s (%s): the "
+		    "model-specific fuse patterns follow the model named", model.s,
+		    !strcmp(src, "option") ? "--model" : "the server args", fam.s, ev.s);
 	if (src)
 		rec_str(RM_input_model, model.s, model.len);
 	if (fam.len)
