@@ -132,6 +132,9 @@ t_usage() {
 	"$GEN" -n 1 --no-dist-info -o "$T/norank/a.trace.json"
 	status 3 "$TRIAGE" --all-ranks --input "$T/norank" 2>"$T/err"
 	has "$T/err" "no trace under '.*norank' names a rank"
+	# one trace file is no set of ranks: said so, not "names no rank"
+	status 2 "$TRIAGE" --all-ranks --input "$T/norank/a.trace.json" 2>"$T/err"
+	has "$T/err" "is one trace file: name the directory that holds the ranks' traces, or drop --all-ranks"
 }
 check "--all-ranks: usage, a missing path, a directory without ranks" t_usage
 
