@@ -90,6 +90,16 @@ t_step_caveats() {
 }
 check "step caveats: the host queued steps ahead; a last-step rate from a stalled period" t_step_caveats
 
+# A CSV of a table with no rows is a bare header: stderr says why.
+t_csv_empty_reason() {
+	grep -v '"type":"overlap_row"' "$F" | "$RENDER" --format csv --table overlap >"$T/o.csv" 2>"$T/o.err"
+	eq 1 "$(wc -l <"$T/o.csv" | tr -d ' ')" "lines (the header)"
+	has "$T/o.err" 'the overlap table has no rows: '
+	"$RENDER" --format csv --table kernel <"$F" >/dev/null 2>"$T/k.err"
+	hasnt "$T/k.err" 'has no rows'
+}
+check "a CSV table without rows says why on stderr" t_csv_empty_reason
+
 # Issue 25: idle time with the host blocked in a synchronizing call is its
 # own column, and a line names the longest such wait and its call.
 t_sync_idle() {

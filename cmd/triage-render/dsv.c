@@ -135,6 +135,25 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 	return 0;
 }
 
+const char *
+dsv_empty_reason(const struct doc *d, const char *table)
+{
+	const struct tab *first = NULL;
+	size_t i, j;
+
+	for (i = 0; i < d->nsecs; i++)
+		for (j = 0; j < d->secs[i].ntabs; j++) {
+			const struct tab *t = &d->secs[i].tabs[j];
+			if (strcmp(t->id, table) != 0)
+				continue;
+			if (t->nrows)
+				return NULL;
+			if (!first)
+				first = t;
+		}
+	return first ? first->empty : NULL;
+}
+
 /* The next table of d named id after position *si, *ti (start both at 0), or NULL. */
 static const struct tab *
 next_tab(const struct doc *d, const char *id, size_t *si, size_t *ti)

@@ -362,6 +362,11 @@ render(sbuf *text)
 				sb_printf(&l, "%s%s", k ? ", " : "", ids[k]);
 			die(EXIT_USAGE, "no table '%s' in this report; it has: %s", R.table,
 			    nid ? l.s : "none");
+		} else {
+			const char *t = R.table ? R.table : doc_default_table(dp[0]);
+			const char *why = dsv_empty_reason(dp[0], t);
+			if (why)
+				note_msg("the %s table has no rows: %s", t, why);
 		}
 		break;
 	default:

@@ -376,6 +376,12 @@ void html_write(const struct doc *const *docs, size_t n, const struct doc *summa
  */
 int dsv_write(const struct doc *d, const char *table, char sep, sbuf *out);
 /*
+ * Why the doc's table has no rows (its first part's "empty" text: "The
+ * overlap table needs two traces ..."), or NULL when it has rows, no such
+ * text, or no such table: a CSV of a bare header says nothing by itself.
+ */
+const char *dsv_empty_reason(const struct doc *d, const char *table);
+/*
  * A bundle's runs dp[0..n) as one table: a "run" column (each doc's title,
  * the run's label), the stage, then the union of the runs' columns in the
  * order they first appear, empty where a run lacks one.  Returns how many
