@@ -100,6 +100,16 @@ t_csv_empty_reason() {
 }
 check "a CSV table without rows says why on stderr" t_csv_empty_reason
 
+# A trace that is mostly CUDA-graph captures times the capture: the banner says so.
+t_capture_banner() {
+	printf '%s\n' \
+	    '{"type":"trace","v":1,"t":0,"role":"single","path":"/p/cap.json","stage":"all"}' \
+	    '{"type":"health","t":0,"role":"single","path":"/p/cap.json","verdict":"unusable","checks":[{"id":"graph_launch_without_kernels","status":"fail","value":361,"detail":"361 of 460 launches were made inside 25 CUDA-graph captures (torch.cuda.graph capture_begin .. capture_end): recorded into a graph, never run, so without kernels","affects":["kernel","overlap","fuse","gpu_time"]}]}' \
+	    '{"type":"stats","t":0,"events":1}' | "$RENDER" >"$T/cap.md" 2>/dev/null
+	has "$T/cap.md" '^> \*\*Trace health: unusable.\*\* A trace of CUDA-graph captures, whose launches were recorded into graphs and never ran: it times the capture, not serving; profile the replays (graph_launch_without_kernels)'
+}
+check "a trace of CUDA-graph captures: the banner says it times the capture" t_capture_banner
+
 # Issue 25: idle time with the host blocked in a synchronizing call is its
 # own column, and a line names the longest such wait and its call.
 t_sync_idle() {

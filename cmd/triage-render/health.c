@@ -73,14 +73,23 @@ check_words(const char *id, int limit)
 /*
  * The banner's words for a check: its own, else its detail up to the first
  * ':' or ';' when that is short (a check of another version), else its id.
- * Heap.
+ * fail: the check failed (its status).  Heap.
  */
 static char *
-banner_words(const char *id, const char *detail, int limit)
+banner_words(const char *id, const char *detail, int limit, int fail)
 {
 	const char *w = check_words(id, limit);
 	size_t n;
 
+	/*
+	 * Launches recorded into CUDA graphs while they were captured never ran:
+	 * a trace of captures times the capture, not serving (vLLM's start-up).
+	 */
+	if (fail && !strcmp(id, "graph_launch_without_kernels") &&
+	    strstr(detail, "CUDA-graph capture"))
+		return xstrdup("a trace of CUDA-graph captures, whose launches were recorded into "
+		    "graphs and never ran: it times the capture, not serving; profile the "
+		    "replays");
 	if (w)
 		return xstrdup(w);
 	if (limit && !strncmp(detail, "limited: ", 9))
@@ -269,7 +278,7 @@ health_section(const struct run *run, struct doc *d)
 				 * each limitation once, whichever traces have it; another
 				 * rank's that touches no rank row is the table's alone
 				 */
-				char *w = banner_words(cl[1].text, cl[4].text, 1);
+				char *w = banner_words(cl[1].text, cl[4].text, 1, 0);
 				nlim++;
 				if (!(other && !*af) && !strstr(lim.len ? lim.s : "", w))
 					sb_printf(&lim, "%s%s", lim.len ? ", " : "", w);
@@ -292,7 +301,8 @@ health_section(const struct run *run, struct doc *d)
 				}
 				xgrow(&def, &cap, nbad, sizeof *def);
 				def[nbad - 1] = (struct defect){ who ? xstrdup(who) : NULL, cl[1].text,
-				    banner_words(cl[1].text, cl[4].text, 0), strcmp(status, "fail") == 0,
+				    banner_words(cl[1].text, cl[4].text, 0, strcmp(status, "fail") == 0),
+				    strcmp(status, "fail") == 0,
 				    n, nbad };
 			}
 			free(af);
