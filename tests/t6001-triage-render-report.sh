@@ -224,12 +224,12 @@ t_precision() {
 	# markdown: the statistics as a column set with --stats, in place of the sites
 	"$RENDER" --stats <"$T/noise.jsonl" >"$T/s.md"
 	has "$T/s.md" '^| Kernel | Category | GPU time | Share | Launches | Mean | Min | Max | p50 | p90 |$'
-	has "$T/s.md" '^| cutlass::Kernel2\\<cutlass_80_tensorop_bf16\\_…\\_64x64_32x6_tn_align8> | gemm | 29.46 ms | 60.0% | 10 | 2946.1 µs | 10.0 µs | 5000.0 µs | 2900.0 µs | 5000.0 µs |$'
+	has "$T/s.md" '^| cutlass::Kernel2\\<cutlass_80_tensorop_bf16\\_…\\_64x64_32x6_tn_align8> | gemm | 29.46 ms | 60.0% | 10 | 2946.1 us | 10.0 us | 5000.0 us | 2900.0 us | 5000.0 us |$'
 	"$RENDER" <"$T/noise.jsonl" >"$T/m.md"
 	hasnt "$T/m.md" '| Mean |'
 	# HTML: on the GPU time's hover
 	"$RENDER" -f html <"$T/noise.jsonl" >"$T/s.html"
-	has "$T/s.html" 'title="per launch: mean 2946.1 µs, min 10.0 µs, max 5000.0 µs, p50 2900.0 µs, p90 5000.0 µs"'
+	has "$T/s.html" 'title="per launch: mean 2946.1 us, min 10.0 us, max 5000.0 us, p50 2900.0 us, p90 5000.0 us"'
 }
 check "csv, json: figures rounded to their precision; --stats and hover: the duration statistics" t_precision
 

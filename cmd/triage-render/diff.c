@@ -14,6 +14,8 @@
 #include "rules.h"
 #include "xalloc.h"
 
+static const char *metric_label(const char *m);
+
 static const struct col verdict_cols[] = {
 	{ "scope", "Scope", 0 },
 	{ "verdict", "Verdict", 0 },
@@ -395,7 +397,8 @@ verdict_section(const struct run *run, struct doc *d)
 		c = add_row(t);
 		cell_text(&c[0], stage_label(item_str(it, "scope", &b, "")));
 		cell_text(&c[1], item_str(it, "verdict", &b, ""));
-		cell_text(&c[2], item_str(it, "metric", &b, "-"));
+		cell_text(&c[2], item_get(it, "metric") >= 0 ?
+		    metric_label(item_str(it, "metric", &b, "-")) : "-");
 		if (item_get(it, "base") >= 0) {	/* the metric's values: microseconds */
 			cell_ms(&c[3], item_num(it, "base", 0));
 			cell_ms(&c[4], item_num(it, "cand", 0));
@@ -431,6 +434,7 @@ verdict_section(const struct run *run, struct doc *d)
 	sb_free(&k);
 }
 
+/* A figure as the report names it ("kernel_us": "GPU time (kernel sum)"). */
 static const char *
 metric_label(const char *m)
 {

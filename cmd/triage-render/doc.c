@@ -755,7 +755,7 @@ cell_stat(struct cell *c, const struct item *it, const char *m)
 		return;
 	}
 	us = item_num(it, m, 0);
-	c->text = printf_dup("%.1f \u00b5s", us);
+	c->text = printf_dup("%.1f us", us);
 	c->num = us;
 	c->has_num = 1;
 }
