@@ -145,8 +145,8 @@ main(int argc, char **argv)
 	long long only = -1, v;
 	int c, gzip_opt = 0, dir, by_rank, pass;
 	size_t i, j, nsel = 0;
-	struct ta_trace **sel;
-	sbuf why = SBUF_INIT, label = SBUF_INIT;
+	static struct ta_trace **sel;	/* static: still reachable when a check below dies */
+	static sbuf why = SBUF_INIT, label = SBUF_INIT;	/* static: reachable at a die below */
 	FILE *fp;
 
 	tool_init(argc, argv);
@@ -238,10 +238,11 @@ main(int argc, char **argv)
 		    sb_str(&label) : NULL, gz);
 		/* a name made here (in a directory, or with a rank's label): never through a link */
 		if (pass == 0) {
-			if ((dir || (nsel > 1 && sb_str(&label)[0])) && strcmp(name, "-") != 0 &&
-			    (c = ofile_no_link(name, &why)) != 0)
-				die(c, "%s", why.s);
+			c = (dir || (nsel > 1 && sb_str(&label)[0])) && strcmp(name, "-") != 0 ?
+			    ofile_no_link(name, &why) : 0;
 			free(name);
+			if (c)
+				die(c, "%s", why.s);
 			continue;
 		}
 		memset(&o, 0, sizeof o);
