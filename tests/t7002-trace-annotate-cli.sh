@@ -115,6 +115,15 @@ t_pid() {
 	trc 0 "$T/b.json" | "$TA" -q >"$T/o2.json"
 	eq 6000001 "$(jq '[.traceEvents[] | select(.name == "process_name" and .args.name == "triage findings")] | map(.pid) | max' "$T/o2.json")"
 	eq 1 "$(jq '[.traceEvents[] | select(.pid == 6000001)] | map(select(.name == "process_name")) | length' "$T/o2.json")"
+	# a key as a JSON reader decodes it, a long float, a "pid" inside a string (no pid)
+	printf '{"traceEvents": [{"ph": "i", "name": "x \\"pid\\": 9000000000", "p\\u0069d": 7000000, "tid": 1, "ts": 1},\n{"ph": "i", "name": "b", "pid": 7.000002000000000000000000000000000000000000e6, "tid": 1, "ts": 2}]}\n' >"$T/c.json"
+	trc 0 "$T/c.json" | "$TA" -q >"$T/o3.json"
+	eq 7000003 "$(jq '[.traceEvents[] | select(.name == "process_name" and .args.name == "triage findings")][0].pid' "$T/o3.json")"
+	# a pid of 2^62 or more leaves none free above it: refused, nothing written
+	printf '{"traceEvents": [{"ph": "i", "name": "x", "pid": 4611686018427387904, "tid": 1, "ts": 1},\n{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2}]}\n' >"$T/d.json"
+	trc 0 "$T/d.json" | status 1 "$TA" -q -o "$T/o4.json" 2>"$T/err"
+	has "$T/err" 'the trace names a pid of 2^62 or more'
+	[ ! -e "$T/o4.json" ]
 }
 check 'the findings pid is above every pid of the records and of the trace' t_pid
 

@@ -74,6 +74,14 @@ t_ranks() {
 	"$TRIAGE" -q --all-ranks --input "$d" --annotate "$T/out/" >/dev/null
 	gzip -t "$T/out/run-TP-0.trace.annotated.json.gz"
 	gzip -t "$T/out/run-TP-1.trace.annotated.json.gz"
+	# a rank's name is made here: a link planted at one refuses every rank's file
+	mkdir -p "$T/lk"
+	echo victim >"$T/victim"
+	ln -s ../victim "$T/lk/r.rank1.json"
+	status 2 "$TRIAGE" -q --all-ranks --input "$d" --annotate "$T/lk/r.json" >/dev/null 2>"$T/err"
+	has "$T/err" "cannot write '$T/lk/r.rank1.json': it is a symbolic link"
+	eq victim "$(cat "$T/victim")"
+	eq r.rank1.json "$(ls -A "$T/lk")" "files written"
 }
 check '--all-ranks: one file per rank with its side of every collective; a directory' t_ranks
 

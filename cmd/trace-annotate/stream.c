@@ -101,16 +101,26 @@ put(void *ctx, const char *p, size_t n)
  * The largest pid the trace's own bytes name, every event's (metadata and
  * instants too, which are no records) and any "pid" member anywhere: the
  * findings' process must be no process of the trace, or a trace could
- * plant events in the findings' track.  A byte machine, so that a member
- * split between two reads counts; a pid written as a string or a float
- * counts as its number (too large a guess only moves the track).
+ * plant events in the findings' track.  A byte machine over the JSON as
+ * a JSON reader sees it: strings skipped whole (their escapes too), keys
+ * compared decoded ("p\u0069d" is "pid"), across read boundaries; a pid
+ * written as a string or a float counts as its number, one too long to
+ * read as huge (a guess too large only moves the track).
  */
+enum { PS_OUT, PS_KEY, PS_AFTER, PS_VAL, PS_NUM, PS_VSTR };
+
 struct pidscan {
-	int state;		/* 0 idle, 1-4 matched that much of "pid", 5 before ':', 6 after */
-	int quoted;
-	char num[40];
+	int state;
+	int esc;		/* in a string: after a backslash (1), in \uXXXX (2-5) */
+	unsigned u;		/* the \u escape's code so far */
+	char key[8];		/* a string's decoded start, to compare with "pid" */
+	size_t nkey;
+	int long_key;		/* more than fits in key: no "pid" */
+	char num[72];
 	size_t nnum;
+	int num_over;		/* a number longer than num: huge */
 	long long max;
+	int saturated;		/* a pid of 2^62 or more: no pid is free above it */
 };
 
 static void
@@ -119,60 +129,149 @@ pid_done(struct pidscan *ps)
 	double v;
 
 	ps->num[ps->nnum] = '\0';
-	v = ps->nnum ? strtod(ps->num, NULL) : 0;
-	if (v > (double)ps->max)
-		ps->max = v >= 4.6e18 ? (1LL << 62) : (long long)v;
-	ps->state = 0;
+	v = ps->num_over ? 1e300 : ps->nnum ? strtod(ps->num, NULL) : 0;
+	if (!(v < 4.6e18))
+		ps->saturated = 1;
+	else if (v > (double)ps->max)
+		ps->max = (long long)v;
 	ps->nnum = 0;
+	ps->num_over = 0;
+}
+
+static int
+num_char(char ch)
+{
+	return (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
+	    ch == '-';
+}
+
+static void
+num_add(struct pidscan *ps, char ch)
+{
+	if (ps->nnum + 1 < sizeof ps->num)
+		ps->num[ps->nnum++] = ch;
+	else
+		ps->num_over = 1;
+}
+
+/* One decoded character of a key string. */
+static void
+key_add(struct pidscan *ps, unsigned c)
+{
+	if (ps->nkey < sizeof ps->key - 1 && c < 0x80)
+		ps->key[ps->nkey++] = (char)c;
+	else
+		ps->long_key = 1;
+}
+
+/*
+ * A string's character, decoded: a key's to compare, a pid value's number
+ * characters kept (a guess too large is harmless).
+ */
+static void
+str_char(struct pidscan *ps, unsigned c)
+{
+	if (ps->state == PS_KEY)
+		key_add(ps, c);
+	else if (c < 0x80 && num_char((char)c))
+		num_add(ps, (char)c);
 }
 
 static void
 pid_scan(struct pidscan *ps, const char *p, size_t n)
 {
-	static const char key[] = "\"pid\"";
 	size_t i = 0;
 
 	while (i < n) {
-		char ch = p[i];
-		if (ps->state == 0) {
+		unsigned char ch = (unsigned char)p[i];
+		switch (ps->state) {
+		case PS_OUT: {
 			const char *q = memchr(p + i, '"', n - i);
 			if (!q)
 				return;
 			i = (size_t)(q - p) + 1;
-			ps->state = 1;
+			ps->state = PS_KEY;
+			ps->nkey = 0;
+			ps->long_key = 0;
+			ps->esc = 0;
 			continue;
 		}
-		if (ps->state < 5) {
-			if (ch == key[ps->state]) {
-				ps->state++;
+		case PS_KEY:
+		case PS_VSTR:
+			i++;
+			if (ps->esc == 1) {
+				static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+				const char *e = strchr(from, ch);
+				if (ch == 'u') {
+					ps->esc = 2;
+					ps->u = 0;
+					continue;
+				}
+				ps->esc = 0;
+				str_char(ps, e && ch ? (unsigned char)to[e - from] : ch);
+				continue;
+			}
+			if (ps->esc >= 2) {
+				unsigned d = ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' &&
+				    (ch | 0x20) <= 'f' ? (ch | 0x20) - 'a' + 10 : 16;
+				ps->u = ps->u * 16 + (d < 16 ? d : 0);
+				if (++ps->esc == 6) {
+					ps->esc = 0;
+					str_char(ps, ps->u);
+				}
+				continue;
+			}
+			if (ch == '\\') {
+				ps->esc = 1;
+				continue;
+			}
+			if (ch != '"') {
+				str_char(ps, ch);
+				continue;
+			}
+			/* the string's end */
+			if (ps->state == PS_VSTR) {
+				pid_done(ps);
+				ps->state = PS_OUT;
+			} else if (!ps->long_key && ps->nkey == 3 && !memcmp(ps->key, "pid", 3))
+				ps->state = PS_AFTER;
+			else
+				ps->state = PS_OUT;
+			continue;
+		case PS_AFTER:
+		case PS_VAL:
+			if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
 				i++;
-			} else
-				ps->state = 0;	/* this byte may open the next string: look again */
-			continue;
-		}
-		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
-			i++;
-			continue;
-		}
-		if (ps->state == 5) {
-			ps->state = ch == ':' ? 6 : 0;
-			ps->quoted = 0;
-			if (ch == ':')
+				continue;
+			}
+			if (ps->state == PS_AFTER) {
+				/* a key is followed by ':'; a string value of "pid" by anything else */
+				ps->state = ch == ':' ? PS_VAL : PS_OUT;
+				if (ch == ':')
+					i++;
+				continue;
+			}
+			ps->nnum = 0;
+			ps->num_over = 0;
+			if (ch == '"') {
+				ps->state = PS_VSTR;
+				ps->esc = 0;
 				i++;
+			} else if (num_char((char)ch))
+				ps->state = PS_NUM;
+			else
+				ps->state = PS_OUT;	/* an object, an array, true: no pid */
+			continue;
+		case PS_NUM:
+			if (num_char((char)ch)) {
+				num_add(ps, (char)ch);
+				i++;
+				continue;
+			}
+			pid_done(ps);
+			ps->state = PS_OUT;	/* this byte is looked at again */
 			continue;
 		}
-		if (ch == '"' && !ps->quoted && !ps->nnum) {
-			ps->quoted = 1;
-			i++;
-			continue;
-		}
-		if (((ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
-		    ch == '-') && ps->nnum + 1 < sizeof ps->num) {
-			ps->num[ps->nnum++] = ch;
-			i++;
-			continue;
-		}
-		pid_done(ps);	/* the byte after the number: looked at again */
 	}
 }
 
@@ -187,10 +286,13 @@ struct tapctx {
 static void
 insert(struct tapctx *c, int before)
 {
-	if (c->ps.state >= 6)
+	if (c->ps.state == PS_NUM)
 		pid_done(&c->ps);
+	if (c->ps.saturated)
+		sink_fail(c->k, EXIT_DATA, "%s", "the trace names a pid of 2^62 or more: no pid "
+		    "above the trace's is left for the findings' process; nothing annotated");
 	if (c->ps.max >= c->o->pid)
-		c->o->pid = c->ps.max < (1LL << 62) ? c->ps.max + 1 : c->ps.max;
+		c->o->pid = c->ps.max + 1;
 	ta_findings(c->o);
 	/* after an element a comma; after '[' or a trailing comma none */
 	ta_events(c->o, before == 'v' ? ",\n" : "\n", put, c->k);
