@@ -151,6 +151,13 @@ t_dist_impossible() {
 	sed 's/"rank": *5/"rank": "x"/' "$T/w_tp1.json" >"$T/w_tp1s.json"
 	"$EX" "$T/w_tp1s.json" 2>"$T/err" >/dev/null
 	has "$T/err" "distributedInfo's rank is no rank (a whole number from 0): ignored"
+	# a rank from a file name orders with those from distributedInfo by its number
+	di=$T/mixrank
+	mkdir -p "$di"
+	"$GEN" -n 1 -l 1 --rank 0 --world 2 -o "$di/w0.json"
+	"$GEN" -n 1 -l 1 --rank 9 --world 2 -o "$di/w_tp1.json"
+	eq "0 1" "$("$EX" -q --list-ranks "$di" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+	eq w0.json "$("$EX" -q "$di" 2>/dev/null | jq -r 'select(.type == "trace") | .path | split("/") | last')"
 }
 check "an impossible distributedInfo is warned of and not believed" t_dist_impossible
 
@@ -202,6 +209,13 @@ t_damaged_files() {
 	status 1 "$EX" -q "$m" >"$T/out" 2>"$T/err"
 	has "$T/err" "no readable trace file under '$m': 2 left out as damaged (above)"
 	eq 0 "$(grep -c . "$T/out")" "records after the failure"
+	# a newer damaged trace in another folder than the one analyzed: said too
+	mkdir -p "$T/dm2/old" "$T/dm2/new"
+	"$GEN" -f sglang -n 1 -l 1 -o "$T/dm2/old/a.json"
+	touch -d @1000 "$T/dm2/old/a.json"
+	cp "$m/b.json.gz" "$T/dm2/new/b.json.gz"
+	has_text "$("$EX" -q "$T/dm2" | jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text')" \
+	    '1 unreadable (truncated or malformed: still being written, or damaged) (new/b.json.gz)'
 }
 check "damaged candidates are left out aloud; none readable is exit 1" t_damaged_files
 
@@ -216,10 +230,15 @@ t_annotated_copy() {
 	cp "$m/t.json" "$m/t.annotated.json"
 	eq t.json "$("$EX" -q "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
 	has_text "$("$EX" -q "$m" | jq -r 'select(.type == "note" and .id == "traces_not_analyzed") | .text')" \
-	    '1 trace file under the input was not analyzed: 1 annotated copies made by trace-annotate, not captures (t.annotated.json)'
+	    '1 trace file under the input was not analyzed: 1 made by trace-annotate (annotated copies, not captures) (t.annotated.json)'
 	eq t.annotated.json "$("$EX" -q --compat reference "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
-	rm "$m/t.json"
-	eq t.annotated.json "$("$EX" -q "$m" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
+	# a copy written into a folder of its own below the profile: the original's folder still
+	mkdir -p "$m/sub/ann"
+	mv "$m/t.json" "$m/sub/t.json"
+	mv "$m/t.annotated.json" "$m/sub/ann/t.annotated.json"
+	eq t.json "$("$EX" -q "$m/sub" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
+	rm "$m/sub/t.json"
+	eq t.annotated.json "$("$EX" -q "$m/sub" | jq -r 'select(.type == "trace") | .path | split("/") | last')"
 }
 check "an annotated copy in the profile directory is not its newest trace" t_annotated_copy
 

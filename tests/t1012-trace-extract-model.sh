@@ -132,9 +132,12 @@ t_contradiction() {
 	mk "$T/v.json" 'vllm/model_executor/models/gpt_oss.py(293): forward'
 	eq gpt_oss "$("$BIN/trace-extract" -q "$T/v.json" | head -n 1 | jq -r .model_family)"
 	"$BIN/trace-extract" --model Qwen/Qwen3-8B "$T/v.json" 2>"$T/err" >/dev/null
-	has "$T/err" "warning: the model is Qwen/Qwen3-8B (from --model), but the trace's frames run gpt_oss"
+	has "$T/err" "warning: the model named (Qwen/Qwen3-8B, from --model) and the model family the trace's frames run (gpt_oss: "
 	"$BIN/trace-extract" --model openai/gpt-oss-20b "$T/v.json" 2>"$T/err" >/dev/null
-	hasnt "$T/err" 'the model is'
+	hasnt "$T/err" 'the model named'
+	# a local path names no family
+	"$BIN/trace-extract" --model /data/ckpt "$T/v.json" 2>"$T/err" >/dev/null
+	hasnt "$T/err" 'the model named'
 }
 check "a --model the frames contradict is warned of" t_contradiction
 

@@ -220,23 +220,15 @@ note_damaged(const char *path, const char *why)
 	warn_msg("left out of the traces to analyze: %s", why);
 }
 
-/* The damaged candidates in dir itself (or below it, when below), to dropped. */
-static size_t
-drop_damaged(const char *dir, int below, struct dropped *d)
+/* The damaged candidates below dir, to dropped. */
+static void
+drop_damaged(const char *dir, struct dropped *d)
 {
-	size_t i, n = 0, dl = strlen(dir);
+	size_t i, dl = strlen(dir);
 
-	for (i = 0; i < damaged.n; i++) {
-		const char *p = damaged.path[i], *slash;
-		if (strncmp(p, dir, dl) != 0 || p[dl] != '/')
-			continue;
-		slash = strchr(p + dl + 1, '/');
-		if (slash && !below)
-			continue;
-		drop(d, p, "damaged");
-		n++;
-	}
-	return n;
+	for (i = 0; i < damaged.n; i++)
+		if (!strncmp(damaged.path[i], dir, dl) && damaged.path[i][dl] == '/')
+			drop(d, damaged.path[i], "damaged");
 }
 
 int
@@ -384,6 +376,13 @@ parent_dir(const char *p)
 	return s;
 }
 
+/* Is path one of trace-annotate's copies (STEM.annotated.json, .json.gz)? */
+static int
+is_annotated(const char *path)
+{
+	return strstr(base_name(path), ".annotated.json") != NULL;
+}
+
 /* newest_trace_dir (§3.5); NULL when no trace exists below path. */
 static char *
 newest_trace_dir(const char *path)
@@ -392,6 +391,7 @@ newest_trace_dir(const char *path)
 	char *best = NULL;
 	long long best_m = 0;
 	size_t i;
+	int originals;
 
 	discover_files(path, 0, &direct);
 	if (direct.n) {
@@ -399,7 +399,13 @@ newest_trace_dir(const char *path)
 		return xstrdup(path);
 	}
 	discover_files(path, 1, &rec);
+	/* trace-annotate's copies are no capture: the newest original's folder */
+	for (i = 0; !compat_reference && i < rec.n && is_annotated(rec.v[i].path); i++)
+		;
+	originals = !compat_reference && i < rec.n;
 	for (i = 0; i < rec.n; i++) {
+		if (originals && is_annotated(rec.v[i].path))
+			continue;
 		if (!best || rec.v[i].mtime_ns > best_m) {
 			free(best);
 			best = parent_dir(rec.v[i].path);
@@ -418,8 +424,9 @@ target_cmp(const void *a, const void *b)
 	int sx = stage_index(parse_stage(x->path)), sy = stage_index(parse_stage(y->path));
 	int c;
 
-	if (x->has_rank != y->has_rank)
-		return x->has_rank - y->has_rank;
+	/* a rank from either source counts alike: a rank's order is its number */
+	if ((x->has_rank != 0) != (y->has_rank != 0))
+		return (x->has_rank != 0) - (y->has_rank != 0);
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	if (sx != sy)
@@ -620,7 +627,7 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 	struct stat st;
 	struct tlist all = { 0 }, rec = { 0 }, keep = { 0 };
 	size_t i, j;
-	int any_stage = 0, nonmerged = 0, rc, rec_walk = 0;
+	int any_stage = 0, nonmerged = 0, rc;
 
 	*trace_dir = NULL;
 	if (stat(abspath, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -644,7 +651,6 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 				any_stage = 1;
 	}
 	if (all.n == 0 && rec.n && any_stage) {
-		rec_walk = 1;
 		all = rec;
 		rec = (struct tlist){ 0 };
 		*trace_dir = xstrdup(abspath);
@@ -674,11 +680,10 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 	 * profile directory, the copy would be its newest trace next time.
 	 */
 	for (i = 0, nonmerged = 0; i < all.n; i++)	/* (counts the originals here) */
-		nonmerged += strstr(base_name(all.v[i].path), ".annotated.json") == NULL;
+		nonmerged += !is_annotated(all.v[i].path);
 	if (!compat_reference && nonmerged && nonmerged < (int)all.n) {
 		for (i = j = 0; i < all.n; i++) {
-			const char *b = base_name(all.v[i].path);
-			if (strstr(b, ".annotated.json")) {
+			if (is_annotated(all.v[i].path)) {
 				drop(dropped, all.v[i].path, "annotated");
 				free(all.v[i].path);
 			} else
@@ -729,7 +734,8 @@ discover_targets(const char *abspath, const struct ranksel *sel, struct tlist *o
 			drop(dropped, all.v[i].path, "older");
 	}
 	tlist_free(&all);
-	drop_damaged(*trace_dir, strcmp(*trace_dir, abspath) == 0 && rec_walk, dropped);
+	/* every damaged candidate below the operand: a newer one elsewhere is news too */
+	drop_damaged(abspath, dropped);
 	xqsort(keep.v, keep.n, sizeof *keep.v, target_cmp);
 	/* the other ranks were left out on purpose: only other directories are news */
 	if (sel->mode != RANKS_ONE)

@@ -2165,10 +2165,13 @@ put_model(const char *json, const char *const *paths, size_t npaths,
 		if (k == 0 && first ? model_hint_result(first, &fam, &ev, &fsrc) :
 		    trace_model_hint(paths[k], &fam, &ev, &fsrc))
 			break;
-	if (src && fam.len && !family_fits(model.s, fam.s))
-		warn_msg("the model is %s (from %s), but the trace's frames run %s (%s): the "
-		    "model-specific fuse patterns follow the model named", model.s,
-		    !strcmp(src, "option") ? "--model" : "the server args", fam.s, ev.s);
+	/* (a local path, "/data/ckpt", names no family to contradict) */
+	if (src && fam.len && model.len && model.s[0] != '/' && model.s[0] != '.' &&
+	    !family_fits(model.s, fam.s))
+		warn_msg("the model named (%s, from %s) and the model family the trace's frames "
+		    "run (%s: %s) differ in name: the model-specific fuse patterns follow the "
+		    "model named", model.s, !strcmp(src, "option") ? "--model" : "the server args",
+		    fam.s, ev.s);
 	if (src)
 		rec_str(RM_input_model, model.s, model.len);
 	if (fam.len)
@@ -2385,7 +2388,7 @@ dropped_note(const char *dir, const struct dropped *d)
 		"older than a trace of the same rank and stage",
 		"merged-* files beside per-rank ones", "naming no rank",
 		"unreadable (truncated or malformed: still being written, or damaged)",
-		"annotated copies made by trace-annotate, not captures" };
+		"made by trace-annotate (annotated copies, not captures)" };
 	sbuf t = SBUF_INIT;
 	size_t i, k, n = 0, shown, dl = strlen(dir);
 	size_t per[6] = { 0, 0, 0, 0, 0, 0 };

@@ -407,8 +407,8 @@ absurd_timestamps(struct check *c, const struct facts *f)
 {
 	begin(c, "absurd_timestamps", f->absurd);
 	if (!f->absurd) {
-		sb_adds(&c->detail, "every kernel timestamp lies between 0 and 1e17 us, within an "
-		    "hour of its launch call");
+		sb_adds(&c->detail, "every kernel timestamp lies between 0 and 1e17 us, and every "
+		    "kernel with a launch call starts within an hour of it");
 		return;
 	}
 	sb_printf(&c->detail, "%lld %s (outside 0 .. 1e17 us, or more than an hour after its "

@@ -1362,9 +1362,10 @@ step_caveats(const struct run *run, const char *stage)
 			fmt_ms(&out, bp50);
 			sb_adds(&out, ") is longer than their period (p50 ");
 			fmt_ms(&out, p50);
-			sb_adds(&out, ", on the host's clock): the host queued steps ahead of the GPU, "
-			    "so the periods and tokens per second are the host's rate of submitting "
-			    "them, faster than the GPU ran them.");
+			sb_printf(&out, ", on the host's clock): the host queued steps ahead of the "
+			    "GPU, so the periods%s are the host's rate of submitting them, faster than "
+			    "the GPU ran them.", g && item_get(g, "tokens_per_s") >= 0 ?
+			    " and tokens per second" : "");
 		}
 	}
 	if (g && item_bool(g, "tokens_from_last") && lastp > 0 && lastspan >= 0 &&
