@@ -72,6 +72,12 @@ fail(sbuf *why, int code, const char *shown, const char *fmt, const char *arg)
 	return code;
 }
 
+/* Set by the *_made calls: a link at the name is refused, not followed. */
+static int refuse_links;
+
+#define LINK_REFUSED "it is a symbolic link, and a file name this tool makes itself is " \
+	"never written through one; remove it"
+
 /* What path names, links followed; 0 or an exit status with why. */
 static int
 resolve(const char *path, struct target *t, sbuf *why)
@@ -119,6 +125,10 @@ resolve(const char *path, struct target *t, sbuf *why)
 		}
 		if (!S_ISLNK(t->st.st_mode))
 			break;
+		if (refuse_links) {
+			free(p);
+			return fail(why, EXIT_USAGE, path, "%s", LINK_REFUSED);
+		}
 		if (hops >= MAX_LINKS) {
 			free(p);
 			return fail(why, EXIT_USAGE, path, "%s", strerror(ELOOP));
@@ -198,9 +208,30 @@ ofile_no_link(const char *path, sbuf *why)
 	sb_reset(why);
 	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
 		return 0;
-	sb_printf(why, "cannot write '%s': it is a symbolic link, and a file name this tool "
-	    "makes itself is never written through one; remove it", path);
+	sb_printf(why, "cannot write '%s': %s", path, LINK_REFUSED);
 	return EXIT_USAGE;
+}
+
+int
+ofile_open_made(struct ofile *o, const char *path, sbuf *why)
+{
+	int rc;
+
+	refuse_links = 1;
+	rc = ofile_open(o, path, why);
+	refuse_links = 0;
+	return rc;
+}
+
+int
+ofile_put_made(const char *path, const void *p, size_t n, sbuf *why)
+{
+	int rc;
+
+	refuse_links = 1;
+	rc = ofile_put(path, p, n, why);
+	refuse_links = 0;
+	return rc;
 }
 
 int

@@ -57,6 +57,15 @@ struct ofile {
  */
 int ofile_no_link(const char *path, sbuf *why);
 
+/*
+ * ofile_open and ofile_put for such a name: a link there when it is opened
+ * is refused (EXIT_USAGE, why as ofile_no_link's), so that one planted
+ * after the check is not followed either; the rename at the end replaces
+ * whatever the name then is, never a file a link leads to.
+ */
+int ofile_open_made(struct ofile *o, const char *path, sbuf *why);
+int ofile_put_made(const char *path, const void *p, size_t n, sbuf *why);
+
 /* Can path be written by these rules?  Nothing is created or opened. */
 int ofile_check(const char *path, sbuf *why);
 

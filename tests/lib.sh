@@ -49,7 +49,8 @@ c_check() {
 	# shellcheck disable=SC2086
 	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $_san -iquote "$TOP/common" \
 	    -o "$T/$1" "$FIX/common/$1.c" "$_lib" $COMMON_LIBS &&
-	"$T/$1" >"$T/$1.out" || { cat "$T/$1.out"; return 1; }
+	# shellcheck disable=SC2086
+	"$T/$1" ${C_CHECK_ARGS:-} >"$T/$1.out" || { cat "$T/$1.out"; return 1; }
 	has "$T/$1.out" ' 0 failed$'
 }
 

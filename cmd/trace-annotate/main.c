@@ -248,7 +248,8 @@ main(int argc, char **argv)
 		memset(&o, 0, sizeof o);
 		o.tr = tr;
 		o.pid = ta.max_pid + 1 > TA_PID_MIN ? ta.max_pid + 1 : TA_PID_MIN;
-		ta_stream(path, name, gz, &o, tr->has_stats && !trace_file ? tr->events : -1);
+		ta_stream(path, name, gz, dir || (nsel > 1 && sb_str(&label)[0]), &o,
+		    tr->has_stats && !trace_file ? tr->events : -1);
 		if (strcmp(name, "-") != 0)
 			note_msg("annotated '%s' into '%s'", path, name);
 		free(name);

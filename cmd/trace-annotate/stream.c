@@ -320,7 +320,8 @@ tap(void *ctx, const char *p, size_t n, unsigned long long off, const struct sca
 }
 
 void
-ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long events)
+ta_stream(const char *path, const char *out, int gz, int made, struct ta_out *o,
+    long long events)
 {
 	struct sink k;
 	struct tapctx c;
@@ -333,7 +334,7 @@ ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long
 	k.shown = out;
 	if (!(z = zio_open(path)))
 		die(EXIT_DATA, "cannot open '%s': %s", path, strerror(errno));
-	if ((rc = ofile_open(&k.of, out, &k.why)))
+	if ((rc = (made ? ofile_open_made : ofile_open)(&k.of, out, &k.why)))
 		die(rc, "%s", sb_str(&k.why));
 	k.open = 1;
 	k.gz = gz;

@@ -254,9 +254,12 @@ void ta_findings(struct ta_out *o);
  * closing bracket of its event array; o->pid is raised above every pid the
  * trace's bytes name first, so that no event of the trace is in the
  * findings' process.  Checks that the trace has `events` events when events
- * >= 0.  Exits on failure (1: the trace unreadable, not a trace or not the
- * records' one; 2: out refused), leaving no output file behind.
+ * >= 0.  made: out is a name trace-annotate made (in a directory, with a
+ * trace's label), never written through a link.  Exits on failure (1: the
+ * trace unreadable, not a trace or not the records' one; 2: out refused),
+ * leaving no output file behind.
  */
-void ta_stream(const char *path, const char *out, int gz, struct ta_out *o, long long events);
+void ta_stream(const char *path, const char *out, int gz, int made, struct ta_out *o,
+    long long events);
 
 #endif

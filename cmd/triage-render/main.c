@@ -192,21 +192,26 @@ md_bundle(struct doc **docs, size_t n, const struct doc *summary, sbuf *out)
 	md_legend(out, 1);
 }
 
-/* Write text to path whole or not at all (common/ofile.h); exits on failure. */
+/*
+ * Write text to path whole or not at all (common/ofile.h); exits on failure.
+ * made: a name the renderer made (a table's file in a directory), never
+ * written through a link.
+ */
 static void
-write_file(const char *path, const sbuf *text)
+write_file(const char *path, const sbuf *text, int made)
 {
 	sbuf why = SBUF_INIT;
-	int rc = ofile_put(path, text->s ? text->s : "", text->len, &why);
+	int rc = (made ? ofile_put_made : ofile_put)(path, text->s ? text->s : "", text->len,
+	    &why);
 
 	if (rc != 0)
 		die(rc, "%s", why.s);
 	sb_free(&why);
 }
 
-/* --copy FILE: FILE's bytes to path as they are, streamed. */
+/* --copy FILE: FILE's bytes to path as they are, streamed (made: --no-link). */
 static void
-copy_file(const char *src, const char *path)
+copy_file(const char *src, const char *path, int made)
 {
 	struct ofile o;
 	sbuf why = SBUF_INIT;
@@ -217,7 +222,7 @@ copy_file(const char *src, const char *path)
 
 	if (!fp)
 		die(EXIT_DATA, "cannot open '%s': %s", src, strerror(errno));
-	if ((rc = ofile_open(&o, path, &why)) != 0)
+	if ((rc = (made ? ofile_open_made : ofile_open)(&o, path, &why)) != 0)
 		die(rc, "%s", why.s);
 	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
 		if ((rc = ofile_write(&o, buf, n, &why)) != 0)
@@ -297,7 +302,7 @@ dsv_dir(struct doc **docs, char sep)
 			}
 			sb_reset(&text);
 			dsv_write(docs[0], ids[i], sep, &text);
-			write_file(path.s, &text);
+			write_file(path.s, &text, 1);
 		}
 	sb_free(&path);
 	sb_free(&text);
@@ -473,7 +478,7 @@ main(int argc, char **argv)
 		if (check_only && (rc = ofile_check(R.out ? R.out : "-", &why)) != 0)
 			die(rc, "%s", why.s);
 		if (copy_src)
-			copy_file(copy_src, R.out ? R.out : "-");
+			copy_file(copy_src, R.out ? R.out : "-", no_link);
 		sb_free(&why);
 		return tool_finish(EXIT_OK);
 	}
@@ -504,7 +509,7 @@ main(int argc, char **argv)
 	else
 		render(&text);
 	if (R.out && !((R.fmt == F_CSV || R.fmt == F_TSV) && is_dir_path(R.out)))
-		write_file(R.out, &text);
+		write_file(R.out, &text, no_link);
 	else if (!R.out)
 		fwrite(text.s ? text.s : "", 1, text.len, stdout);
 	for (i = 0; i < (int)R.nruns; i++)
