@@ -102,6 +102,24 @@ t_equal_steps() {
 }
 check "equal step counts: totals" t_equal_steps
 
+# Runs of other batch sizes: GPU time per step grows with the batch, so the
+# verdict's reason says so, with the time per token (decode: a step's tokens
+# are its batch); batches within 10 % say nothing.
+t_batches() {
+	bs() {	# bs BATCH: a decode step of that batch, the last one
+		printf '{"type":"step","t":0,"stage":"decode","index":0,"name":"step[DECODE bs=%s]","ts":1,"cpu_us":1,"period_us":100,"last":true,"batch":%s,"kernels":5}\n' "$1" "$1"
+	}
+	{ kr decode 'void g' 800 4; gt decode 1 800 0 0 0; bs 16; } >"$T/a"
+	{ kr decode 'void g' 960 4; gt decode 1 960 0 0 0; bs 32; } >"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "regression|the steps' batch differs (16 in the baseline, 32 in the candidate, on average): GPU time per step grows with the batch, and per token it went 0.05 -> 0.03 ms (-40.0%)" \
+	    "$(jq -r 'select(.type == "verdict" and .scope == "decode") | "\(.verdict)|\(.reason)"' "$T/out")"
+	{ kr decode 'void g' 960 4; gt decode 1 960 0 0 0; bs 17; } >"$T/c"
+	"$TD" --no-pass --baseline "$T/a" "$T/c" >"$T/out2"
+	eq "null" "$(jq -r 'select(.type == "verdict" and .scope == "decode") | .reason' "$T/out2")"
+}
+check "other batch sizes: the reason says so, per token" t_batches
+
 t_steps_one_side() {
 	# a saved report without step-stats (or --compat) on one side: totals
 	{ kr decode 'void g' 200 4; } >"$T/a"

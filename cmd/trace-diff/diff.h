@@ -62,6 +62,13 @@ struct stage {
 	long long steps;
 	double *step_us;	/* CPU durations of its step records */
 	size_t nstep, capstep;
+	/*
+	 * Its steps with GPU work, the last too: the batch summed over those
+	 * that name one, the tokens over those that name them (a decode
+	 * step's tokens are its batch), for runs of other batch sizes.
+	 */
+	double batch_sum, tok_sum;
+	long long nbatch, ntok;
 	struct frow *f;
 	size_t nf, capf;
 	struct orow *o;

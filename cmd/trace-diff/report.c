@@ -533,6 +533,34 @@ collectives(const struct sverdict *v, const strtab *str, const char *reason, sbu
 		sb_adds(out, " (triage --all-ranks on both runs splits the wait from the transfer)");
 }
 
+/*
+ * Runs of other batch sizes (the steps' mean batch 10 % or more apart):
+ * GPU time per step grows with the batch, so the reason says so, with the
+ * GPU time per token when both runs' steps name their tokens.
+ */
+static void
+batches(const struct scmp *m, sbuf *out)
+{
+	double bb, cb, bt, ct;
+
+	if (!m || !m->b || !m->c || !m->b->nbatch || !m->c->nbatch)
+		return;
+	bb = m->b->batch_sum / (double)m->b->nbatch;
+	cb = m->c->batch_sum / (double)m->c->nbatch;
+	if (!(bb > 0 && cb > 0) || fabs(cb - bb) < 0.1 * (bb > cb ? bb : cb))
+		return;
+	sb_printf(out, "%sthe steps' batch differs (%.4g in the baseline, %.4g in the "
+	    "candidate, on average): GPU time per step grows with the batch", out->len ? "; " : "",
+	    bb, cb);
+	if (m->b->ntok && m->c->ntok && m->b->steps > 0 && m->c->steps > 0) {
+		bt = m->b->total_us / (double)m->b->steps / (m->b->tok_sum / (double)m->b->ntok);
+		ct = m->c->total_us / (double)m->c->steps / (m->c->tok_sum / (double)m->c->ntok);
+		if (bt > 0 && ct > 0)
+			sb_printf(out, ", and per token it went %.4g -> %.4g ms (%+.1f%%)", bt / 1000,
+			    ct / 1000, 100 * (ct - bt) / bt);
+	}
+}
+
 static void
 write_verdict(const struct sverdict *v, const char *scope, const strtab *str,
     const struct opts *o, const char *reason)
@@ -565,6 +593,8 @@ write_verdict(const struct sverdict *v, const char *scope, const strtab *str,
 	}
 	if (reason || (m && (v->v == V_REGRESSION || v->v == V_IMPROVEMENT))) {
 		collectives(v, str, reason, &why);
+		if (v->v == V_REGRESSION || v->v == V_IMPROVEMENT)
+			batches(m, &why);
 		if (why.len)
 			rec_str(RM_verdict_reason, why.s, why.len);
 	}

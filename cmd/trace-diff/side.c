@@ -165,7 +165,18 @@ add_step(struct side *s, strtab *str, const struct rec_step *p, int whole)
 {
 	struct stage *st = stage_of(s, str, p->stage, whole);
 
-	if (p->last || (REC_HAS(p, step, kernels) && p->kernels == 0))
+	if (REC_HAS(p, step, kernels) && p->kernels == 0)
+		return;
+	if (REC_HAS(p, step, batch)) {
+		st->batch_sum += (double)p->batch;
+		st->nbatch++;
+	}
+	if (REC_HAS(p, step, tokens) || (REC_HAS(p, step, batch) && p->stage.n == 6 &&
+	    !memcmp(p->stage.s, "decode", 6))) {
+		st->tok_sum += (double)(REC_HAS(p, step, tokens) ? p->tokens : p->batch);
+		st->ntok++;
+	}
+	if (p->last)
 		return;
 	xgrow(&st->step_us, &st->capstep, st->nstep + 1, sizeof *st->step_us);
 	st->step_us[st->nstep++] = REC_HAS(p, step, period_us) ? p->period_us : p->cpu_us;
