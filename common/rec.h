@@ -117,15 +117,17 @@ extern const struct rec_typeinfo rec_types[RT_COUNT];
 enum rec_type rec_type_named(const char *s, size_t n);
 
 /*
- * Is t one of the per-event types (kernel, launch, cpu_op, sync), the bulk
- * of a stream?  The last filter of a pipeline to read them leaves them out
+ * Is t one of the per-event types (kernel, launch, cpu_op, sync, and the
+ * kernel_stages that stand for the kernels' stage members), the bulk of a
+ * stream?  The last filter of a pipeline to read them leaves them out
  * of its output with --drop-events when only the report's tables follow
  * (kernel-roofline(1), overlap-sweep(1); issue 30).
  */
 static inline int
 rec_is_event(enum rec_type t)
 {
-	return t == RT_kernel || t == RT_launch || t == RT_cpu_op || t == RT_sync;
+	return t == RT_kernel || t == RT_launch || t == RT_cpu_op || t == RT_sync ||
+	    t == RT_kernel_stages;
 }
 
 /* ---- writing ---- */

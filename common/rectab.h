@@ -208,6 +208,17 @@
 	M(T, sync_wait_us, NUM, OPT, NULL) \
 	M(T, clock_offset_us, NUM, OPT, NULL)
 
+/*
+ * The stages of a trace's kernels, when trace-stage --late-stages passed
+ * the kernel records on as they came (issue 30): runs over the trace's
+ * kernel records in stream order, from the first-th (0 = the trace's
+ * first kernel record), each [count, stage or null, sel 0 or 1].
+ */
+#define REC_MEMBERS_kernel_stages(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, first, INT, REQ, NULL) \
+	M(T, runs, JSON, REQ, NULL)
+
 #define REC_MEMBERS_site(M, T) \
 	M(T, scope, STR, REQ, NULL) \
 	M(T, t, INT, OPT, NULL) \
@@ -629,6 +640,7 @@
 	T(corr, REC_MEMBERS_corr, X) \
 	T(stats, REC_MEMBERS_stats, X) \
 	T(gpu_pids, REC_MEMBERS_gpu_pids, X) \
+	T(kernel_stages, REC_MEMBERS_kernel_stages, X) \
 	T(site, REC_MEMBERS_site, X) \
 	T(kernel_row, REC_MEMBERS_kernel_row, X) \
 	T(kernel_eff, REC_MEMBERS_kernel_eff, X) \

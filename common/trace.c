@@ -7,6 +7,8 @@
 #include "trace.h"
 #include "xalloc.h"
 
+static void stages_reset(struct trace_reader *r);
+
 void
 trace_free(struct trace *tr)
 {
@@ -46,6 +48,7 @@ trace_reader_free(struct trace_reader *r)
 	sb_free(&r->lasttid);
 	free(r->pyok);
 	r->pyok = NULL;
+	stages_reset(r);
 	r->cappyok = 0;
 	r->nthr = r->capthr = 0;
 }
@@ -152,6 +155,17 @@ keep(struct trace_reader *r, enum rec_type t, const void *rec)
 	return !r->ops.keep || r->ops.keep(r->ops.ctx, r, t, rec);
 }
 
+/* The kernel_stages bookkeeping of a trace that begins or ends. */
+static void
+stages_reset(struct trace_reader *r)
+{
+	free(r->kord);
+	r->kord = NULL;
+	r->capkord = 0;
+	r->nkrec = r->kst_next = r->kst_cursor = 0;
+	r->kst_seen = r->late = 0;
+}
+
 static void
 open_trace(struct trace_reader *r)
 {
@@ -183,6 +197,7 @@ open_trace(struct trace_reader *r)
 	    NOSTR;
 	r->tr.py_context = x.py_context;
 	r->open = 1;
+	stages_reset(r);
 }
 
 /* ---- Python contexts ---- */
@@ -376,11 +391,31 @@ add_kernel(struct trace_reader *r)
 {
 	struct rec_kernel x;
 	struct tkernel *k;
+	uint32_t ord;
+	int staged;
 
 	REC_READ(&r->rd, kernel, &x);
 	need_trace(r, RT_kernel, x.t);
-	if (!keep(r, RT_kernel, &x))
+	if (r->nkrec >= UINT32_MAX)
+		rec_die(&r->rd, "more than %u kernel records in trace %lld", UINT32_MAX, x.t);
+	ord = (uint32_t)r->nkrec++;
+	staged = REC_HAS(&x, kernel, stage);
+	if (!keep(r, RT_kernel, &x) || (r->ops.sel_only && staged && !x.sel)) {
+		if (!r->kord) {
+			/* the kernels collected so far are ordinals 0 .. nk - 1 */
+			size_t i;
+			xgrow(&r->kord, &r->capkord, r->tr.nk + 1, sizeof *r->kord);
+			for (i = 0; i < r->tr.nk; i++)
+				r->kord[i] = (uint32_t)i;
+		}
 		return;
+	}
+	if (r->kord) {
+		xgrow(&r->kord, &r->capkord, r->tr.nk + 1, sizeof *r->kord);
+		r->kord[r->tr.nk] = ord;
+	}
+	if (!staged)
+		r->late = 1;
 	xgrow(&r->tr.k, &r->tr.capk, r->tr.nk + 1, sizeof *r->tr.k);
 	k = &r->tr.k[r->tr.nk++];
 	memset(k, 0, sizeof *k);
@@ -405,6 +440,113 @@ add_kernel(struct trace_reader *r)
 	    (uint32_t)x.shape : NOSTR;
 	k->shape_frac = x.shape_frac;
 	k->bytes = REC_HAS(&x, kernel, bytes) ? x.bytes : -1;
+}
+
+/*
+ * Ordinals [from, from + n) of the trace's kernel records get stage and
+ * sel: the collected kernels among them, found from the cursor on (runs
+ * come in stream order).
+ */
+static void
+set_stages(struct trace_reader *r, size_t from, size_t n, uint32_t stage, int sel)
+{
+	size_t i = r->kst_cursor, end = from + n;
+
+	if (!r->kord) {
+		/* nothing dropped: ordinal i is kernel i */
+		for (i = from; i < end; i++) {
+			r->tr.k[i].stage = stage;
+			r->tr.k[i].sel = sel != 0;
+		}
+		r->kst_cursor = end;
+		return;
+	}
+	for (; i < r->tr.nk && r->kord[i] < end; i++) {
+		r->tr.k[i].stage = stage;
+		r->tr.k[i].sel = sel != 0;
+	}
+	r->kst_cursor = i;
+}
+
+size_t
+trace_stage_runs(rec_reader *rd, const struct rec_kernel_stages *x, size_t covered, size_t nkrec,
+    void (*fn)(void *ctx, size_t from, size_t n, const char *stage, int sel), void *ctx)
+{
+	json_doc d = { 0 };
+	sbuf name = SBUF_INIT;
+	int i, k, n;
+
+	if (x->first < 0 || (unsigned long long)x->first != covered)
+		rec_die(rd, "kernel_stages record: its runs begin at kernel record %lld, where "
+		    "the trace's kernel_stages so far end at %zu (records lost or out of order)",
+		    x->first, covered);
+	rec_parse_json(rd, &d, x->runs);
+	if (json_kind(&d, 0) != JK_ARR)
+		rec_die(rd, "kernel_stages record: member 'runs' is not an array");
+	n = d.tok[0].size;
+	for (k = 0, i = 1; k < n; k++, i = json_skip(&d, i)) {
+		long long cnt = 0, sel = 0;
+		enum json_kind sk = JK_MISSING;
+		if (json_kind(&d, i) != JK_ARR || d.tok[i].size != 3 ||
+		    json_kind(&d, i + 1) != JK_INT || !json_coerce_int(&d, i + 1, &cnt) || cnt < 1 ||
+		    ((sk = json_kind(&d, i + 2)) != JK_STR && sk != JK_NULL) ||
+		    json_kind(&d, i + 3) != JK_INT || !json_coerce_int(&d, i + 3, &sel) ||
+		    (sel != 0 && sel != 1))
+			rec_die(rd, "kernel_stages record: run %d is not [count >= 1, stage or null, "
+			    "0 or 1]", k + 1);
+		if ((unsigned long long)cnt > nkrec - covered)
+			rec_die(rd, "kernel_stages record: run %d reaches kernel record %llu, but the "
+			    "trace has %zu so far", k + 1, (unsigned long long)covered +
+			    (unsigned long long)cnt, nkrec);
+		if (sk == JK_STR)
+			json_str(&d, i + 2, &name, NULL);
+		fn(ctx, covered, (size_t)cnt, sk == JK_STR ? sb_str(&name) : NULL, (int)sel);
+		covered += (size_t)cnt;
+	}
+	sb_free(&name);
+	json_doc_free(&d);
+	return covered;
+}
+
+static void
+stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
+{
+	struct trace_reader *r = ctx;
+
+	set_stages(r, from, n, stage ? strtab_intern(r->str, stage, strlen(stage)) : NOSTR, sel);
+}
+
+/* A kernel_stages record: the stages of the next runs of kernel records. */
+static void
+add_stages(struct trace_reader *r)
+{
+	struct rec_kernel_stages x;
+
+	REC_READ(&r->rd, kernel_stages, &x);
+	need_trace(r, RT_kernel_stages, x.t);
+	r->kst_next = trace_stage_runs(&r->rd, &x, r->kst_next, r->nkrec, stage_run, r);
+	r->kst_seen = 1;
+}
+
+/*
+ * At the trace's end: the kernel_stages must have covered every kernel
+ * record; then a sel_only reader drops the kernels that came unstaged and
+ * are not of the analyzed process.
+ */
+static void
+finish_stages(struct trace_reader *r)
+{
+	size_t i, m = 0;
+
+	if (r->kst_seen && r->kst_next != r->nkrec)
+		rec_die(&r->rd, "the kernel_stages records of trace %lld cover %zu of its %zu "
+		    "kernel records (the stream lost records?)", r->tr.t, r->kst_next, r->nkrec);
+	if (r->ops.sel_only && r->late) {
+		for (i = 0; i < r->tr.nk; i++)
+			if (r->tr.k[i].sel)
+				r->tr.k[m++] = r->tr.k[i];
+		r->tr.nk = m;
+	}
 }
 
 static void
@@ -594,11 +736,13 @@ close_trace(struct trace_reader *r)
 	need_trace(r, RT_stats, x.t);
 	r->tr.stats = x;
 	r->tr.stats_line = rec_detach(RT_stats, &r->tr.stats);
+	finish_stages(r);
 	apply_corr(&r->tr);
 	r->ntraces++;
 	if (r->ops.on_trace)
 		r->ops.on_trace(r->ops.ctx, r, &r->tr);
 	trace_free(&r->tr);
+	stages_reset(r);
 	r->open = 0;
 }
 
@@ -623,6 +767,8 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 			add_frame_name(r);
 		} else if (t == RT_stats) {
 			close_trace(r);
+		} else if (t == RT_kernel_stages && (r->ops.collect & TR_MASK(kernel))) {
+			add_stages(r);
 		} else if (bit & r->ops.collect) {
 			switch (t) {
 			case RT_kernel:

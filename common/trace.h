@@ -123,15 +123,28 @@ struct trace_reader;
  *   pass      copy lines to stdout (those not consumed)
  *   keep      called with each decoded record of a collected type (a
  *             struct rec_<type>); returns 0 to drop it.  NULL keeps all.
+ *   sel_only  collect only the kernels of the analyzed GPU process (sel),
+ *             whether their records say so or the trace's kernel_stages
+ *             records do; keep is called first, so it sees them all
  *   on_trace  the trace is complete (its stats record read, the corr map
  *             applied): called before the stats line is copied
  *   on_line   every line of a type not collected, before it is copied
+ *
+ * Stages given late (trace-stage --late-stages, issue 30): kernel records
+ * without a stage member are collected as they come, and the trace's
+ * kernel_stages records, which cover every kernel record of the trace in
+ * stream order, set each one's stage and sel before on_trace; a kernel
+ * dropped by keep still counts in that order.  A kernel_stages record that
+ * does not follow on the last one, covers more kernel records than came,
+ * or a trace whose kernel_stages cover fewer than all, ends the run with
+ * exit 1.  A tool's keep sees the kernel before its stage is known.
  */
 #define TR_MASK(type) (1u << RT_##type)
 
 struct trace_ops {
 	unsigned collect, consume;
 	int pass;
+	int sel_only;
 	void *ctx;
 	int (*keep)(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec);
 	void (*on_trace)(void *ctx, struct trace_reader *r, struct trace *tr);
@@ -154,6 +167,14 @@ struct trace_reader {
 	uint32_t last[4];		/* the last id of each repeated member (trace.c LAST_*) */
 	unsigned char *pyok;		/* per string id: 1 a checked id list, 2 a checked band */
 	size_t cappyok;
+	/* private: kernel_stages (the ordinals of the open trace's kernel records) */
+	size_t nkrec;			/* kernel records of the open trace so far */
+	uint32_t *kord;			/* ordinal of each collected kernel, once one was dropped */
+	size_t capkord;
+	size_t kst_next;		/* ordinals the trace's kernel_stages covered so far */
+	size_t kst_cursor;		/* the collected kernel the next ordinal maps to, at most */
+	int kst_seen;			/* the trace has kernel_stages records */
+	int late;			/* a collected kernel came without its stage */
 };
 
 /* Prepare a reader; str is the caller's string table (not owned). */
@@ -166,6 +187,20 @@ void trace_reader_free(struct trace_reader *r);
  * its trace, or input that ends inside a trace.
  */
 void trace_read(struct trace_reader *r, FILE *fp, const char *name);
+
+/*
+ * Walk a kernel_stages record's runs (triage-records(5)) for a tool that
+ * reads kernel records itself: checks that the record begins at `covered`
+ * (the ordinals the trace's earlier kernel_stages covered) and reaches no
+ * further than nkrec (the trace's kernel records so far), then calls fn
+ * for each run with its ordinals [from, from + n), its stage (NULL for
+ * null; valid during the call) and sel (0 or 1).  Returns the ordinals
+ * covered after it.  A record that breaks these rules ends the run with
+ * exit 1 and the reader's name:line.
+ */
+size_t trace_stage_runs(rec_reader *rd, const struct rec_kernel_stages *x, size_t covered,
+    size_t nkrec, void (*fn)(void *ctx, size_t from, size_t n, const char *stage, int sel),
+    void *ctx);
 
 /* The (pid, tid) strings of a thread id. */
 uint32_t trace_thread_pid(const struct trace_reader *r, uint32_t thread);

@@ -67,17 +67,17 @@ first_required() {
 
 # Which record types each filter reads (the others pass through unread).
 readers='
-trace-stage trace kernel annotation launch corr stats
-trace-health trace kernel launch frame annotation gpu_pids stats
-kernel-map trace kernel cpu_op launch frame corr stats
-overlap-sweep trace kernel thread_name site stats
-overlap-sweep:mapping trace kernel thread_name cpu_op frame site stats
+trace-stage trace kernel annotation launch corr kernel_stages stats
+trace-health trace kernel launch frame annotation gpu_pids kernel_stages stats
+kernel-map trace kernel cpu_op launch frame corr kernel_stages stats
+overlap-sweep trace kernel thread_name site kernel_stages stats
+overlap-sweep:mapping trace kernel thread_name cpu_op frame site kernel_stages stats
 fuse-detect trace kernel_row
-rank-skew trace kernel input stats
+rank-skew trace kernel input kernel_stages stats
 triage-render kernel_row overlap_row fuse_row diff_input diff_metric diff_row diff_fuse diff_overlap verdict
-step-stats trace kernel launch annotation kernel_row stats
+step-stats trace kernel launch annotation kernel_row kernel_stages stats
 trace-diff input kernel_row gpu_time step fuse_row overlap_row health
-trace-annotate trace stats kernel launch annotation step gpu_time idle_gap kernel_row graph_escape overlap_row overlap_exposed fuse_row rank_row collective_row
+trace-annotate trace stats kernel kernel_stages launch annotation step gpu_time idle_gap kernel_row graph_escape overlap_row overlap_exposed fuse_row rank_row collective_row
 '
 
 # run_filter SPEC INPUT: run the filter with INPUT as the records it reads

@@ -65,7 +65,7 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 	(void)ctx;
 	if (t == RT_frame)
 		return !r->tr.py_context;
-	return t != RT_kernel || ((const struct rec_kernel *)rec)->sel;
+	return 1;	/* kernels: the reader keeps those of the analyzed process (sel_only) */
 }
 
 static void
@@ -261,6 +261,7 @@ main(int argc, char **argv)
 	ops.consume = TR_MASK(cpu_op) | TR_MASK(frame) | TR_MASK(corr);
 	ops.pass = !run.sites_only;
 	ops.keep = keep;
+	ops.sel_only = 1;
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;
 	trace_reader_init(&rd, km_str, &ops);

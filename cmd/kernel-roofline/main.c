@@ -32,6 +32,7 @@
 #include "sbuf.h"
 #include "strtab.h"
 #include "text.h"
+#include "trace.h"
 #include "xalloc.h"
 
 #define NONE UINT32_MAX
@@ -134,6 +135,11 @@ static struct {
 	int collecting;			/* reading the mapping file: no output */
 	long long kernel_traces;
 	long long nkern, nsel;		/* kernel records read, and those of the analyzed process */
+	/* kernels waiting for their stages (struct kview) */
+	struct kview *pend;
+	size_t npend, cappend, pcur;
+	size_t nkrec, kcovered;		/* the trace's kernel records, and those its kernel_stages covered */
+	int kst_seen;
 } run;
 
 static uint32_t
@@ -163,6 +169,8 @@ trace_reset(void)
 
 	imap_free(&run.shape_ix);
 	run.nshp = run.nagg = run.nunm = run.nst = 0;
+	run.npend = run.pcur = run.nkrec = run.kcovered = 0;
+	run.kst_seen = 0;
 	strtab_free(run.aggkeys);
 	strtab_free(run.unmkeys);
 	run.aggkeys = strtab_new();
@@ -198,9 +206,9 @@ stage_of(uint32_t stage)
  * (issue 30).
  */
 static uint32_t
-canonical(struct rstr raw, int *tf32, int *comm)
+canonical(uint32_t id, int *tf32, int *comm)
 {
-	uint32_t id = intern(raw.s, raw.n);
+	struct rstr raw = { S(id), strtab_len(run.str, id) };
 	size_t old = run.ncache;
 
 	if (id >= run.ncache) {
@@ -336,49 +344,55 @@ static const char *const no_shapes = "the trace records no input shapes (profile
 static const char *const collective = "collective communication: bounded by the "
     "interconnect, not modeled";
 
+/*
+ * A kernel record as the figures need it.  Under trace-stage --late-stages
+ * the record comes without its stage and sel, which the trace's
+ * kernel_stages give later: it waits in run.pend until then (issue 30).
+ */
+struct kview {
+	uint32_t name;			/* the raw name, interned */
+	unsigned copy : 1, has_bytes : 1, has_shape : 1, has_frac : 1;
+	double dur, shape_frac;
+	long long bytes, shape;
+	size_t ord;			/* its place among the trace's kernel records */
+};
+
 static void
-read_kernel(rec_reader *r)
+account(const struct kview *k, uint32_t stage)
 {
-	struct rec_kernel k;
-	uint32_t stage, kname, label;
+	struct rstr name = { S(k->name), strtab_len(run.str, k->name) };
+	uint32_t kname, label;
 	struct stagesum *ss;
 	uint64_t *v;
 	int tf32, comm;
 	double traffic;
 	const char *why = NULL;
 
-	REC_READ(r, kernel, &k);
-	run.nkern++;
-	if (!k.sel || !run.open || k.t != run.t)
-		return;
 	run.nsel++;
-	stage = REC_HAS(&k, kernel, stage) ? intern(k.stage.s, k.stage.n) :
-	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
 	ss = stage_of(stage);
-	ss->us += k.dur;
-	kname = canonical(k.name, &tf32, &comm);
-	if (text_has(k.cat.s, k.cat.n, "emcpy") || text_has(k.cat.s, k.cat.n, "emset")) {
+	ss->us += k->dur;
+	kname = canonical(k->name, &tf32, &comm);
+	if (k->copy) {
 		/* a copy is modeled by its own bytes, never by its op's shapes */
-		if (!copy_model(k.name, REC_HAS(&k, kernel, bytes) ? k.bytes : -1, &traffic, &why))
-			unmodeled(stage, intern(k.name.s, k.name.n), why, k.dur);
+		if (!copy_model(name, k->has_bytes ? k->bytes : -1, &traffic, &why))
+			unmodeled(stage, k->name, why, k->dur);
 		else {
 			struct agg *a = agg_of(stage, kname, intern_c("bytes moved"), 0);
-			a->op = intern_c(text_has(k.name.s, k.name.n, "Memset") ? "memset" : "memcpy");
+			a->op = intern_c(text_has(name.s, name.n, "Memset") ? "memset" : "memcpy");
 			a->dtype = DT_NONE;
 			a->launches++;
-			a->time += k.dur;
+			a->time += k->dur;
 			a->bytes += traffic;
-			ss->modeled += k.dur;
+			ss->modeled += k->dur;
 		}
 		return;
 	}
-	if (REC_HAS(&k, kernel, shape) && (v = imap_get(&run.shape_ix, (uint64_t)k.shape))) {
+	if (k->has_shape && (v = imap_get(&run.shape_ix, (uint64_t)k->shape))) {
 		const struct shp *s = &run.shp[*v];
-		double f = REC_HAS(&k, kernel, shape_frac) && k.shape_frac >= 0 &&
-		    k.shape_frac <= 1 ? k.shape_frac : 1;
+		double f = k->has_frac && k->shape_frac >= 0 && k->shape_frac <= 1 ? k->shape_frac : 1;
 		struct agg *a;
 		if (!s->m.ok) {
-			unmodeled(stage, s->op, s->m.reason, k.dur);
+			unmodeled(stage, s->op, s->m.reason, k->dur);
 			return;
 		}
 		a = agg_of(stage, kname, intern_c(s->m.cls), 0);
@@ -386,15 +400,15 @@ read_kernel(rec_reader *r)
 		a->dtype = s->m.fp32_gemm && tf32 ? DT_TF32 : s->m.dtype;
 		a->bound |= s->m.bound;
 		a->launches++;
-		a->time += k.dur;
+		a->time += k->dur;
 		a->flops += f * s->m.flops;
 		a->bytes += f * s->m.bytes;
-		ss->modeled += k.dur;
+		ss->modeled += k->dur;
 		return;
 	}
 	if (comm)
 		label = intern_c("(collective)"), why = collective;
-	else if (REC_HAS(&k, kernel, shape))
+	else if (k->has_shape)
 		label = intern_c("-"), why = "its op_shape record is missing";
 	else
 		label = intern_c("-"), why = run.nshp == 0 ? no_shapes :
@@ -409,14 +423,72 @@ read_kernel(rec_reader *r)
 			a->dtype = m->dtype;
 			a->bound |= m->bound;
 			a->launches++;
-			a->time += k.dur;
+			a->time += k->dur;
 			a->flops += m->flops / (double)m->launches;
 			a->bytes += m->bytes / (double)m->launches;
-			ss->modeled += k.dur;
+			ss->modeled += k->dur;
 			return;
 		}
 	}
-	unmodeled(stage, label, why, k.dur);
+	unmodeled(stage, label, why, k->dur);
+}
+
+static void
+read_kernel(rec_reader *r)
+{
+	struct rec_kernel k;
+	struct kview v;
+	int late;
+
+	REC_READ(r, kernel, &k);
+	run.nkern++;
+	if (!run.open || k.t != run.t)
+		return;
+	v.ord = run.nkrec++;
+	late = !REC_HAS(&k, kernel, stage) && !REC_HAS(&k, kernel, sel);
+	if (!late && !k.sel)
+		return;
+	v.name = intern(k.name.s, k.name.n);
+	v.copy = text_has(k.cat.s, k.cat.n, "emcpy") || text_has(k.cat.s, k.cat.n, "emset");
+	v.has_bytes = REC_HAS(&k, kernel, bytes);
+	v.bytes = k.bytes;
+	v.has_shape = REC_HAS(&k, kernel, shape);
+	v.shape = k.shape;
+	v.has_frac = REC_HAS(&k, kernel, shape_frac);
+	v.shape_frac = k.shape_frac;
+	v.dur = k.dur;
+	if (late) {
+		xgrow(&run.pend, &run.cappend, run.npend + 1, sizeof *run.pend);
+		run.pend[run.npend++] = v;
+		return;
+	}
+	account(&v, REC_HAS(&k, kernel, stage) ? intern(k.stage.s, k.stage.n) :
+	    run.trace_stage != NONE ? run.trace_stage : intern_c("all"));
+}
+
+/* A run of a kernel_stages record: its kernels waiting in run.pend, if sel, are counted. */
+static void
+stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
+{
+	uint32_t id = stage ? intern(stage, strlen(stage)) :
+	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
+
+	(void)ctx;
+	for (; run.pcur < run.npend && run.pend[run.pcur].ord < from + n; run.pcur++)
+		if (sel && run.pend[run.pcur].ord >= from)
+			account(&run.pend[run.pcur], id);
+}
+
+static void
+read_stages(rec_reader *r)
+{
+	struct rec_kernel_stages x;
+
+	REC_READ(r, kernel_stages, &x);
+	if (!run.open || x.t != run.t)
+		return;
+	run.kcovered = trace_stage_runs(r, &x, run.kcovered, run.nkrec, stage_run, NULL);
+	run.kst_seen = 1;
 }
 
 /* ---- the trace's figures ---- */
@@ -671,6 +743,9 @@ trace_end(void)
 	sbuf tmp = SBUF_INIT;
 
 	run.open = 0;
+	if (run.kst_seen && run.kcovered != run.nkrec)
+		die(EXIT_DATA, "the kernel_stages records of trace %lld cover %zu of its %zu kernel "
+		    "records (the stream lost records?)", run.t, run.kcovered, run.nkrec);
 	if (run.nst)
 		run.kernel_traces++;
 	if (run.collecting) {
@@ -715,6 +790,9 @@ filter(FILE *fp, const char *name)
 		switch (t) {
 		case RT_kernel:
 			read_kernel(&r);
+			break;
+		case RT_kernel_stages:
+			read_stages(&r);
 			break;
 		case RT_op_shape:
 			if (run.open)

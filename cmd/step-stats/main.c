@@ -87,7 +87,7 @@ keep(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
 		if (!work_cat(k->cat, &kernel, &mem))
 			return 0;
 		run.work++;
-		return k->sel;
+		return 1;	/* the reader keeps those of the analyzed process (sel_only) */
 	}
 	if (t == RT_annotation) {
 		const struct rec_annotation *a = rec;
@@ -143,6 +143,7 @@ main(int argc, char **argv)
 	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(sync) | TR_MASK(annotation);
 	ops.pass = 1;
 	ops.keep = keep;
+	ops.sel_only = 1;
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;
 	trace_reader_init(&rd, str, &ops);

@@ -522,6 +522,14 @@ ta_read(FILE *fp, const char *name)
 			break;
 		}
 		case RT_kernel: read_kernel(&rd); break;
+		case RT_kernel_stages: {
+			/* the kernels read so far had no stage: their findings would be lost */
+			struct rec_kernel_stages ks;
+			REC_READ(&rd, kernel_stages, &ks);
+			rec_die(&rd, "kernel_stages record: these kernels came without their stages "
+			    "(trace-stage --late-stages); trace-annotate reads kernels staged in their "
+			    "own records: run trace-stage without --late-stages");
+		}
 		case RT_launch: read_launch(&rd); break;
 		case RT_annotation: {
 			struct rec_annotation a;

@@ -53,12 +53,24 @@ static long long kernels_total;
 static sbuf seen_cats;		/* "cat N, ..." of traces without kernels */
 static char *first_path;	/* the first trace's path (the message names it) */
 
+/*
+ * --late-stages: kernels pass on as they come and their stages follow in
+ * kernel_stages records, so the filters after this one read them while
+ * trace-extract still writes; without it every kernel waits here for the
+ * trace's end (issue 30).
+ */
+static int late_stages;
+
+enum { O_LATE = OPT_LONG };
+
 static const struct opt opts[] = {
+	{ "late-stages", O_LATE, NULL,
+	    "pass kernels on as they come; give their stage and sel in kernel_stages records" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-q] [file ...]",
+	"[-q] [--late-stages] [file ...]",
 	"Select the kernel-table GPU process and resolve each kernel's stage in a\n"
 	"trace-extract record stream (triage-records(5)).  Kernels get \"stage\" and,\n"
 	"on the selected process, \"sel\"; a \"gpu_pids\" record per trace names the\n"
@@ -67,6 +79,21 @@ static const struct tool tool = {
 };
 
 static void on_trace(void *ctx, struct trace_reader *r, struct trace *tr);
+
+/*
+ * Under --late-stages a kernel passes on with the members it came with, so
+ * one staged already would carry two stages: refused.
+ */
+static int
+keep_unstaged(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec)
+{
+	(void)ctx;
+	if (t == RT_kernel && (REC_HAS((const struct rec_kernel *)rec, kernel, stage) ||
+	    REC_HAS((const struct rec_kernel *)rec, kernel, sel)))
+		rec_die(&r->rd, "kernel record staged already (by an earlier trace-stage): "
+		    "--late-stages reads trace-extract's records");
+	return 1;
+}
 
 static const char *
 S(const struct trace_reader *r, uint32_t id)
@@ -110,13 +137,22 @@ main(int argc, char **argv)
 	int c, i, rc = EXIT_OK;
 
 	tool_init(argc, argv);
-	while ((c = opt_next(&tool, argc, argv)) != -1)
-		opt_usage(&tool, EXIT_USAGE);
+	while ((c = opt_next(&tool, argc, argv)) != -1) {
+		if (c == O_LATE)
+			late_stages = 1;
+		else
+			opt_usage(&tool, EXIT_USAGE);
+	}
 	argc -= optind;
 	argv += optind;
 	ops.collect = TR_MASK(kernel) | TR_MASK(annotation) | TR_MASK(corr) | TR_MASK(launch) |
 	    TR_MASK(sync);
-	ops.consume = TR_MASK(kernel);	/* rewritten at the trace's end */
+	/*
+	 * Kernels are rewritten at the trace's end, unless they pass on now;
+	 * an earlier trace-stage's kernel_stages never pass (these stages are new).
+	 */
+	ops.consume = (late_stages ? 0 : TR_MASK(kernel)) | TR_MASK(kernel_stages);
+	ops.keep = late_stages ? keep_unstaged : NULL;
 	ops.pass = 1;
 	ops.on_trace = on_trace;
 	trace_reader_init(&rd, str, &ops);
@@ -749,6 +785,83 @@ write_kernel(const struct trace_reader *r, const struct trace *tr, const struct 
 	rec_end();
 }
 
+/*
+ * The kernel_stages records of --late-stages: runs of kernels in record
+ * order with the same stage and sel, RUNS_PER_RECORD to a record so that
+ * no line grows with the trace.
+ */
+#define RUNS_PER_RECORD 4096
+
+struct runs {
+	sbuf json;		/* the record's runs so far, without the brackets */
+	size_t nruns;		/* in json */
+	size_t first;		/* the ordinal of json's first kernel */
+	size_t next;		/* the ordinal after the last kernel added */
+	const char *stage;	/* of the open run (NULL: none open) */
+	int sel;
+	size_t count;
+};
+
+static void
+run_close(struct runs *u)
+{
+	if (!u->count)
+		return;
+	sb_printf(&u->json, "%s[%zu,", u->nruns ? "," : "", u->count);
+	if (u->stage)
+		json_quote(&u->json, u->stage, strlen(u->stage));
+	else
+		sb_adds(&u->json, "null");
+	sb_printf(&u->json, ",%d]", u->sel);
+	u->nruns++;
+	u->count = 0;
+}
+
+/* Write the runs closed so far as one record, and open the next at the current kernel. */
+static void
+run_write(struct runs *u, long long t)
+{
+	if (u->nruns) {
+		rec_begin(RT_kernel_stages);
+		rec_int(RM_kernel_stages_t, t);
+		rec_int(RM_kernel_stages_first, (long long)u->first);
+		sb_addc(&u->json, ']');
+		rec_json(RM_kernel_stages_runs, u->json.s, u->json.len);
+		rec_end();
+	}
+	sb_reset(&u->json);
+	sb_addc(&u->json, '[');
+	u->nruns = 0;
+	u->first = u->next - u->count;
+}
+
+static void
+run_add(struct runs *u, long long t, const char *stage, int sel)
+{
+	if (!u->json.len)
+		sb_addc(&u->json, '[');
+	if (u->count && (u->sel != sel || (u->stage != stage && (!u->stage || !stage ||
+	    strcmp(u->stage, stage) != 0)))) {
+		run_close(u);
+		if (u->nruns == RUNS_PER_RECORD)
+			run_write(u, t);
+	}
+	if (!u->count) {
+		u->stage = stage;
+		u->sel = sel;
+	}
+	u->count++;
+	u->next++;
+}
+
+static void
+run_flush(struct runs *u, long long t)
+{
+	run_close(u);
+	run_write(u, t);
+	sb_free(&u->json);
+}
+
 /* A trace without kernels: remember what it held instead, from its stats record. */
 static void
 note_categories(const struct trace *tr)
@@ -787,6 +900,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	imap by_corr = { 0 };
 	uint64_t *x;
 	int isnew, at_launch;
+	struct runs runs = { 0 };
 
 	(void)ctx;
 	sg.rd = r;
@@ -823,8 +937,13 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 		else if (ck.offset)
 			cpu_ts = k->ts - ck.offset_us;
 		stage = strcmp(path_stage, "all") != 0 ? path_stage : resolve_stage(&sg, k, cpu_ts);
-		write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
+		if (late_stages)
+			run_add(&runs, tr->t, stage, trace_thread_pid(r, k->thread) == sel);
+		else
+			write_kernel(r, tr, k, stage, trace_thread_pid(r, k->thread) == sel);
 	}
+	if (late_stages)
+		run_flush(&runs, tr->t);
 	imap_free(&by_corr);
 	kernels_total += (long long)tr->nk;
 	if (!first_path)
