@@ -19,7 +19,7 @@ mk() {	# mk NAME: a trace of two events
 
 t_usage() {
 	"$TA" --help >"$T/help"
-	has "$T/help" '^usage: trace-annotate \[-qz\] \[-n N\] \[-o FILE\] \[-t N\] \[--trace-file F\] \[records\]'
+	has "$T/help" '^usage: trace-annotate \[-qz\] \[-n N\] \[-o FILE\] \[-t N\] \[--trace-file F\] \[--no-link\] \[records\]'
 	has "$T/help" 'Perfetto'
 	status 2 "$TA" --bogus </dev/null 2>"$T/err"
 	status 2 "$TA" -n x </dev/null 2>"$T/err"
@@ -99,6 +99,16 @@ t_names() {
 	has "$T/err" "cannot write '$T/lk/o.rank3.json': it is a symbolic link"
 	eq victim "$(cat "$T/victim")"
 	eq o.rank3.json "$(ls "$T/lk")" "files written"
+	# --no-link: the caller made the -o name (triage, a rank's file): a link
+	# there is refused too; a name the user typed is written through it
+	mk one.json
+	trc 0 "$T/one.json" >"$T/one.jsonl"
+	ln -s ../victim "$T/lk/made.json"
+	status 2 "$TA" -q --no-link -o "$T/lk/made.json" "$T/one.jsonl" 2>"$T/err"
+	has "$T/err" "cannot write '$T/lk/made.json': it is a symbolic link"
+	eq victim "$(cat "$T/victim")"
+	"$TA" -q -o "$T/lk/made.json" "$T/one.jsonl"
+	has "$T/victim" 'triage findings'
 }
 check 'where the traces go: a file, by rank or index, a directory, -t, --trace-file' t_names
 

@@ -100,6 +100,14 @@ t_no_clobber() {
 	has "$T/err" "is a trace file of the profile directory '$T/cl/pd' this run reads"
 	status 2 "$TRIAGE" --input "$T/cl/b0.json" -o "$T/cl/s.json.gz" --annotate "$T/cl/s.json.gz" 2>"$T/err"
 	has "$T/err" "^triage: error: --annotate '$T/cl/s.json.gz' is the --output file too: name two files"
+	# standard output by another name: the trace would be mixed into the report
+	status 2 "$TRIAGE" --input "$T/cl/b0.json" --annotate /dev/stdout >"$T/cl/mix.out" 2>"$T/err"
+	has "$T/err" "^triage: error: --annotate '/dev/stdout' is standard output, where the report goes: name a file"
+	test ! -s "$T/cl/mix.out"
+	# a trace on standard input cannot be copied: refused before any work
+	status 2 "$TRIAGE" --input - --annotate "$T/cl/a.json" <"$T/cl/b0.json" >/dev/null 2>"$T/err"
+	has "$T/err" "not with a trace on standard input (--input -)"
+	test ! -e "$T/cl/a.json"
 	same "$T/t.json" "$T/cl/bd/run.json"
 	same "$T/t.json" "$T/cl/b0.json"
 	same "$T/t.json" "$T/cl/pd/t.json"

@@ -82,6 +82,21 @@ t_ranks() {
 	has "$T/err" "cannot write '$T/lk/r.rank1.json': it is a symbolic link"
 	eq victim "$(cat "$T/victim")"
 	eq r.rank1.json "$(ls -A "$T/lk")" "files written"
+	# one planted after that check, while rank 0 is annotated, is refused too
+	rm -f "$T/lk/r.rank1.json"
+	mkdir -p "$T/racebin"
+	for f in "$BIN"/*; do ln -sf "$f" "$T/racebin/"; done
+	rm -f "$T/racebin/trace-annotate"
+	printf '#!/bin/sh
+ln -s ../victim %s/lk/r.rank1.json 2>/dev/null
+exec %s/trace-annotate "$@"
+' \
+	    "$T" "$BIN" >"$T/racebin/trace-annotate"
+	chmod +x "$T/racebin/trace-annotate"
+	status 2 env TRIAGE_BINDIR="$T/racebin" "$TRIAGE" -q --all-ranks --input "$d" \
+	    --annotate "$T/lk/r.json" >/dev/null 2>"$T/err"
+	has "$T/err" "cannot write '$T/lk/r.rank1.json': it is a symbolic link"
+	eq victim "$(cat "$T/victim")"
 }
 check '--all-ranks: one file per rank with its side of every collective; a directory' t_ranks
 

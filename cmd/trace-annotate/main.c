@@ -38,11 +38,13 @@ static const struct opt opts[] = {
 	    "name" },
 	{ "top", 'n', "N", "kernel table rows per stage to mark (default 10; 0: every row shown)" },
 	{ "gzip", 'z', NULL, "gzip the output whatever its name" },
+	{ "no-link", OPT_LONG + 2, NULL, "refuse an -o FILE that is a symbolic link (a name "
+	    "triage made)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct tool tool = {
-	"[-qz] [-n N] [-o FILE] [-t N] [--trace-file F] [records]",
+	"[-qz] [-n N] [-o FILE] [-t N] [--trace-file F] [--no-link] [records]",
 	"Write the findings of a triage run into a copy of its trace, for Perfetto\n"
 	"(ui.perfetto.dev) and chrome://tracing: the trace streamed through byte for\n"
 	"byte, and before the end of its event array a \"triage findings\" process with\n"
@@ -143,7 +145,7 @@ main(int argc, char **argv)
 {
 	const char *out = "-", *trace_file = NULL, *in = "-", *errstr;
 	long long only = -1, v;
-	int c, gzip_opt = 0, dir, by_rank, pass;
+	int c, gzip_opt = 0, dir, by_rank, pass, no_link = 0, made;
 	size_t i, j, nsel = 0;
 	static struct ta_trace **sel;	/* static: still reachable when a check below dies */
 	static sbuf why = SBUF_INIT, label = SBUF_INIT;	/* static: reachable at a die below */
@@ -162,6 +164,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_LONG + 1:
 			trace_file = optarg;
+			break;
+		case OPT_LONG + 2:
+			no_link = 1;
 			break;
 		case 'n':
 			if (!parse_num(optarg, 0, 1LL << 40, &v, &errstr))
@@ -236,10 +241,13 @@ main(int argc, char **argv)
 		gz = gzip_opt || (dir ? tr->gzip || ends_with(path, ".gz") : ends_with(out, ".gz"));
 		name = out_name(out, dir, tr, nsel > 1 && (!dir || stem_clash(sel, nsel, i, trace_file)) ?
 		    sb_str(&label) : NULL, gz);
-		/* a name made here (in a directory, or with a rank's label): never through a link */
+		/*
+		 * A name made here (in a directory, or with a rank's label) or by
+		 * the caller (--no-link): never through a link.
+		 */
+		made = dir || (nsel > 1 && sb_str(&label)[0]) || no_link;
 		if (pass == 0) {
-			c = (dir || (nsel > 1 && sb_str(&label)[0])) && strcmp(name, "-") != 0 ?
-			    ofile_no_link(name, &why) : 0;
+			c = made && strcmp(name, "-") != 0 ? ofile_no_link(name, &why) : 0;
 			free(name);
 			if (c)
 				die(c, "%s", why.s);
@@ -248,7 +256,7 @@ main(int argc, char **argv)
 		memset(&o, 0, sizeof o);
 		o.tr = tr;
 		o.pid = ta.max_pid + 1 > TA_PID_MIN ? ta.max_pid + 1 : TA_PID_MIN;
-		ta_stream(path, name, gz, dir || (nsel > 1 && sb_str(&label)[0]), &o,
+		ta_stream(path, name, gz, made, &o,
 		    tr->has_stats && !trace_file ? tr->events : -1);
 		if (strcmp(name, "-") != 0)
 			note_msg("annotated '%s' into '%s'", path, name);
