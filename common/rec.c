@@ -793,7 +793,7 @@ decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 	uint64_t has = 0;
 	size_t m, soff[64];
 	unsigned i;
-	int vi[64];
+	int vi[64], ntype = 0;
 
 	rec_parse(r);
 	for (i = 0; i < ti->n; i++)
@@ -809,6 +809,12 @@ decode_general(rec_reader *r, const struct rec_typeinfo *ti, void *out)
 			key = sb_str(&r->keybuf);
 			kl = r->keybuf.len;
 		}
+		/*
+		 * The type is read from the line's start, where jq takes the last
+		 * "type": with two, tools and a jq tap would disagree on the record.
+		 */
+		if (kl == 4 && memcmp(key, "type", 4) == 0 && ++ntype > 1)
+			rec_die(r, "record has two \"type\" members");
 		for (i = 0; i < ti->n; i++) {
 			const char *name = rec_members[ti->first + i].name;
 			if (strlen(name) == kl && memcmp(key, name, kl) == 0)

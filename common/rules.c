@@ -131,7 +131,7 @@ static int
 rank_pattern(const char *l, size_t n, const char *word, int anchored,
     long long *rank)
 {
-	size_t wl = strlen(word), i, j;
+	size_t wl = strlen(word), i, j, k;
 	long long v;
 
 	for (i = 0; i + wl <= n; i++) {
@@ -142,10 +142,12 @@ rank_pattern(const char *l, size_t n, const char *word, int anchored,
 		j = i + wl;
 		if (j >= n || l[j] < '0' || l[j] > '9')
 			continue;
-		for (v = 0; j < n && l[j] >= '0' && l[j] <= '9'; j++)
+		for (v = 0, k = j; j < n && l[j] >= '0' && l[j] <= '9'; j++)
 			v = v < 100000000000000000LL ? v * 10 + (l[j] - '0') : v;
 		if (anchored && j < n && l[j] != '_' && l[j] != '.' && l[j] != '-')
 			continue;
+		if (j - k > 18)
+			continue;	/* no rank has 19 digits: cut, it would name another */
 		*rank = v;
 		return 1;
 	}

@@ -49,6 +49,7 @@ trace_reader_free(struct trace_reader *r)
 	free(r->pyok);
 	r->pyok = NULL;
 	stages_reset(r);
+	imap_free(&r->seen_t);
 	r->cappyok = 0;
 	r->nthr = r->capthr = 0;
 }
@@ -175,6 +176,13 @@ open_trace(struct trace_reader *r)
 	if (r->open)
 		rec_die(&r->rd, "trace record inside trace %lld (its stats record is missing; "
 		    "input truncated?)", r->tr.t);
+	if (!r->ops.repeat_t) {
+		int isnew;
+		imap_put(&r->seen_t, (uint64_t)x.t, &isnew);
+		if (!isnew)
+			rec_die(&r->rd, "trace %lld again: a record stream holds each trace once "
+			    "(two streams concatenated? run them through the tools one at a time)", x.t);
+	}
 	trace_free(&r->tr);
 	r->tr.t = x.t;
 	r->tr.role = trace_intern(r, x.role);
@@ -756,6 +764,7 @@ trace_take(struct trace_reader *r, struct trace *out)
 void
 trace_read(struct trace_reader *r, FILE *fp, const char *name)
 {
+	imap_free(&r->seen_t);		/* each stream numbers its own traces */
 	rec_reader_init(&r->rd, fp, name);
 	while (rec_next(&r->rd)) {
 		enum rec_type t = rec_type_of(&r->rd);

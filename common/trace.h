@@ -123,6 +123,9 @@ struct trace_reader;
  *   pass      copy lines to stdout (those not consumed)
  *   keep      called with each decoded record of a collected type (a
  *             struct rec_<type>); returns 0 to drop it.  NULL keeps all.
+ *   repeat_t  a stream may hold traces of one t (rank-skew reads the ranks'
+ *             streams one after another); else a trace record whose t came
+ *             earlier in the same stream ends the run with exit 1
  *   sel_only  collect only the kernels of the analyzed GPU process (sel),
  *             whether their records say so or the trace's kernel_stages
  *             records do; keep is called first, so it sees them all
@@ -145,6 +148,7 @@ struct trace_ops {
 	unsigned collect, consume;
 	int pass;
 	int sel_only;
+	int repeat_t;
 	void *ctx;
 	int (*keep)(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec);
 	void (*on_trace)(void *ctx, struct trace_reader *r, struct trace *tr);
@@ -167,6 +171,7 @@ struct trace_reader {
 	uint32_t last[4];		/* the last id of each repeated member (trace.c LAST_*) */
 	unsigned char *pyok;		/* per string id: 1 a checked id list, 2 a checked band */
 	size_t cappyok;
+	imap seen_t;			/* private: the t of each trace of the stream read */
 	/* private: kernel_stages (the ordinals of the open trace's kernel records) */
 	size_t nkrec;			/* kernel records of the open trace so far */
 	uint32_t *kord;			/* ordinal of each collected kernel, once one was dropped */

@@ -119,6 +119,30 @@ t_same_outcome() {
 }
 check 'every filter rejects the same malformed records the same way' t_same_outcome
 
+# Records a reader cannot take the same way as a jq tap, or that hold a
+# trace twice (two streams concatenated), end the run with exit 1.
+t_ambiguous() {
+	printf '%s\n' '{"type":"trace","t":0,"path":"/x/decode/t.json"}' \
+	    '{"type":"kernel","t":0,"name":"k","ts":1,"dur":2,"type":"note"}' '{"type":"stats","t":0}' \
+	    >"$T/dup-type"
+	status 1 "$BIN/trace-stage" -q "$T/dup-type" >/dev/null 2>"$T/err"
+	has "$T/err" 'dup-type:2: record has two "type" members'
+	printf '%s\n' '{"type":"trace","t":0,"path":"/x/decode/t.json"}' \
+	    '{"type":"kernel","t":0,"name":"k","ts":1,"dur":2}' '{"type":"stats","t":0}' >"$T/one"
+	cat "$T/one" "$T/one" >"$T/two"
+	status 1 "$BIN/trace-stage" -q "$T/two" >/dev/null 2>"$T/err"
+	has "$T/err" "two:4: trace 0 again: a record stream holds each trace once"
+	"$BIN/trace-stage" -q "$T/one" >"$T/one.st"
+	cat "$T/one.st" "$T/one.st" >"$T/two.st"
+	for tool in trace-health kernel-map step-stats; do
+		status 1 "$BIN/$tool" -q "$T/two.st" >/dev/null 2>"$T/err"
+		has "$T/err" "two.st:[0-9]*: trace 0 again: a record stream holds each trace once"
+	done
+	# two files are two streams, each numbering its own traces
+	"$BIN/trace-stage" -q "$T/one" "$T/one" >/dev/null
+}
+check 'two "type" members, a trace twice in one stream: refused' t_ambiguous
+
 t_defaults() {
 	# an optional member with a default reads as it: pid "None" when absent
 	printf '%s\n' '{"type":"trace","t":0,"path":"/x/decode/t.json"}' \

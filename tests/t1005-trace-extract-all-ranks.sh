@@ -68,6 +68,13 @@ t_list_ranks() {
 	put "$T/norank/a.trace.json.gz" 1000
 	status 3 "$EX" --list-ranks "$T/norank" 2>"$T/err"
 	has "$T/err" "no trace under '.*/norank' names a rank"
+	# 18 digits are a rank; 19 or more no rank at all (cut, they would name another)
+	mkdir -p "$T/long"
+	put "$T/long/rank99999999999999999999999.json.gz" 1000
+	put "$T/long/p-TP-1234567890123456789012.trace.json.gz" 1000
+	put "$T/long/rank_123456789012345678.json.gz" 1000
+	eq "123456789012345678" "$("$EX" --list-ranks "$T/long" 2>"$T/err")"
+	has "$T/err" "2 traces under '.*/long' name no rank"
 }
 check "--list-ranks prints the ranks, one a line" t_list_ranks
 

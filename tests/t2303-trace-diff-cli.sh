@@ -48,6 +48,10 @@ t_refused() {
 	{ printf '{"type":"run","id":1,"label":"x"}\n'; kr k 1; } >"$T/bundle"
 	status 1 "$TD" --baseline "$T/bundle" "$T/a" >/dev/null 2>"$T/err"
 	has "$T/err" "^trace-diff: $T/bundle:1: a bundle of several runs"
+	# two saved reports concatenated: each numbers its traces from 0
+	{ printf '{"type":"trace","t":0}\n'; kr k 1; printf '{"type":"trace","t":0}\n'; kr k 1; } >"$T/cat"
+	status 1 "$TD" --baseline "$T/cat" "$T/a" >/dev/null 2>"$T/err"
+	has "$T/err" "^trace-diff: $T/cat:3: trace 0 again: these records hold two reports"
 	printf '{"type":"kernel_row","t":0,"stage":"decode","kernel":"k","total_us":-3,"stage_total_us":0}\n' >"$T/neg"
 	status 1 "$TD" --baseline "$T/a" "$T/neg" >/dev/null 2>"$T/err"
 	has "$T/err" "^trace-diff: $T/neg:1: kernel_row record: member 'total_us' is not a finite, non-negative number\$"

@@ -162,6 +162,7 @@ main(int argc, char **argv)
 	sk.str = strtab_new();
 	ops.collect = TR_MASK(kernel) | TR_MASK(launch);	/* launches: the collectives' calls */
 	ops.pass = !no_pass;
+	ops.repeat_t = 1;	/* the ranks' streams one after another, each from t 0 */
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;
 	trace_reader_init(&rd, sk.str, &ops);

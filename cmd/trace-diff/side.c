@@ -9,6 +9,7 @@
 
 #include "diff.h"
 #include "err.h"
+#include "imap.h"
 #include "gpuspec.h"
 #include "rec.h"
 #include "rules.h"
@@ -360,7 +361,8 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 	/* the input records by role: formal first, then single, then mapping (as the report) */
 	char *fw[3] = { NULL, NULL, NULL }, *model[3] = { NULL, NULL, NULL };
 	char *path[3] = { NULL, NULL, NULL }, *family[3] = { NULL, NULL, NULL };
-	int i;
+	int i, isnew;
+	static imap seen_t;	/* the t of each trace record read (static: reachable at a die) */
 
 	memset(&dv, 0, sizeof dv);
 	dv.t = dv.sel = -1;
@@ -411,6 +413,11 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			break;
 		case RT_trace:
 			REC_READ(&r, trace, &u.tr);
+			/* one report's records number their traces once: a second is another report */
+			imap_put(&seen_t, (uint64_t)u.tr.t, &isnew);
+			if (!isnew)
+				rec_die(&r, "trace %lld again: these records hold two reports (saved runs "
+				    "concatenated?); compare one run's records", u.tr.t);
 			if (REC_HAS(&u.tr, trace, world_size) && u.tr.world_size > s->world)
 				s->world = u.tr.world_size;
 			if (dv.t < 0)
@@ -507,6 +514,7 @@ side_read(struct side *s, strtab *str, FILE *fp, const char *name, int pass, int
 			rec_line(r.line, r.len);
 	}
 	rec_reader_free(&r);
+	imap_free(&seen_t);
 	for (i = 0; i < 3 && !s->framework; i++)
 		if (fw[i]) {
 			s->framework = fw[i];

@@ -439,7 +439,7 @@ target_cmp(const void *a, const void *b)
 static int
 dashed_rank(const char *l, size_t n, long long *rank)
 {
-	size_t i, j;
+	size_t i, j, k;
 	long long v;
 
 	for (i = 0; i + 6 <= n; i++) {
@@ -450,10 +450,12 @@ dashed_rank(const char *l, size_t n, long long *rank)
 		j = i + 5;
 		if (l[j] < '0' || l[j] > '9')
 			continue;
-		for (v = 0; j < n && l[j] >= '0' && l[j] <= '9'; j++)
+		for (v = 0, k = j; j < n && l[j] >= '0' && l[j] <= '9'; j++)
 			v = v < 100000000000000000LL ? v * 10 + (l[j] - '0') : v;
 		if (j < n && l[j] != '_' && l[j] != '.' && l[j] != '-')
 			continue;
+		if (j - k > 18)
+			continue;	/* no rank has 19 digits: cut, it would name another */
 		*rank = v;
 		return 1;
 	}
