@@ -10,8 +10,10 @@ kernels, copies and sets from the events' cat; each collective's launch
 call by its correlation.  Collectives are matched by NCCL operation and
 ordinal, the clocks aligned on the end of the first collective of the
 first all-reduce, all-gather, reduce-scatter or all-to-all by the lowest
-rank's start, and the straggler is the rank that started last most often
-(then the least wait, then the lowest rank).  Prints one JSON object:
+rank's, a rank last at a collective when it started later than the first by
+more than the median spread of the aligned ends (at least 1 us), and the
+straggler is the rank that started last most often (then the least wait,
+then the lowest rank).  Prints one JSON object:
 rank, late_collectives, late_us, late_launch_us, late_idle_us,
 late_busy_us, kernel_excess_us.
 """
@@ -82,9 +84,13 @@ def main():
             for i in range(len(seq[(order[0], o)]))]
     lasts = {r: 0 for r in order}
     wait = {r: 0 for r in order}
+    # a rank is last only past the clocks' agreement: the median spread of the
+    # collectives' aligned ends, at least 1 us
+    ends = [[row[r]["ts"] + off[r] + row[r]["dur"] for r in order] for row in rows]
+    tol = max(1.0, statistics.median(max(e) - min(e) for e in ends)) if rows else 1.0
     for row in rows:
         s = {r: row[r]["ts"] + off[r] for r in order}
-        if max(s.values()) > min(s.values()):
+        if max(s.values()) - min(s.values()) > tol:
             row["last"] = max(order, key=lambda r: (s[r], -row[r]["dur"], -r))
             lasts[row["last"]] += 1
         short = min(row[r]["dur"] for r in order)

@@ -5,7 +5,9 @@
 # rank, distinct trace indexes).  Collectives are the selected kernels whose
 # name matches $coll; they are matched by name and ordinal (each name is its
 # own kind here), the clocks aligned on the end of each rank's first kernel
-# matching $align.  Prints per matched collective, in stage and start order:
+# matching $align.  A rank is last only when it starts later than the first
+# by more than the median end spread of the stage's collectives (at least
+# 1 us).  Prints per matched collective, in stage and start order:
 #   stage <TAB> name <TAB> ordinal <TAB> skew_us <TAB> wait_us <TAB> last_rank
 # with figures to three decimals.
 
@@ -30,7 +32,13 @@ def fmt: (. * 1000 | round) / 1000 | tostring;
        first: ($row | map(.ats) | min),
        skew: ($late - ($row | map(.ats) | min)),
        wait: (($row | map(.dur) | max) - ($row | map(.dur) | min)),
+       spread: (($row | map(.ats + .dur) | max) - ($row | map(.ats + .dur) | min)),
        last: ($row | map(select(.ats == $late)) | sort_by(.dur, .rank) | .[0].rank)}]
+# a rank is last only past the clocks' agreement: the median end spread, at least 1 us
+| (map(.spread) | sort | if length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end) as $med
+| ([$med, 1] | max) as $tol
+| map(if .skew > $tol then . else .last = null end)
 | sort_by(.first)[]
 | [.stage, .name, (.ordinal | tostring), (.skew | fmt), (.wait | fmt), (.last | tostring)]
 | join("\t")

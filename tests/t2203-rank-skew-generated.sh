@@ -32,6 +32,30 @@ t_what_was_generated() {
 }
 check "the skew and wait the generator put in, the clocks it shifted" t_what_was_generated
 
+# Starts within the clocks' agreement are one arrival: a rank whose
+# all-reduces start 1 ns later is not the straggler (it was, waiting 0.00 ms).
+t_together() {
+	mkdir -p "$T/tog"
+	"$GEN" -n 2 -l 2 --streams 2 --world 2 --rank 0 -o "$T/tog/r-TP-0.json"
+	"$GEN" -n 2 -l 2 --streams 2 --world 2 --rank 1 -o "$T/r1.json"
+	# its first all-reduce, whose end aligns the clocks, 1 ns longer
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+k = min((e for e in d["traceEvents"] if e.get("ph") == "X" and "cross_device_reduce" in e.get("name", "")),
+        key=lambda e: e["ts"])
+k["dur"] += 0.001
+json.dump(d, open(sys.argv[2], "w"))' "$T/r1.json" "$T/tog/r-TP-1.json"
+	"$BIN/trace-extract" -q --all-ranks "$T/tog" | "$BIN/trace-stage" -q |
+	    "$BIN/rank-skew" --no-pass >"$T/tog.out"
+	eq "" "$(jq -r 'select(.type == "collective_row") | .last_rank // empty' "$T/tog.out")"
+	eq "" "$(jq -r 'select(.type == "rank_row" and .straggler) | .rank' "$T/tog.out")"
+	eq "4" "$(jq -s '[.[] | select(.type == "collective_row" and .skew_us > 0)] | length' "$T/tog.out")"
+	"$TRIAGE" -q --all-ranks --input "$T/tog" >"$T/tog.md"
+	has "$T/tog.md" "^\*\*all: no straggler: at the 4 matched collectives the ranks arrived together"
+	hasnt "$T/tog.md" 'is the straggler'
+}
+check "starts 1 ns apart: the same arrival, no straggler" t_together
+
 t_time_bases() {
 	# each trace's times are relative to its own time_base_us (issue 25):
 	# a rank whose base is 10^9 us higher, its times as much lower, is the

@@ -530,7 +530,7 @@ t_health_all_ranks() {
 	hasnt "$T/ar.md" '{"rank"'
 	# no collective matched: no wait measured, no straggler's kernels to list
 	has "$T/ar.md" '^| 0 | 0.00 ms | 0.00 ms | 0.00 ms | - | - | '
-	has "$T/ar.md" '^No straggler in this stage: no kernels to compare.$'
+	has "$T/ar.md" '^No straggler in this stage, so no kernels of one to compare.$'
 	hasnt "$T/ar.md" "The straggler's kernels"
 	# the traces' world size larger than the ranks compared: said
 	has "$T/ar.md" '^Every rank of the run compared, stage by stage'

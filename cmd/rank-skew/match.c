@@ -38,8 +38,19 @@ struct row {
 	double key;		/* earliest aligned start: the rows' order */
 	double skew, wait, spread;
 	long long last;
+	size_t lastix;		/* the last rank's index in the stage */
 	int has_last;
 };
+
+/*
+ * A rank arrives last at a collective only when it starts later than the
+ * first by more than the clocks agree: the median spread of the matched
+ * collectives' ends (a collective ends on every rank at once, so after
+ * alignment that spread is the clocks' disagreement), and at least
+ * ARRIVAL_MIN_US.  Closer starts are the same arrival: a rank 1 ns later
+ * was named the straggler.
+ */
+#define ARRIVAL_MIN_US 1.0
 
 /* What the analysis of one stage works on. */
 struct stage {
@@ -235,14 +246,13 @@ measure(struct stage *st, size_t gi, size_t i, struct row *w)
 	w->skew = maxstart - minstart;
 	w->wait = maxdur - mindur;
 	w->spread = maxend - minend;
-	w->has_last = w->skew > 0;
+	w->has_last = 0;	/* measure_all decides, against the clocks' spread */
 	w->last = st->rs[last]->rank;
+	w->lastix = last;
 	for (r = 0; r < st->nr; r++) {
 		st->rs[r]->wait_us += at(st, g, r, i)->dur - mindur;
 		st->rs[r]->matched++;
 	}
-	if (w->has_last)
-		st->rs[last]->last_arrivals++;
 }
 
 static void
@@ -258,6 +268,21 @@ measure_all(struct stage *st)
 		if (st->g[gi].matched)
 			for (i = 0; i < st->g[gi].n; i++)
 				measure(st, gi, i, &st->row[st->nrow++]);
+	if (st->nrow) {
+		double *sp = xmalloc(st->nrow * sizeof *sp), tol;
+		for (i = 0; i < st->nrow; i++)
+			sp[i] = st->row[i].spread;
+		tol = median(sp, st->nrow);
+		free(sp);
+		if (!(tol >= ARRIVAL_MIN_US))
+			tol = ARRIVAL_MIN_US;
+		for (i = 0; i < st->nrow; i++) {
+			struct row *w = &st->row[i];
+			w->has_last = w->skew > tol;
+			if (w->has_last)
+				st->rs[w->lastix]->last_arrivals++;
+		}
+	}
 	xqsort(st->row, st->nrow, sizeof *st->row, row_cmp);
 }
 

@@ -330,6 +330,10 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		    stage, straggler, last, nc, lo.s, hi.s);
 		sb_free(&lo);
 		sb_free(&hi);
+	} else if (nr > 1 && nc > 0) {
+		t->headline = printf_dup("%s: no straggler: at the %zu matched collective%s the "
+		    "ranks arrived together (within the clocks' agreement, rank-skew(1)).", stage, nc,
+		    nc == 1 ? "" : "s");
 	} else if (nr > 1) {
 		t->headline = printf_dup("%s: no straggler (no collective matched on every rank).",
 		    stage);
@@ -402,7 +406,7 @@ stage_tables(const struct run *run, struct section *sec, const char *stage)
 		    "ranks' median:");
 	t->headline = where_head;
 	t->empty = xstrdup(lag ? "No kernel of the straggler runs longer than the other ranks' "
-	    "median." : "No straggler in this stage: no kernels to compare.");
+	    "median." : "No straggler in this stage, so no kernels of one to compare.");
 
 	free(rows);
 	free(colls);
