@@ -72,6 +72,13 @@ t_last_step() {
 	    -e '/"index":1,/s/}$/,"period_us":800,"last":true}/' "$F" | "$RENDER" >"$T/r.md"
 	has "$T/r.md" '^| 42 | 0.95 ms | 0.25 ms | 0.20 ms | - | 1.20 ms | .* | 2 | 0.55 ms | 0.59 ms | 0.60 ms | 0.80 ms | 10000 (last step) |$'
 	has "$T/r.md" '^| 1 | ProfilerStep#2 | 8 | - | 0.80 ms (last) | 0.60 ms | 0.48 ms | 0.60 ms | 21 |$'
+	# a rate with a fraction is rounded in the text, whole for machines
+	sed -e '/"type":"gpu_time"/s/}$/,"complete_steps":1,"step_last_us":800,"tokens_per_s":67.5739,"tokens_from_last":true}/' \
+	    -e '/"index":1,/s/}$/,"period_us":800,"last":true}/' "$F" >"$T/r.jsonl"
+	"$RENDER" <"$T/r.jsonl" >"$T/r.md"
+	has "$T/r.md" '| 68 (last step) |$'
+	"$RENDER" --format csv --table gpu <"$T/r.jsonl" >"$T/r.csv"
+	has "$T/r.csv" ',800,67.5739'
 }
 check "the last step apart: its period marked, a rate from it named" t_last_step
 

@@ -455,7 +455,11 @@ item_in_stage(const struct item *it, const char *stage, sbuf *b)
 	return strcmp(*st ? st : "all", stage) == 0;
 }
 
-/* A number member as a cell: ms for *_us, percent for *_pct, else an integer; "-" when absent. */
+/*
+ * A number member as a cell: ms for *_us, percent for *_pct, else an
+ * integer, rounded when the member has a fraction (a rate: tokens/s) and
+ * kept whole as the cell's number for the machine formats; "-" when absent.
+ */
 void
 cell_member(struct cell *c, const struct item *it, const char *m)
 {
@@ -471,7 +475,13 @@ cell_member(struct cell *c, const struct item *it, const char *m)
 		cell_ms(c, v);
 	else if (n > 4 && strcmp(m + n - 4, "_pct") == 0)
 		cell_pct(c, v);
-	else
+	else if (v == (double)(long long)v)
 		cell_int(c, (long long)v);
+	else {
+		char buf[32];
+		/* 67.57 tokens/s reads 68, where a cut made it 67 */
+		snprintf(buf, sizeof buf, "%.0f", v);
+		cell_num(c, v, buf);
+	}
 }
 
