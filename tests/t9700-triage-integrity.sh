@@ -193,4 +193,25 @@ t_sigkill() {
 }
 check "SIGKILL of the driver: its pipeline stops and its scratch directory goes" t_sigkill
 
+# A directory's traces are one run's; two that share a stage (one by its
+# path, one by its annotations) keep their rows apart, as the reference
+# does, and every total of the stage counts both; traces of two GPUs are
+# said not to be one run.
+t_traces_of_one_stage() {
+	mkdir -p "$T/mx"
+	"$GEN" -s decode -n 3 -o "$T/mx/x_prefill.json"
+	"$GEN" -s both -n 3 --gpu 'NVIDIA B300 SXM6 AC' -o "$T/mx/y.json"
+	"$TRIAGE" --input "$T/mx" >"$T/mx.md" 2>"$T/mx.err"
+	# x's three steps (its path says prefill) and y's prefill step: one stage, summed
+	has "$T/mx.md" '^\*\*extend/prefill: 0.98 ms of kernel time over 2 traces in 24 kernels over 4 steps;'
+	has "$T/mx.md" '^Stage kernel time (the sum of kernel durations, the base of Share) 0.98 ms in 24 GPU items of 6 names over 2 traces, whose rows are not merged'
+	has "$T/mx.md" '^> Note: The 2 traces analyzed together ran on different GPUs (Demo GPU, NVIDIA B300 SXM6 AC): they are not one run'
+	has "$T/mx.err" 'ran on different GPUs'
+	# one trace of each stage: nothing of the kind
+	"$TRIAGE" -q --input "$T/mx/y.json" >"$T/y.md"
+	hasnt "$T/y.md" 'over 2 traces'
+	hasnt "$T/y.md" 'different GPUs'
+}
+check "two traces of one stage: totals of both, rows apart; traces of two GPUs said" t_traces_of_one_stage
+
 done_testing

@@ -3,6 +3,7 @@
  * sections (GPU time, kernels, overlap, fuse, ...) as tables per stage,
  * built from the run's records.  The writers only lay it out.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -311,6 +312,57 @@ identity(const struct run *run, const struct item *trace, struct doc *d)
 	sb_free(&name);
 }
 
+/*
+ * A single profile's traces are one run's (a directory's prefill/ and
+ * decode/ traces): when their device records name different GPUs, they are
+ * not, and their stages' figures add up other runs.  Said in a note and on
+ * stderr.
+ */
+static void
+mixed_gpus(const struct run *run, struct doc *d)
+{
+	sbuf names = SBUF_INIT, b = SBUF_INIT, t = SBUF_INIT;
+	long long lastt = LLONG_MIN;
+	size_t i, ntr = 0, nnames = 0;
+
+	for (i = 0; i < run->n; i++)
+		if (run->it[i].type == RT_trace)
+			ntr++;
+	for (i = 0; i < run->n && ntr > 1; i++) {
+		const struct item *it = &run->it[i];
+		const char *nm, *p;
+		size_t k;
+		int seen = 0;
+		/* a trace's first device record names its GPU */
+		if (it->type != RT_device || item_int(it, "t", -1) == lastt)
+			continue;
+		lastt = item_int(it, "t", -1);
+		nm = item_str(it, "name", &b, "");
+		if (!*nm)
+			continue;
+		for (p = names.s, k = 0; p && k < nnames; k++, p += strlen(p) + 1)
+			seen |= strcmp(p, nm) == 0;
+		if (!seen) {
+			sb_add(&names, nm, strlen(nm) + 1);
+			nnames++;
+		}
+	}
+	if (nnames > 1) {
+		const char *p = names.s;
+		sb_printf(&t, "The %zu traces analyzed together ran on different GPUs (", ntr);
+		for (i = 0; i < nnames; i++, p += strlen(p) + 1)
+			sb_printf(&t, "%s%s", i ? ", " : "", p);
+		sb_adds(&t, "): they are not one run's traces (a profile directory's prefill/ and "
+		    "decode/ traces), and a stage's figures add up different runs; name one trace "
+		    "file, or a directory of one run's traces.");
+		add_note(d, t.s);
+		warn_msg("%s", t.s);
+	}
+	sb_free(&names);
+	sb_free(&b);
+	sb_free(&t);
+}
+
 /* An input record's first GPU as the note says it (heap), or NULL when it names none. */
 static char *
 input_gpu(const struct item *in)
@@ -524,6 +576,8 @@ header(const struct run *run, struct doc *d)
 		if (tr)
 			identity(run, tr, d);
 	}
+	if (s && !m && !f)
+		mixed_gpus(run, d);
 	sb_reset(&v);
 	if (d->model) {
 		const char *slash = strrchr(d->model, '/');
@@ -643,20 +697,50 @@ headline(const struct run *run, const char *stage)
 		if (pct(cs[i].us, total) >= 5.0)
 			sb_printf(&cats, "%s %s %.0f%%", shown++ ? "," : "", cs[i].cat,
 			    pct(cs[i].us, total));
-	/* step-stats' figures for the stage, when they are in the stream */
-	for (j = 0; j < run->n && !g; j++) {
+	/*
+	 * step-stats' figures for the stage, when they are in the stream: of
+	 * each trace with the stage, summed (a profile directory's traces of one
+	 * stage, whose kernel time the categories sum too), the shares weighted
+	 */
+	long long k = -1, steps = -1, c = 0;
+	double span = -1, idle = -1, gp = -1, busy = -1, comm = 0, commov = 0, other = 0;
+	double gpw = 0;
+	size_t ng = 0;
+
+	for (j = 0; j < run->n; j++) {
 		sbuf s = SBUF_INIT;
-		if (item_is(&run->it[j], "gpu_time") && item_in_stage(&run->it[j], stage, &s))
-			g = &run->it[j];
+		const struct item *x = &run->it[j];
+		if (item_is(x, "gpu_time") && item_in_stage(x, stage, &s)) {
+			double xb = item_num(x, "busy_us", -1);
+			g = x;
+			if (ng++ == 0) {
+				k = item_int(x, "kernels", -1), steps = item_int(x, "steps", -1);
+				span = item_num(x, "span_us", -1), idle = item_num(x, "idle_us", -1);
+				gp = item_num(x, "graph_pct", -1), busy = xb;
+			} else {
+				k = k >= 0 ? k + item_int(x, "kernels", 0) : -1;
+				steps = steps >= 0 ? steps + item_int(x, "steps", 0) : -1;
+				span = span >= 0 ? span + item_num(x, "span_us", 0) : -1;
+				idle = idle >= 0 ? idle + item_num(x, "idle_us", 0) : -1;
+				busy = busy >= 0 ? busy + item_num(x, "busy_us", 0) : -1;
+			}
+			if (item_get(x, "graph_pct") >= 0 && xb > 0)
+				gpw += item_num(x, "graph_pct", 0) * xb;
+			c += item_int(x, "copies", 0);
+			comm += item_num(x, "comm_total_us", 0);
+			commov += item_num(x, "comm_overlap_pct", 0) * item_num(x, "comm_total_us", 0);
+			other += item_num(x, "other_stages_us", 0);
+		}
 		sb_free(&s);
 	}
+	if (ng > 1 && gp >= 0)
+		gp = busy > 0 ? gpw / busy : 0;
 	sb_printf(&b, "%s: ", stage_label(stage));
 	fmt_ms(&b, total);
 	sb_adds(&b, " of kernel time");
+	if (ng > 1)
+		sb_printf(&b, " over %zu traces", ng);
 	if (g) {
-		long long k = item_int(g, "kernels", -1), steps = item_int(g, "steps", -1);
-		double span = item_num(g, "span_us", -1), idle = item_num(g, "idle_us", -1);
-		double gp = item_num(g, "graph_pct", -1), busy = item_num(g, "busy_us", -1);
 		/* the union differs from the sum when items overlap */
 		if (busy >= 0 && fabs(busy - total) > 0.005 * (total > 0 ? total : 1)) {
 			sb_adds(&b, " (");
@@ -664,7 +748,6 @@ headline(const struct run *run, const char *stage)
 			sb_adds(&b, " GPU busy: overlapping items counted once)");
 		}
 		if (k >= 0) {	/* the count of kernels, copies and sets (issue 25) */
-			long long c = item_int(g, "copies", 0);
 			if (c > 0)
 				sb_printf(&b, " in %lld GPU item%s (%lld kernel%s, %lld %s)", k,
 				    k == 1 ? "" : "s", k - c, k - c == 1 ? "" : "s", c,
@@ -676,18 +759,17 @@ headline(const struct run *run, const char *stage)
 			sb_printf(&b, " over %lld step%s", steps, steps == 1 ? "" : "s");
 		if (shown)
 			sb_printf(&b, "; of the kernel time:%s", cats.s);
-		if (item_num(g, "comm_total_us", 0) > 0) {	/* issue 32 */
+		if (comm > 0) {	/* issue 32 */
 			sb_adds(&b, "; collectives ");
-			fmt_ms(&b, item_num(g, "comm_total_us", 0));
-			sb_printf(&b, ", %.0f%% of it under compute",
+			fmt_ms(&b, comm);
+			sb_printf(&b, ", %.0f%% of it under compute", ng > 1 ? commov / comm :
 			    item_num(g, "comm_overlap_pct", 0));
 		}
 		if (span > 0 && idle >= 0)
 			sb_printf(&b, "; GPU idle %.0f%% of the span", pct(idle, span));
 		/* interleaved stages (issue 25): the span's time that is neither */
-		if (span > 0 && item_num(g, "other_stages_us", 0) > 0)
-			sb_printf(&b, ", only other stages' work %.0f%% of it",
-			    pct(item_num(g, "other_stages_us", 0), span));
+		if (span > 0 && other > 0)
+			sb_printf(&b, ", only other stages' work %.0f%% of it", pct(other, span));
 		if (gp >= 0)
 			sb_printf(&b, "; %.0f%% of the busy time in CUDA graphs", gp);
 	} else if (shown)
@@ -781,8 +863,9 @@ kernel_section(const struct run *run, struct doc *d)
 		const char **names = NULL;
 		char **shorts;
 		size_t nn = 0, capn = 0, hidden = 0, r = 0;
-		double hidden_pct = 0, total = 0;
-		long long launches = 0, kinds = 0;
+		double hidden_us = 0, hidden_pct, total = 0;
+		long long launches = 0, kinds = 0, lastt = LLONG_MIN;
+		size_t ntr = 0;
 
 		for (i = 0; i < run->n; i++) {
 			const struct item *it = &run->it[i];
@@ -790,10 +873,18 @@ kernel_section(const struct run *run, struct doc *d)
 				continue;
 			kinds++;
 			launches += item_int(it, "launches", 0);
-			total = item_num(it, "stage_total_us", total);
+			/*
+			 * Rows of one stage from several traces are not merged (kernel-table.md
+			 * §5.9): each has its own trace's stage total, counted once here.
+			 */
+			if (ntr == 0 || item_int(it, "t", 0) != lastt) {
+				lastt = item_int(it, "t", 0);
+				total += item_num(it, "stage_total_us", 0);
+				ntr++;
+			}
 			if (!item_bool(it, "shown")) {
 				hidden++;
-				hidden_pct += item_num(it, "share_pct", 0);
+				hidden_us += item_num(it, "total_us", 0);
 				continue;
 			}
 			xgrow(&names, &capn, nn + 1, sizeof *names);
@@ -841,9 +932,14 @@ kernel_section(const struct run *run, struct doc *d)
 		sb_adds(&b, "Stage kernel time (the sum of kernel durations, the base of Share) ");
 		fmt_ms(&b, total);
 		/* the headline's word: copies and sets are rows of this table too */
-		sb_printf(&b, " in %lld GPU item%s of %lld name%s.", launches,
+		sb_printf(&b, " in %lld GPU item%s of %lld name%s", launches,
 		    launches == 1 ? "" : "s", kinds, kinds == 1 ? "" : "s");
+		if (ntr > 1)
+			sb_printf(&b, " over %zu traces, whose rows are not merged: each row's Share is "
+			    "of its own trace's part of the stage", ntr);
+		sb_addc(&b, '.');
 		t->total = sb_detach(&b);
+		hidden_pct = pct(hidden_us, total);
 		if (hidden)
 			t->more = printf_dup("%zu more kernel name%s below the 1.0%% bar or the row "
 			    "limit: %.1f%% of the stage's GPU time.", hidden, hidden == 1 ? "" : "s",

@@ -255,12 +255,23 @@ roofline_section(const struct run *run, struct doc *d)
 		size_t hidden = 0;
 		int k, n;
 
+		size_t nrl = 0;
+
 		for (i = 0; i < run->n; i++)
-			if (run->it[i].type == RT_roofline && item_in_stage(&run->it[i], stages[si], &b))
+			if (run->it[i].type == RT_roofline && item_in_stage(&run->it[i], stages[si], &b)) {
 				rl = &run->it[i];
+				st += item_num(rl, "stage_us", 0);	/* the bar: of every trace's rows */
+				nrl++;
+			}
 		if (rl) {
 			t->headline = headline(rl, stages[si]);
-			st = item_num(rl, "stage_us", 0);
+			if (nrl > 1) {
+				/* a profile's traces of one stage: the figures are per trace */
+				char *h = printf_dup("%s (The figures are the last of the %zu traces with "
+				    "this stage; each one's roofline record is in -f jsonl.)", t->headline, nrl);
+				free(t->headline);
+				t->headline = h;
+			}
 			if (item_get(rl, "gpu") >= 0) {
 				sb_reset(&v);
 				sb_printf(&v, "GPU: %s (%s); ", item_str(rl, "gpu", &b, ""),
