@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "imap.h"
 #include "num.h"
 #include "rec.h"
@@ -40,44 +41,6 @@ piece_cmp(const void *pa, const void *pb)
 	return a->end < b->end ? -1 : a->end > b->end;
 }
 
-/*
- * The measure of each row's pieces added to *field of its row: the pieces
- * in piece_cmp order, by a counting sort on the row (stable) and a sort of
- * each row's run, which annot_write makes come in order most of the time
- * (issue 30: one sort of every piece was a tenth of step-stats).
- */
-static void
-measure_rows(struct piece *p, size_t np, struct arow *rows, size_t nrow, int range)
-{
-	size_t *at, i, j, r;
-	struct piece *q;
-
-	if (np == 0)
-		return;
-	at = xcalloc(nrow + 1, sizeof *at);
-	q = xmalloc(np * sizeof *q);
-	for (i = 0; i < np; i++)
-		at[p[i].row + 1]++;
-	for (r = 0; r < nrow; r++)
-		at[r + 1] += at[r];
-	for (i = 0; i < np; i++)
-		q[at[p[i].row]++] = p[i];	/* at[r] ends as the end of row r's run */
-	for (r = 0, i = 0; r < nrow; i = at[r++]) {
-		struct uacc u = { 0 };
-		if (at[r] == i)
-			continue;
-		xqsort(q + i, at[r] - i, sizeof *q, piece_cmp);
-		for (j = i; j < at[r]; j++)
-			uacc_add(&u, q[j].ts, q[j].end);
-		if (range)
-			rows[r].range_us = uacc_value(&u);
-		else
-			rows[r].busy_us = uacc_value(&u);
-	}
-	free(q);
-	free(at);
-}
-
 /* The stage's items by stream, then start: the order ranges are looked up in. */
 static int
 by_stream(const void *pa, const void *pb, void *items)
@@ -92,6 +55,20 @@ by_stream(const void *pa, const void *pb, void *items)
 	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
+/* One GPU annotation range that counts: its row and the merged intervals it meets. */
+struct win {
+	size_t row, lo, hi;	/* merged intervals [lo, hi) of its stream */
+	double ts, end;
+};
+
+static int
+win_cmp(const void *pa, const void *pb)
+{
+	const struct win *a = pa, *b = pb;
+
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
 /* Most busy first, then by name. */
 static int
 arow_cmp(const void *pa, const void *pb, void *str)
@@ -103,14 +80,27 @@ arow_cmp(const void *pa, const void *pb, void *str)
 	return strcmp(strtab_str(str, a->name), strtab_str(str, b->name));
 }
 
+/*
+ * Pieces, at most, that a stage's annotations may cut from its items: past
+ * it (annotations that each span most of a long trace, a few hundred
+ * thousand of them: quadratic), the annotation_time records are left out
+ * and a note says so, rather than hours or gigabytes (issue 30).
+ */
+#define PIECES_PER_ITEM 4
+#define PIECES_MIN (1u << 20)
+
 void
 annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, uint32_t stage,
     const struct item *it, size_t n, double busy_us)
 {
 	uint32_t gua = strtab_find(r->str, "gpu_user_annotation", 19);
-	size_t *ix, i, k, lo, hi, mid, nrow = 0, caprow = 0, np = 0, capp = 0, nr = 0, capr = 0;
-	double *pmax;
+	size_t *ix, i, j, k, lo, hi, mid, nrow = 0, caprow = 0, np = 0, capp = 0, nr = 0, capr = 0;
+	size_t nm = 0, nw = 0, capw = 0, *run0, *run1, nrun = 0;
+	unsigned long long total = 0;
+	double *ms, *me;
+	uint32_t *mstream;
 	struct piece *p = NULL, *rg = NULL;
+	struct win *w = NULL;
 	struct arow *rows = NULL;
 	imap by_name = { 0 };
 	int isnew;
@@ -118,72 +108,143 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 	if (gua == NOSTR || gpu_pid == NOSTR || n == 0)
 		return;
 	ix = xmalloc(n * sizeof *ix);
-	pmax = xmalloc(n * sizeof *pmax);
 	for (i = 0; i < n; i++)
 		ix[i] = i;
 	if (n > 1)
 		xqsort_r(ix, n, sizeof *ix, by_stream, (void *)it);
-	for (i = 0; i < n; i++)	/* prefix maximum of the ends within each stream's run */
-		pmax[i] = i && it[ix[i - 1]].stream == it[ix[i]].stream && pmax[i - 1] > it[ix[i]].end ?
-		    pmax[i - 1] : it[ix[i]].end;
+	/*
+	 * Each stream's items merged as a union accumulator merges them (touching
+	 * ones join): a range cut from these gives the pieces the items would,
+	 * joined, so the same union and the same sums, from fewer pieces.
+	 */
+	ms = xmalloc(n * sizeof *ms);
+	me = xmalloc(n * sizeof *me);
+	mstream = xmalloc(n * sizeof *mstream);
+	run0 = xmalloc(n * sizeof *run0);
+	run1 = xmalloc(n * sizeof *run1);
+	for (i = 0; i < n; i++) {
+		const struct item *x = &it[ix[i]];
+		if (nm && mstream[nm - 1] == x->stream && !(x->ts > me[nm - 1])) {
+			if (x->end > me[nm - 1])
+				me[nm - 1] = x->end;
+			continue;
+		}
+		if (!nm || mstream[nm - 1] != x->stream) {
+			if (nrun)
+				run1[nrun - 1] = nm;
+			run0[nrun++] = nm;
+		}
+		ms[nm] = x->ts;
+		me[nm] = x->end;
+		mstream[nm++] = x->stream;
+	}
+	run1[nrun - 1] = nm;
 	for (k = 0; k < tr->nan; k++) {
 		const struct tannot *a = &tr->an[k];
 		uint32_t stream;
-		size_t first, row = 0;
+		size_t rl = 0, rh = nrun, first, last;
 		double aend;
-		int hit = 0;
+		uint64_t *v;
 		if (a->cat != gua || trace_thread_pid(r, a->thread) != gpu_pid || !(a->dur > 0) ||
 		    ss_bad_time(a->ts + (double)tr->time_base, a->dur))
 			continue;
 		aend = a->ts + a->dur;
 		stream = trace_thread_tid(r, a->thread);
-		lo = 0;
-		hi = n;
-		while (lo < hi) {	/* the stream's run starts at lo */
-			mid = (lo + hi) / 2;
-			if (it[ix[mid]].stream < stream)
-				lo = mid + 1;
+		while (rl < rh) {	/* the stream's run of merged intervals */
+			mid = (rl + rh) / 2;
+			if (mstream[run0[mid]] < stream)
+				rl = mid + 1;
 			else
+				rh = mid;
+		}
+		if (rl == nrun || mstream[run0[rl]] != stream)
+			continue;
+		first = run0[rl];
+		last = run1[rl];
+		lo = first;
+		hi = last;
+		while (lo < hi) {	/* the first interval ending after the range starts */
+			mid = (lo + hi) / 2;
+			if (me[mid] > a->ts)
 				hi = mid;
+			else
+				lo = mid + 1;
 		}
 		first = lo;
-		hi = n;
-		while (lo < hi) {	/* lo: the first item of the run starting at or after the end */
+		hi = last;
+		while (lo < hi) {	/* the first interval starting at or after its end */
 			mid = (lo + hi) / 2;
-			if (it[ix[mid]].stream == stream && it[ix[mid]].ts < aend)
+			if (ms[mid] < aend)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		size_t from = np;
-		for (i = lo; i-- > first && pmax[i] > a->ts;) {
-			const struct item *x = &it[ix[i]];
-			double s = x->ts > a->ts ? x->ts : a->ts, e = x->end < aend ? x->end : aend;
-			if (!(e > s))
-				continue;
-			if (!hit) {
-				uint64_t *v = imap_insert(&by_name, a->name, nrow, &isnew);
-				if (isnew) {
-					xgrow(&rows, &caprow, nrow + 1, sizeof *rows);
-					rows[nrow++] = (struct arow){ a->name, 0, 0, 0 };
-				}
-				row = (size_t)*v;
+		if (lo == first)
+			continue;
+		v = imap_insert(&by_name, a->name, nrow, &isnew);
+		if (isnew) {
+			xgrow(&rows, &caprow, nrow + 1, sizeof *rows);
+			rows[nrow++] = (struct arow){ a->name, 0, 0, 0 };
+		}
+		xgrow(&w, &capw, nw + 1, sizeof *w);
+		w[nw++] = (struct win){ (size_t)*v, first, lo, a->ts, aend };
+		total += lo - first;
+	}
+	if (total > (unsigned long long)PIECES_PER_ITEM * n + PIECES_MIN) {
+		char text[320];
+		snprintf(text, sizeof text, "The GPU time inside the GPU annotations is not measured: "
+		    "%zu annotation ranges overlap %llu stretches of the stage's GPU work, more than "
+		    "%llu (ranges that each span most of the trace); the other figures are.", nw, total,
+		    (unsigned long long)PIECES_PER_ITEM * n + PIECES_MIN);
+		rec_begin(RT_note);
+		rec_int(RM_note_t, tr->t);
+		rec_cstr(RM_note_stage, strtab_str(r->str, stage));
+		rec_cstr(RM_note_id, "annotation_time_unmeasured");
+		rec_cstr(RM_note_text, text);
+		rec_end();
+		warn_msg("%s", text);
+		nrow = 0;
+		nw = 0;
+	}
+	/* row by row: only one row's pieces are held at a time */
+	if (nw > 1)
+		xqsort(w, nw, sizeof *w, win_cmp);
+	for (i = 0; i < nw; i = j) {
+		struct uacc u = { 0 }, ur = { 0 };
+		size_t row = w[i].row;
+		np = nr = 0;
+		for (j = i; j < nw && w[j].row == row; j++) {
+			size_t from = np, m;
+			for (m = w[j].lo; m < w[j].hi; m++) {
+				double ps = ms[m] > w[j].ts ? ms[m] : w[j].ts;
+				double pe = me[m] < w[j].end ? me[m] : w[j].end;
+				if (!(pe > ps))
+					continue;
+				xgrow(&p, &capp, np + 1, sizeof *p);
+				p[np++] = (struct piece){ row, ps, pe };
+			}
+			if (np > from) {	/* the range met some work: it counts */
 				rows[row].count++;
 				xgrow(&rg, &capr, nr + 1, sizeof *rg);
-				rg[nr++] = (struct piece){ row, a->ts, aend };
-				hit = 1;
+				rg[nr++] = (struct piece){ row, w[j].ts, w[j].end };
 			}
-			xgrow(&p, &capp, np + 1, sizeof *p);
-			p[np++] = (struct piece){ row, s, e };
 		}
-		for (i = from; np && i < np - 1 - (i - from); i++) {	/* found last first: in order */
-			struct piece x = p[i];
-			p[i] = p[np - 1 - (i - from)];
-			p[np - 1 - (i - from)] = x;
-		}
+		if (np > 1)
+			xqsort(p, np, sizeof *p, piece_cmp);
+		for (k = 0; k < np; k++)
+			uacc_add(&u, p[k].ts, p[k].end);
+		rows[row].busy_us = uacc_value(&u);
+		if (nr > 1)
+			xqsort(rg, nr, sizeof *rg, piece_cmp);
+		for (k = 0; k < nr; k++)
+			uacc_add(&ur, rg[k].ts, rg[k].end);
+		rows[row].range_us = uacc_value(&ur);
 	}
-	measure_rows(p, np, rows, nrow, 0);
-	measure_rows(rg, nr, rows, nrow, 1);
+	/* rows whose ranges met only zero-length items: none of their own */
+	for (i = 0, j = 0; i < nrow; i++)
+		if (rows[i].count)
+			rows[j++] = rows[i];
+	nrow = j;
 	if (nrow > 1)
 		xqsort_r(rows, nrow, sizeof *rows, arow_cmp, (void *)r->str);
 	for (i = 0; i < nrow; i++) {
@@ -201,6 +262,11 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 	free(rows);
 	free(p);
 	free(rg);
-	free(pmax);
+	free(w);
+	free(ms);
+	free(me);
+	free(mstream);
+	free(run0);
+	free(run1);
 	free(ix);
 }
