@@ -346,6 +346,29 @@ rec_die(const rec_reader *r, const char *fmt, ...)
 	die(EXIT_DATA, "%s:%zu: %s", r->name, r->lineno, msg);
 }
 
+/*
+ * What the first line of a stream that is not records may be instead, as
+ * advice for its error ("" when nothing says): a trace and a report are the
+ * documents people pipe into a filter by mistake.
+ */
+static const char *
+not_records_hint(const char *p, size_t n)
+{
+	size_t k = n < 4096 ? n : 4096;
+
+	if (n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
+		return "; this is gzip data on a stream read once: name the file, or gunzip it "
+		    "first (a torch.profiler trace: run trace-extract on it)";
+	if ((n == 1 && (*p == '{' || *p == '[')) || memmem(p, k, "\"traceEvents\"", 13) ||
+	    memmem(p, k, "\"schemaVersion\"", 15) || memmem(p, k, "\"deviceProperties\"", 18))
+		return "; this looks like a JSON document such as a torch.profiler trace, not a "
+		    "record stream: run trace-extract on the trace first (or triage --input)";
+	if (n > 10 && memcmp(p, "{\"schema\":", 10) == 0 && memmem(p, k, "\"reports\"", 9))
+		return "; this is a triage report (--format json), not its records: the tools "
+		    "read --format jsonl";
+	return "";
+}
+
 /* Refill the buffer keeping the unread tail; returns bytes read (0 at EOF). */
 static ssize_t
 refill(rec_reader *r)
@@ -459,9 +482,11 @@ rec_next(rec_reader *r)
 		r->blank = 0;
 		/* A record cut short (an upstream tool killed mid-write) must not
 		 * pass through as if it were whole. */
-		if (p[n - 1] != '}')
-			rec_die(r, "record is not a JSON object (the line does not end with '}'; "
-			    "was the upstream tool cut short?)");
+		if (p[n - 1] != '}') {
+			const char *h = r->lineno == 1 ? not_records_hint(p, n) : "";
+			rec_die(r, "record is not a JSON object (the line does not end with '}'%s)",
+			    *h ? h : "; was the upstream tool cut short?");
+		}
 		r->line = p;
 		r->len = n;
 		records_read++;
@@ -530,7 +555,8 @@ rec_type(rec_reader *r, size_t *n)
 		if (json_str_eq(&r->doc, r->mval[m] - 1, "type", 4))
 			found = r->mval[m];
 	if (found < 0 || r->doc.tok[found].type != JSMN_STRING)
-		rec_die(r, "record has no \"type\" string member");
+		rec_die(r, "record has no \"type\" string member%s",
+		    r->lineno == 1 ? not_records_hint(r->line, r->len) : "");
 	r->type = json_span(&r->doc, found, &r->typelen);
 	if (memchr(r->type, '\\', r->typelen)) {
 		/* compared decoded, like every name (issue 21) */

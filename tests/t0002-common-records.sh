@@ -143,6 +143,24 @@ t_ambiguous() {
 }
 check 'two "type" members, a trace twice in one stream: refused' t_ambiguous
 
+# The documents piped into a filter by mistake: the message says what to run.
+t_not_records() {
+	"$TESTDIR/gen-trace" -o "$T/tr.json"
+	status 1 "$BIN/kernel-map" -q "$T/tr.json" >/dev/null 2>"$T/err"
+	has "$T/err" 'a torch.profiler trace, not a record stream: run trace-extract on the trace first'
+	gzip -c "$T/tr.json" >"$T/tr.json.gz"
+	status 1 "$BIN/trace-stage" -q <"$T/tr.json.gz" >/dev/null 2>"$T/err"
+	has "$T/err" 'this is gzip data on a stream read once'
+	"$TRIAGE" -q --input "$T/tr.json" -f json >"$T/rep.json"
+	status 1 "$BIN/triage-render" -q "$T/rep.json" >/dev/null 2>"$T/err"
+	has "$T/err" 'this is a triage report (--format json), not its records: the tools read --format jsonl'
+	# trace-stage left out: the kernels are nobody's
+	"$BIN/trace-extract" -q "$T/tr.json" >"$T/x.jsonl"
+	status 3 "$BIN/kernel-map" -q "$T/x.jsonl" >/dev/null 2>"$T/err"
+	has "$T/err" 'run trace-stage before kernel-map'
+}
+check 'a trace, gzip on stdin, a json report, unstaged records: the message says what to run' t_not_records
+
 t_defaults() {
 	# an optional member with a default reads as it: pid "None" when absent
 	printf '%s\n' '{"type":"trace","t":0,"path":"/x/decode/t.json"}' \

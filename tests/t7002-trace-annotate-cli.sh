@@ -19,7 +19,8 @@ mk() {	# mk NAME: a trace of two events
 
 t_usage() {
 	"$TA" --help >"$T/help"
-	has "$T/help" '^usage: trace-annotate \[-qz\] \[-n N\] \[-o FILE\] \[-t N\] \[--trace-file F\] \[--no-link\] \[records\]'
+	has "$T/help" '^usage: trace-annotate \[-qz\] \[-n N\] \[-o FILE\] \[-t N\] \[--trace-file F\]$'
+	has "$T/help" '^ *\[--no-link\] \[records\]$'
 	has "$T/help" 'Perfetto'
 	status 2 "$TA" --bogus </dev/null 2>"$T/err"
 	status 2 "$TA" -n x </dev/null 2>"$T/err"

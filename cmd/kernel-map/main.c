@@ -53,7 +53,8 @@ static struct {
 	int sglang;			/* framework of the latest input record */
 	long long kernel_traces;
 	sbuf cats;			/* events by category of traces without kernels */
-} run = { NULL, 0, 1, 0, SBUF_INIT };
+	int staged;			/* a gpu_pids record came: trace-stage ran */
+} run = { NULL, 0, 1, 0, SBUF_INIT, 0 };
 
 /*
  * Only the kernels of the selected GPU process are the table's (trace-stage);
@@ -74,6 +75,8 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 	struct rec_input in;
 
 	(void)ctx;
+	if (t == RT_gpu_pids)
+		run.staged = 1;
 	/* the mapping's verdicts go on with its sites: the report covers both traces */
 	if ((t == RT_health || t == RT_note) && run.sites_only)
 		rec_line(r->rd.line, r->rd.len);
@@ -277,6 +280,10 @@ main(int argc, char **argv)
 		if (run.kernel_traces == 0) {
 			if (rd.ntraces == 0)
 				die(EXIT_EMPTY, "no traces in the input");
+			if (!run.staged && strstr(run.cats.len ? run.cats.s : "", "kernel"))
+				die(EXIT_EMPTY, "no GPU kernels to analyze: the records carry no stages "
+				    "(no gpu_pids record), so no kernel is of the analyzed process; run "
+				    "trace-stage before kernel-map (events by category: %s)", run.cats.s);
 			die(EXIT_EMPTY, "no GPU kernels to analyze in %lld trace%s (events by "
 			    "category: %s)", rd.ntraces, rd.ntraces == 1 ? "" : "s",
 			    run.cats.len ? run.cats.s : "none");

@@ -44,7 +44,7 @@ static const struct opt opts[] = {
 };
 
 static const struct tool tool = {
-	"[-qz] [-n N] [-o FILE] [-t N] [--trace-file F] [--no-link] [records]",
+	"[-qz] [-n N] [-o FILE] [-t N] [--trace-file F]\n [--no-link] [records]",
 	"Write the findings of a triage run into a copy of its trace, for Perfetto\n"
 	"(ui.perfetto.dev) and chrome://tracing: the trace streamed through byte for\n"
 	"byte, and before the end of its event array a \"triage findings\" process with\n"
