@@ -292,6 +292,27 @@ t_captured() {
 }
 check "--framework-captured: the live server's answer beats the trace's hints" t_captured
 
+# A path that names one framework, a trace whose Python code is another's:
+# the code wins, with a warning (docs/deviations.md C26); a path that
+# agrees, or a trace with no framework code, keeps the path's; the
+# reference takes the path.
+t_path_against_code() {
+	mkdir -p "$T/fwp"
+	"$TESTDIR/gen-trace" -o "$T/fwp/vllm_run.json"
+	fw() { "$BIN/trace-extract" "$@" | jq -r 'select(.type == "input") | "\(.framework) \(.framework_source)"'; }
+	eq "sglang trace" "$(fw "$T/fwp/vllm_run.json" 2>"$T/err")"
+	has "$T/err" "its path names vLLM, its traces' Python code SGLang (.* Python frames or ops of sglang/"
+	eq "vllm path" "$(fw -q --compat reference "$T/fwp/vllm_run.json")"
+	mkdir -p "$T/fwp/sglang"
+	cp "$T/fwp/vllm_run.json" "$T/fwp/sglang/run.json"
+	eq "sglang path" "$(fw "$T/fwp/sglang/run.json" 2>"$T/err")"
+	[ ! -s "$T/err" ]
+	"$TESTDIR/gen-trace" -f vllm -o "$T/fwp/x.json"
+	jq -c '.traceEvents |= map(select(.cat != "python_function"))' "$T/fwp/x.json" >"$T/fwp/vllm_nocode.json"
+	eq "vllm path" "$(fw -q "$T/fwp/vllm_nocode.json")"
+}
+check "a path naming another framework than the trace's code: the code wins, said" t_path_against_code
+
 t_legacy_categories() {
 	# Kineto before PyTorch 1.10: "Operator" and "Runtime" for cpu_op and
 	# cuda_runtime (docs/deviations.md C13); the reference reads neither

@@ -165,6 +165,16 @@ int frames_hint_event(struct framehint *h, const json_doc *d, int in, int ic);
 const char *frames_hint_result(const struct framehint *h, sbuf *evidence);
 void frames_hint_free(struct framehint *h);			/* NULL is a no-op */
 
+/*
+ * After the traces' frames are read (frames_fw, NULL: they name none): the
+ * framework the input's path names, if any and the frames name no other,
+ * else the frames' (with a warning when the path named another), else
+ * default_framework's; *source says which (path, trace, none).  Not under
+ * --compat reference, where the path's hint is taken at once.
+ */
+const char *framework_over_path(const char *frames_fw, const char *fallback,
+    const char **source, sbuf *evidence);
+
 /* The last resort of resolve_framework: the capture's hint, else none (or sglang). */
 const char *default_framework(const char *fallback, const char **source);
 

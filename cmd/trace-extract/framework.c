@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "extract.h"
 #include "json.h"
 #include "opt.h"
@@ -242,6 +243,35 @@ trace_frames_hint(const char *path, sbuf *evidence)
 	return r;
 }
 
+/*
+ * A framework the input's path names (not under --compat reference, which
+ * takes it at once): the traces' own Python frames, when they name
+ * another, win (docs/deviations.md C26; a trace copied as vllm_run.json.gz
+ * had the vLLM catalog applied to SGLang code).
+ */
+static const char *path_hint;
+static char *path_hint_of;
+
+const char *
+framework_over_path(const char *frames_fw, const char *fallback, const char **source,
+    sbuf *evidence)
+{
+	if (path_hint) {
+		if (frames_fw && strcmp(frames_fw, path_hint) != 0) {
+			warn_msg("'%s': its path names %s, its traces' Python code %s (%s): the "
+			    "code is taken", path_hint_of, framework_display(path_hint),
+			    framework_display(frames_fw), sb_str(evidence));
+			*source = "trace";
+			return frames_fw;
+		}
+		sb_reset(evidence);
+		*source = "path";
+		return path_hint;
+	}
+	*source = "trace";
+	return frames_fw ? frames_fw : default_framework(fallback, source);
+}
+
 const char *
 resolve_framework(const char *explicit_fw, const char *fallback, const char *abspath,
     int is_dir, const char *server_args_json, const struct tlist *traces, const char **source,
@@ -271,8 +301,14 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 	if ((h = server_args_hint(server_args_json)) != NULL)
 		return h;
 	*source = "path";
-	if ((h = framework_text_hint(abspath, strlen(abspath))) != NULL)
-		return h;
+	path_hint = NULL;
+	if ((h = framework_text_hint(abspath, strlen(abspath))) != NULL) {
+		if (compat_reference)
+			return h;
+		path_hint = h;
+		free(path_hint_of);
+		path_hint_of = xstrdup(abspath);
+	}
 	*source = "server_args";
 	if (load_server_args_for(abspath, &own) > 0) {
 		h = server_args_hint(own.s);
@@ -291,11 +327,12 @@ resolve_framework(const char *explicit_fw, const char *fallback, const char *abs
 		/* the traces that will be analyzed, not others below the directory */
 		for (i = 0, h = NULL; i < traces->n && !h; i++)
 			h = trace_frames_hint(traces->v[i].path, evidence);
-		if (h)
-			return h;
+		return framework_over_path(h, fallback, source, evidence);
 	} else if (!is_dir) {
-		if ((h = compat_reference ? trace_content_hint(abspath) :
-		    trace_frames_hint(abspath, evidence)) != NULL)
+		if (!compat_reference)
+			return framework_over_path(trace_frames_hint(abspath, evidence), fallback,
+			    source, evidence);
+		if ((h = trace_content_hint(abspath)) != NULL)
 			return h;
 	} else {
 		discover_files(abspath, 1, &rec);
@@ -321,8 +358,7 @@ resolve_framework_finish(struct framehint *h, int is_dir, const char *fallback,
 	/* a directory's other traces, in order, as resolve_framework reads them */
 	for (i = 1; !fw && is_dir && i < traces->n; i++)
 		fw = trace_frames_hint(traces->v[i].path, evidence);
-	*source = "trace";
-	return fw ? fw : default_framework(fallback, source);
+	return framework_over_path(fw, fallback, source, evidence);
 }
 
 const char *

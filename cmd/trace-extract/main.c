@@ -1890,9 +1890,7 @@ put_input(struct input_ctx *c)
 		/* the pass stopped short: the traces read for it, as resolve_framework does */
 		for (i = 0; !c->fw && !c->stream && i < (c->is_dir ? c->traces->n : 1); i++)
 			c->fw = trace_frames_hint(c->traces->v[i].path, c->evidence);
-		c->src = "trace";
-		if (!c->fw)
-			c->fw = default_framework(fallback, &c->src);
+		c->fw = framework_over_path(c->fw, fallback, &c->src, c->evidence);
 	} else if (!c->fw)
 		c->fw = resolve_framework_finish(c->fh, c->is_dir, fallback, c->traces, &c->src,
 		    c->evidence);
