@@ -189,7 +189,9 @@ for f in "$shared"/corpus/traces/*.json "$shared"/corpus/traces/*.json.gz; do
 		continue
 	fi
 	pid=$(jq -r 'select(.type == "gpu_pids") | .selected' "$tmp/rec" | head -n 1)
-	jq -r --argjson g "$gemms" 'select(.type == "kernel_eff" and (.op as $o | $g | index($o)))
+	# a row names every op it sums ("aten::addmm, aten::mm")
+	jq -r --argjson g "$gemms" 'select(.type == "kernel_eff" and
+	    any(.op | split(", ")[]; . as $o | $g | index($o) != null))
 	    | [.kernel, .shape, .flops] | @tsv' "$tmp/rec" |
 	    awk -F'\t' '{ s[$1 "\t" $2] += $3 } END { for (k in s) printf "%s\t%.17g\n", k, s[k] }' |
 	    sort >"$tmp/ours"

@@ -253,6 +253,33 @@ agg_of(uint32_t stage, uint32_t kernel, uint32_t cls, int mapped)
 	return &run.agg[id];
 }
 
+/*
+ * The ops of an aggregate: one class and shape can come from several ops
+ * (aten::addmm with a bias beside aten::mm), which the row then names
+ * together, in the order they came, rather than the last one alone.
+ */
+static void
+agg_op(struct agg *a, uint32_t op)
+{
+	const char *have, *p;
+	size_t n;
+	sbuf b = SBUF_INIT;
+
+	if (a->op == NONE || a->op == op) {
+		a->op = op;
+		return;
+	}
+	have = S(a->op);
+	n = strlen(S(op));
+	for (p = have; (p = strstr(p, S(op))) != NULL; p += n)
+		if ((p == have || (p >= have + 2 && p[-2] == ',' && p[-1] == ' ')) &&
+		    (p[n] == '\0' || p[n] == ','))
+			return;		/* named already */
+	sb_printf(&b, "%s, %s", have, S(op));
+	a->op = intern(b.s, b.len);
+	sb_free(&b);
+}
+
 static void
 unmodeled(uint32_t stage, uint32_t op, const char *reason, double us)
 {
@@ -378,7 +405,7 @@ account(const struct kview *k, uint32_t stage)
 			unmodeled(stage, k->name, why, k->dur);
 		else {
 			struct agg *a = agg_of(stage, kname, intern_c("bytes moved"), 0);
-			a->op = intern_c(text_has(name.s, name.n, "Memset") ? "memset" : "memcpy");
+			agg_op(a, intern_c(text_has(name.s, name.n, "Memset") ? "memset" : "memcpy"));
 			a->dtype = DT_NONE;
 			a->launches++;
 			a->time += k->dur;
@@ -396,7 +423,7 @@ account(const struct kview *k, uint32_t stage)
 			return;
 		}
 		a = agg_of(stage, kname, intern_c(s->m.cls), 0);
-		a->op = s->op;
+		agg_op(a, s->op);
 		a->dtype = s->m.fp32_gemm && tf32 ? DT_TF32 : s->m.dtype;
 		a->bound |= s->m.bound;
 		a->launches++;
@@ -419,7 +446,7 @@ account(const struct kview *k, uint32_t stage)
 		if (id != NONE && run.map[id].launches > 0) {
 			const struct mapped *m = &run.map[id];
 			struct agg *a = agg_of(stage, kname, intern_c("mapping trace, per launch"), 1);
-			a->op = m->op;
+			agg_op(a, m->op);
 			a->dtype = m->dtype;
 			a->bound |= m->bound;
 			a->launches++;
