@@ -251,13 +251,16 @@ trace_frames_hint(const char *path, sbuf *evidence)
  */
 static const char *path_hint;
 static char *path_hint_of;
+#define PATH_OVERRULED 8ULL
 
 const char *
 framework_over_path(const char *frames_fw, const char *fallback, const char **source,
     sbuf *evidence)
 {
 	if (path_hint) {
-		if (frames_fw && strcmp(frames_fw, path_hint) != 0) {
+		/* the code outweighs the name from PATH_OVERRULED frames or ops on */
+		if (frames_fw && strcmp(frames_fw, path_hint) != 0 &&
+		    strtoull(sb_str(evidence), NULL, 10) >= PATH_OVERRULED) {
 			warn_msg("'%s': its path names %s, its traces' Python code %s (%s): the "
 			    "code is taken", path_hint_of, framework_display(path_hint),
 			    framework_display(frames_fw), sb_str(evidence));
