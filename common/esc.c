@@ -168,7 +168,8 @@ esc_md(const char *s, size_t n, int line_start, sbuf *out)
 		unsigned char c = p[i];
 		switch (c) {
 		case '\\': case '`': case '*': case '[': case ']': case '<': case '&':
-		case '|': case '~':
+		case '|': case '~': case '$':
+			/* $: GitHub renders $...$ as math */
 			sb_addc(out, '\\');
 			sb_addc(out, (char)c);
 			continue;
