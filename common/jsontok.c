@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "err.h"
 #include "json.h"
 #include "jsonlex.h"
 #include "reslimit.h"
@@ -44,9 +45,14 @@ size_t
 json_max_bytes(void)
 {
 	if (max_bytes == 0) {
-		size_t v = parse_size(getenv("TRIAGE_MAX_JSON_BYTES"));
+		const char *e = getenv("TRIAGE_MAX_JSON_BYTES");
+		size_t v = parse_size(e);
 		max_bytes_from_env = v != 0;
 		max_bytes = v ? v : MAX_BYTES_DEFAULT;
+		if (e && *e && !v)
+			warn_msg("TRIAGE_MAX_JSON_BYTES='%s' is not a size (a whole number from 1, with "
+			    "k, M, G or T after it or not): the default of %zu MiB applies", e,
+			    (size_t)MAX_BYTES_DEFAULT >> 20);
 	}
 	return max_bytes;
 }

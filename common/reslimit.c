@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "err.h"
 #include "reslimit.h"
 
 static const struct {
@@ -47,8 +48,13 @@ unsigned long long
 limit_get(enum limit_id id)
 {
 	if (value[id] == 0) {
-		unsigned long long v = limit_parse(getenv(lims[id].env), 1ULL << 62);
+		const char *e = getenv(lims[id].env);
+		unsigned long long v = limit_parse(e, 1ULL << 62);
 		value[id] = v ? v : lims[id].dflt;
+		/* a limit set on purpose and not understood must not pass unsaid */
+		if (e && *e && !v)
+			warn_msg("%s='%s' is not a limit (a whole number from 1, with k, M, G or T "
+			    "after it or not): %s applies", lims[id].env, e, limit_text(id));
 	}
 	return value[id];
 }

@@ -91,4 +91,20 @@ t_closed_stdin() {
 }
 check "a closed standard input reads as an empty one: exit 3 with the message" t_closed_stdin
 
+# A limit set and not understood is said: by each tool (its default
+# applies), and by triage before any work (exit 2).
+t_bad_limits() {
+	"$TESTDIR/gen-trace" -o "$T/ok.json"
+	env TRIAGE_MAX_INPUT_BYTES=16GB "$EX" "$T/ok.json" >/dev/null 2>"$T/err"
+	has "$T/err" "TRIAGE_MAX_INPUT_BYTES='16GB' is not a limit (a whole number from 1, with k, M, G or T after it or not): the limit of 16 GiB (TRIAGE_MAX_INPUT_BYTES) applies"
+	env TRIAGE_MAX_JSON_BYTES=1e30 "$EX" "$T/ok.json" >/dev/null 2>"$T/err"
+	has "$T/err" "TRIAGE_MAX_JSON_BYTES='1e30' is not a size"
+	env TRIAGE_MAX_KERNELS=16M "$EX" "$T/ok.json" >/dev/null 2>"$T/err"
+	[ ! -s "$T/err" ]
+	status 2 env TRIAGE_MAX_KERNELS=-1 "$TRIAGE" -q --input "$T/ok.json" >/dev/null 2>"$T/err"
+	has "$T/err" "^triage: error: TRIAGE_MAX_KERNELS='-1' is not a limit"
+	env TRIAGE_MAX_KERNELS= "$TRIAGE" -q --input "$T/ok.json" >/dev/null
+}
+check "a limit set and not understood: said (tools), refused (triage)" t_bad_limits
+
 done_testing
