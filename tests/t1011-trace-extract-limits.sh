@@ -107,4 +107,22 @@ t_bad_limits() {
 }
 check "a limit set and not understood: said (tools), refused (triage)" t_bad_limits
 
+# A name past 64 KiB is cut, with a hash of the whole: two such names that
+# share their first 64 KiB stay two rows, and no tool carries megabytes.
+t_long_names() {
+	python3 -c 'import json
+n = "k" + "A" * (200 * 1024)
+ev = [{"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7}},
+      {"ph": "X", "cat": "kernel", "name": n[:-1] + "B", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"stream": 7}}]
+print(json.dumps({"traceEvents": ev}))' >"$T/long.json"
+	"$EX" "$T/long.json" >"$T/long.jsonl" 2>"$T/err"
+	has "$T/err" "2 event names longer than 64 KiB cut to that, each with a hash of the whole name"
+	eq "65510 65510" "$(jq -r 'select(.type == "kernel") | .name | length' "$T/long.jsonl" | tr '\n' ' ' | sed 's/ $//')"
+	eq 2 "$(jq -r 'select(.type == "kernel") | .name' "$T/long.jsonl" | sort -u | wc -l | tr -d ' ')"
+	has "$T/long.jsonl" '…\[204801 bytes, hash [0-9a-f]\{16\}\]"'
+	# the reference keeps them whole
+	eq "204801" "$("$EX" -q --compat reference "$T/long.json" | jq -r 'select(.type == "kernel") | .name | length' | head -n 1)"
+}
+check "names past 64 KiB: cut, a hash of the whole kept, said" t_long_names
+
 done_testing
