@@ -57,6 +57,11 @@ t_parsing() {
 	usage_err "$T/err" triage "error: unrecognized arguments: --inptu (did you mean --input?)"
 	status 2 "$TRIAGE" --zz "$T/t.json" 2>"$T/err"
 	usage_err "$T/err" triage "error: unrecognized arguments: --zz"
+	# a path option twice: the first would be dropped unsaid (argparse's last
+	# one under --compat reference)
+	status 2 "$TRIAGE" --input "$T/t.json" --input "$T/u.json" 2>"$T/err"
+	usage_err "$T/err" triage "error: --input given twice ('$T/t.json' first): name one path (several traces: give them as operands, one report each)"
+	"$TRIAGE" -q --compat reference --input "$T/nonexistent.json" --input "$T/t.json" >/dev/null
 	# the short forms people type
 	"$TRIAGE" -q -f json -o "$T/s.json" --input "$T/t.json"
 	jq -e '.reports[0].tables | length > 0' "$T/s.json" >/dev/null
