@@ -408,6 +408,8 @@ add_kernel(struct trace_reader *r)
 		rec_die(&r->rd, "more than %u kernel records in trace %lld", UINT32_MAX, x.t);
 	ord = (uint32_t)r->nkrec++;
 	staged = REC_HAS(&x, kernel, stage);
+	if (!staged)
+		r->late = 1;	/* whether or not the tool keeps it: its corr records must pass */
 	if (!keep(r, RT_kernel, &x) || (r->ops.sel_only && staged && !x.sel)) {
 		if (!r->kord) {
 			/* the kernels collected so far are ordinals 0 .. nk - 1 */
@@ -422,8 +424,6 @@ add_kernel(struct trace_reader *r)
 		xgrow(&r->kord, &r->capkord, r->tr.nk + 1, sizeof *r->kord);
 		r->kord[r->tr.nk] = ord;
 	}
-	if (!staged)
-		r->late = 1;
 	xgrow(&r->tr.k, &r->tr.capk, r->tr.nk + 1, sizeof *r->tr.k);
 	k = &r->tr.k[r->tr.nk++];
 	memset(k, 0, sizeof *k);
@@ -708,9 +708,13 @@ add_corr(struct trace_reader *r)
 	*imap_put(&r->tr.corr, (uint64_t)x.correlation, NULL) = (uint64_t)x.external_id;
 }
 
-/* Kernels and CPU ops without an External id of their own take the corr map's. */
+/*
+ * Kernels and CPU ops without an External id of their own take the corr
+ * map's; CPU ops only when the tool reads corr records (the map may be
+ * there for late kernels alone, below).
+ */
 static void
-apply_corr(struct trace *tr)
+apply_corr(struct trace *tr, int ops_too)
 {
 	size_t i;
 	uint64_t *v;
@@ -725,7 +729,7 @@ apply_corr(struct trace *tr)
 			k->ext_src = EXT_CORR;
 		}
 	}
-	for (i = 0; i < tr->nop; i++) {
+	for (i = 0; ops_too && i < tr->nop; i++) {
 		struct tcall *c = &tr->op[i];
 		if (c->ext_src == EXT_NONE && c->has_corr &&
 		    (v = imap_get(&tr->corr, (uint64_t)c->corr))) {
@@ -745,7 +749,7 @@ close_trace(struct trace_reader *r)
 	r->tr.stats = x;
 	r->tr.stats_line = rec_detach(RT_stats, &r->tr.stats);
 	finish_stages(r);
-	apply_corr(&r->tr);
+	apply_corr(&r->tr, (r->ops.collect & TR_MASK(corr)) != 0);
 	r->ntraces++;
 	if (r->ops.on_trace)
 		r->ops.on_trace(r->ops.ctx, r, &r->tr);
@@ -778,6 +782,14 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 			close_trace(r);
 		} else if (t == RT_kernel_stages && (r->ops.collect & TR_MASK(kernel))) {
 			add_stages(r);
+		} else if (t == RT_corr && r->late && !(bit & r->ops.collect) &&
+		    (r->ops.collect & TR_MASK(kernel))) {
+			/*
+			 * Kernels that came without their stages came without the External
+			 * ids trace-stage's rewrite takes from the corr map, too: the
+			 * reader takes them, whatever the tool reads.
+			 */
+			add_corr(r);
 		} else if (bit & r->ops.collect) {
 			switch (t) {
 			case RT_kernel:
@@ -810,7 +822,8 @@ trace_read(struct trace_reader *r, FILE *fp, const char *name)
 		} else if (r->ops.on_line) {
 			r->ops.on_line(r->ops.ctx, r, t);
 		}
-		if (r->ops.pass && !(bit & r->ops.consume))
+		/* and the corr records go on after such kernels: the filters after need them */
+		if (r->ops.pass && (!(bit & r->ops.consume) || (t == RT_corr && r->late)))
 			rec_line(r->rd.line, r->rd.len);
 	}
 	if (r->open)

@@ -140,7 +140,11 @@ struct trace_reader;
  * dropped by keep still counts in that order.  A kernel_stages record that
  * does not follow on the last one, covers more kernel records than came,
  * or a trace whose kernel_stages cover fewer than all, ends the run with
- * exit 1.  A tool's keep sees the kernel before its stage is known.
+ * exit 1.  A tool's keep sees the kernel before its stage is known.  Such
+ * kernels also come without the External ids the corr map gives them
+ * (trace-stage's rewrite wrote those): the reader reads the trace's corr
+ * records for them whatever the tool collects, and passes those records on
+ * even when the tool consumes them, for the filters after it.
  */
 #define TR_MASK(type) (1u << RT_##type)
 

@@ -70,6 +70,29 @@ t_dual() {
 }
 check "the mapping/formal report is the same from late stages (overlap-sweep, kernel-roofline --mapping)" t_dual
 
+# Kernels whose External id only the corr map gives (CUDA-graph replays,
+# older Kineto): trace-stage's rewrite wrote it into them; late, every
+# reader takes it from the corr records, which pass kernel-map on.
+t_corr_ids() {
+	"$GEN" -s both -n 3 --streams 2 -o "$T/m.json"
+	"$GEN" -s both -n 3 --streams 2 --graph -o "$T/g.json"
+	jq -c '.traceEvents |= map(if (.cat // "" | test("kernel|gpu_mem")) then del(.args["External id"]) else . end)' \
+	    "$T/m.json" >"$T/m-noext.json"
+	dual "$T/m-noext.json" "$T/g.json" "" >"$T/c.staged"
+	dual "$T/m-noext.json" "$T/g.json" --late-stages >"$T/c.late"
+	same "$T/c.staged" "$T/c.late"
+	for fmt in md json; do
+		single "$T/m-noext.json" "" $fmt >"$T/n.$fmt.staged"
+		single "$T/m-noext.json" --late-stages $fmt >"$T/n.$fmt.late"
+		same "$T/n.$fmt.staged" "$T/n.$fmt.late"
+	done
+	# the corr records go on past kernel-map (it consumes them otherwise)
+	"$EX" -q "$T/g.json" | "$ST" -q --late-stages | "$BIN/trace-health" -q | "$BIN/kernel-map" -q |
+	    grep -c '"type":"corr"' >"$T/ncorr" || :
+	[ "$(cat "$T/ncorr")" -gt 0 ]
+}
+check "kernels whose External id the corr map gives: the same reports late" t_corr_ids
+
 # Two GPU processes whose kernels alternate: a run per kernel, so more runs
 # than one record holds (4,096), and filters that keep only the analyzed
 # process's kernels (kernel-map, step-stats) drop every other one.

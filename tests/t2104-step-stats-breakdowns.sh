@@ -113,13 +113,13 @@ t_annotations() {
 }
 check 'GPU annotations: busy inside the ranges on their own stream, share, count, range time' t_annotations
 
-# 1,200 annotation ranges that each span the trace's 1,200 kernels (gaps
-# between them): 1.44 million pieces, more than the 4 a kernel (and 2^20)
+# 2,500 annotation ranges that each span the trace's 2,500 kernels (gaps
+# between them): 6.25 million pieces, more than the 16 a kernel (and 2^22)
 # they may cut: no annotation_time, a note instead, and memory that stays
 # small (the pieces once took 4.7 GB from 10,000 of them).
 t_annotations_bounded() {
 	python3 -c 'import json
-N = 1200
+N = 2500
 ev = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}}]
 for i in range(N):
     ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": i * 10 + 1, "dur": 2, "args": {"correlation": i + 1}},
@@ -129,7 +129,7 @@ print(json.dumps({"traceEvents": ev}))' >"$T/ann.json"
 	"$BIN/trace-extract" -q "$T/ann.json" | "$BIN/trace-stage" -q | "$BIN/step-stats" >"$T/out" 2>"$T/err"
 	eq 0 "$(grep -c '"type":"annotation_time"' "$T/out")" "annotation_time records"
 	has "$T/out" '"id":"annotation_time_unmeasured"'
-	has "$T/err" 'not measured: 1200 annotation ranges overlap 1440000 stretches'
+	has "$T/err" 'not measured: 2500 annotation ranges overlap 6250000 stretches'
 	eq 1 "$(grep -c '"type":"gpu_time"' "$T/out")" "gpu_time records"
 }
 check 'GPU annotations that each span the trace: left out with a note, not quadratic' t_annotations_bounded

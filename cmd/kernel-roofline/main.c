@@ -261,7 +261,7 @@ agg_of(uint32_t stage, uint32_t kernel, uint32_t cls, int mapped)
 static void
 agg_op(struct agg *a, uint32_t op)
 {
-	const char *have, *p;
+	const char *part = S(op), *comma, *have, *p;
 	size_t n;
 	sbuf b = SBUF_INIT;
 
@@ -269,14 +269,21 @@ agg_op(struct agg *a, uint32_t op)
 		a->op = op;
 		return;
 	}
-	have = S(a->op);
-	n = strlen(S(op));
-	for (p = have; (p = strstr(p, S(op))) != NULL; p += n)
-		if ((p == have || (p >= have + 2 && p[-2] == ',' && p[-1] == ' ')) &&
-		    (p[n] == '\0' || p[n] == ','))
-			return;		/* named already */
-	sb_printf(&b, "%s, %s", have, S(op));
-	a->op = intern(b.s, b.len);
+	/* op may name several already (a mapping row's): each part once */
+	for (; *part; part = comma ? comma + 2 : part + n) {
+		comma = strstr(part, ", ");
+		n = comma ? (size_t)(comma - part) : strlen(part);
+		have = S(a->op);
+		for (p = have; n && (p = memmem(p, strlen(p), part, n)) != NULL; p++)
+			if ((p == have || (p >= have + 2 && p[-2] == ',' && p[-1] == ' ')) &&
+			    (p[n] == '\0' || (p[n] == ',' && p[n + 1] == ' ')))
+				break;
+		if (p || n == 0)
+			continue;	/* named already */
+		sb_reset(&b);
+		sb_printf(&b, "%s, %.*s", have, (int)n, part);
+		a->op = intern(b.s, b.len);
+	}
 	sb_free(&b);
 }
 

@@ -81,13 +81,14 @@ arow_cmp(const void *pa, const void *pb, void *str)
 }
 
 /*
- * Pieces, at most, that a stage's annotations may cut from its items: past
- * it (annotations that each span most of a long trace, a few hundred
- * thousand of them: quadratic), the annotation_time records are left out
- * and a note says so, rather than hours or gigabytes (issue 30).
+ * Pieces, at most, that a stage's annotations may cut from its items: 16
+ * an item, nested ranges 16 deep that each span the whole stage.  Past it
+ * (annotations that each span most of a long trace, by the thousand:
+ * quadratic), the annotation_time records are left out and a note says so,
+ * rather than hours or gigabytes (issue 30).
  */
-#define PIECES_PER_ITEM 4
-#define PIECES_MIN (1u << 20)
+#define PIECES_PER_ITEM 16
+#define PIECES_MIN (1u << 22)
 
 void
 annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, uint32_t stage,
