@@ -120,10 +120,16 @@ t_big_name() {
 	awk 'BEGIN { p = "k"; while (length(p) < 1258291) p = p p }
 	    /rmsnorm_kernel/ && !done { sub(/void sgl_demo::rmsnorm_kernel/, "void " p); done = 1 } { print }' \
 	    "$T/small.json" >"$T/bigname.json"
-	"$EX" "$T/bigname.json" | "$BIN/trace-stage" >"$T/bn.jsonl"
+	# whole under --compat reference; else cut at 64 KiB with a hash (t1011)
+	"$EX" --compat reference "$T/bigname.json" | "$BIN/trace-stage" >"$T/bn.jsonl"
 	eq 1 "$(jq -c 'select(.type == "kernel" and (.name | length) > 1258291)' "$T/bn.jsonl" | wc -l | tr -d ' ')"
-	"$TRIAGE" --input "$T/bigname.json" >"$T/bn.md"
+	"$EX" "$T/bigname.json" 2>/dev/null | "$BIN/trace-stage" >"$T/bn2.jsonl"
+	eq 1 "$(jq -c 'select(.type == "kernel" and (.name | endswith("]")) and (.name | contains("bytes, hash")))' \
+	    "$T/bn2.jsonl" | wc -l | tr -d ' ')"
+	"$TRIAGE" --input "$T/bigname.json" >"$T/bn.md" 2>/dev/null
 	has "$T/bn.md" "^| kkkkkkkk"
+	"$TRIAGE" --compat reference --input "$T/bigname.json" >"$T/bn.txt"
+	has "$T/bn.txt" "kkkkkkkkkkkkkkkk"
 }
 check "a kernel name over 1 MiB through the whole pipeline" t_big_name
 
