@@ -165,6 +165,55 @@ stages_reset(struct trace_reader *r)
 	r->capkord = 0;
 	r->nkrec = r->kst_next = r->kst_cursor = 0;
 	r->kst_seen = r->late = 0;
+	free(r->lazyoff);
+	r->lazyoff = NULL;
+	r->caplazy = 0;
+	sb_free(&r->lazy);
+}
+
+/*
+ * A late kernel's pid and tid kept as text (lazy): each length, then the
+ * bytes; a staged kernel among them has SIZE_MAX (its thread is made).
+ */
+static void
+lazy_put(struct trace_reader *r, int staged, struct rstr pid, struct rstr tid)
+{
+	size_t i = r->tr.nk - 1, j;
+
+	if (staged && !r->lazyoff)
+		return;
+	if (!r->lazyoff) {
+		xgrow(&r->lazyoff, &r->caplazy, r->tr.nk, sizeof *r->lazyoff);
+		for (j = 0; j < i; j++)
+			r->lazyoff[j] = SIZE_MAX;
+	}
+	xgrow(&r->lazyoff, &r->caplazy, r->tr.nk, sizeof *r->lazyoff);
+	if (staged) {
+		r->lazyoff[i] = SIZE_MAX;
+		return;
+	}
+	r->lazyoff[i] = r->lazy.len;
+	sb_add(&r->lazy, (const char *)&pid.n, sizeof pid.n);
+	sb_add(&r->lazy, pid.s ? pid.s : "", pid.n);
+	sb_add(&r->lazy, (const char *)&tid.n, sizeof tid.n);
+	sb_add(&r->lazy, tid.s ? tid.s : "", tid.n);
+}
+
+static uint32_t thread_of(struct trace_reader *r, struct rstr pid, struct rstr tid);
+
+/* The thread of a kernel whose pid and tid lazy_put kept at offset off. */
+static uint32_t
+lazy_thread(struct trace_reader *r, size_t off)
+{
+	struct rstr pid, tid;
+	const char *p = r->lazy.s + off;
+
+	memcpy(&pid.n, p, sizeof pid.n);
+	pid.s = p + sizeof pid.n;
+	p = pid.s + pid.n;
+	memcpy(&tid.n, p, sizeof tid.n);
+	tid.s = p + sizeof tid.n;
+	return thread_of(r, pid, tid);
 }
 
 static void
@@ -431,7 +480,12 @@ add_kernel(struct trace_reader *r)
 	k->dur = x.dur;
 	k->name = trace_intern(r, x.name);
 	k->cat = intern_last(r, LAST_CAT, x.cat);
-	k->thread = thread_of(r, x.pid, x.tid);
+	if (r->ops.sel_only && !staged)
+		k->thread = 0;	/* made when its stage says it is selected (finish_stages) */
+	else
+		k->thread = thread_of(r, x.pid, x.tid);
+	if (r->ops.sel_only)
+		lazy_put(r, staged, x.pid, x.tid);
 	k->stream = REC_HAS(&x, kernel, stream) ? intern_last(r, LAST_STREAM, x.stream) : NOSTR;
 	k->stage = REC_HAS(&x, kernel, stage) ? intern_last(r, LAST_STAGE, x.stage) : NOSTR;
 	k->ext = x.external_id;
@@ -551,8 +605,12 @@ finish_stages(struct trace_reader *r)
 		    "kernel records (the stream lost records?)", r->tr.t, r->kst_next, r->nkrec);
 	if (r->ops.sel_only && r->late) {
 		for (i = 0; i < r->tr.nk; i++)
-			if (r->tr.k[i].sel)
-				r->tr.k[m++] = r->tr.k[i];
+			if (r->tr.k[i].sel) {
+				r->tr.k[m] = r->tr.k[i];
+				if (r->lazyoff && r->lazyoff[i] != SIZE_MAX)
+					r->tr.k[m].thread = lazy_thread(r, r->lazyoff[i]);
+				m++;
+			}
 		r->tr.nk = m;
 	}
 }

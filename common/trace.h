@@ -179,6 +179,14 @@ struct trace_reader {
 	/* private: kernel_stages (the ordinals of the open trace's kernel records) */
 	size_t nkrec;			/* kernel records of the open trace so far */
 	uint32_t *kord;			/* ordinal of each collected kernel, once one was dropped */
+	/*
+	 * sel_only and a kernel without its stage: its pid and tid, as text,
+	 * until its sel is known (the unselected are never made threads: a
+	 * GPU process per kernel made every sel_only tool intern them all)
+	 */
+	sbuf lazy;
+	size_t *lazyoff;		/* per collected kernel: its texts' offset in lazy */
+	size_t caplazy;
 	size_t capkord;
 	size_t kst_next;		/* ordinals the trace's kernel_stages covered so far */
 	size_t kst_cursor;		/* the collected kernel the next ordinal maps to, at most */
