@@ -167,46 +167,57 @@ stages_reset(struct trace_reader *r)
 	r->kst_seen = r->late = 0;
 	free(r->lazyoff);
 	r->lazyoff = NULL;
-	r->caplazy = 0;
+	r->caplazy = r->nlazy = 0;
 	sb_free(&r->lazy);
+	sb_free(&r->klazypid);
+	sb_free(&r->klazytid);
+	r->klazy_valid = 0;
 }
 
 /*
  * A late kernel's pid and tid kept as text (lazy): each length, then the
- * bytes; a staged kernel among them has SIZE_MAX (its thread is made).
+ * bytes.  Returns the kernel's thread field: LAZY_THREAD and the index of
+ * its entry in lazyoff.  A kernel of the same pid and tid as the late
+ * kernel before it gets its thread at once (one lookup for a trace of one
+ * process, where every kernel is kept); a new one waits, so that a GPU
+ * process per kernel interns none of the unselected (finish_stages).
  */
-static void
-lazy_put(struct trace_reader *r, int staged, struct rstr pid, struct rstr tid)
-{
-	size_t i = r->tr.nk - 1, j;
+#define LAZY_THREAD 0x80000000u
 
-	if (staged && !r->lazyoff)
-		return;
-	if (!r->lazyoff) {
-		xgrow(&r->lazyoff, &r->caplazy, r->tr.nk, sizeof *r->lazyoff);
-		for (j = 0; j < i; j++)
-			r->lazyoff[j] = SIZE_MAX;
-	}
-	xgrow(&r->lazyoff, &r->caplazy, r->tr.nk, sizeof *r->lazyoff);
-	if (staged) {
-		r->lazyoff[i] = SIZE_MAX;
-		return;
-	}
-	r->lazyoff[i] = r->lazy.len;
+static uint32_t thread_of(struct trace_reader *r, struct rstr pid, struct rstr tid);
+
+static uint32_t
+lazy_put(struct trace_reader *r, struct rstr pid, struct rstr tid)
+{
+	size_t n = r->nlazy;
+
+	if (r->klazy_valid && pid.n == r->klazypid.len && tid.n == r->klazytid.len &&
+	    memcmp(pid.s, sb_str(&r->klazypid), pid.n) == 0 &&
+	    memcmp(tid.s, sb_str(&r->klazytid), tid.n) == 0)
+		return thread_of(r, pid, tid);
+	sb_reset(&r->klazypid);
+	sb_add(&r->klazypid, pid.s ? pid.s : "", pid.n);
+	sb_reset(&r->klazytid);
+	sb_add(&r->klazytid, tid.s ? tid.s : "", tid.n);
+	r->klazy_valid = 1;
+	if (n >= LAZY_THREAD)
+		return thread_of(r, pid, tid);	/* two billion new ones: no more waiting */
+	xgrow(&r->lazyoff, &r->caplazy, n + 1, sizeof *r->lazyoff);
+	r->lazyoff[n] = r->lazy.len;
+	r->nlazy++;
 	sb_add(&r->lazy, (const char *)&pid.n, sizeof pid.n);
 	sb_add(&r->lazy, pid.s ? pid.s : "", pid.n);
 	sb_add(&r->lazy, (const char *)&tid.n, sizeof tid.n);
 	sb_add(&r->lazy, tid.s ? tid.s : "", tid.n);
+	return LAZY_THREAD | (uint32_t)n;
 }
 
-static uint32_t thread_of(struct trace_reader *r, struct rstr pid, struct rstr tid);
-
-/* The thread of a kernel whose pid and tid lazy_put kept at offset off. */
+/* The thread of a kernel whose thread field lazy_put made. */
 static uint32_t
-lazy_thread(struct trace_reader *r, size_t off)
+lazy_thread(struct trace_reader *r, uint32_t field)
 {
 	struct rstr pid, tid;
-	const char *p = r->lazy.s + off;
+	const char *p = r->lazy.s + r->lazyoff[field & ~LAZY_THREAD];
 
 	memcpy(&pid.n, p, sizeof pid.n);
 	pid.s = p + sizeof pid.n;
@@ -481,11 +492,9 @@ add_kernel(struct trace_reader *r)
 	k->name = trace_intern(r, x.name);
 	k->cat = intern_last(r, LAST_CAT, x.cat);
 	if (r->ops.sel_only && !staged)
-		k->thread = 0;	/* made when its stage says it is selected (finish_stages) */
+		k->thread = lazy_put(r, x.pid, x.tid);	/* made once its stage says sel */
 	else
 		k->thread = thread_of(r, x.pid, x.tid);
-	if (r->ops.sel_only)
-		lazy_put(r, staged, x.pid, x.tid);
 	k->stream = REC_HAS(&x, kernel, stream) ? intern_last(r, LAST_STREAM, x.stream) : NOSTR;
 	k->stage = REC_HAS(&x, kernel, stage) ? intern_last(r, LAST_STAGE, x.stage) : NOSTR;
 	k->ext = x.external_id;
@@ -607,8 +616,8 @@ finish_stages(struct trace_reader *r)
 		for (i = 0; i < r->tr.nk; i++)
 			if (r->tr.k[i].sel) {
 				r->tr.k[m] = r->tr.k[i];
-				if (r->lazyoff && r->lazyoff[i] != SIZE_MAX)
-					r->tr.k[m].thread = lazy_thread(r, r->lazyoff[i]);
+				if (r->nlazy && (r->tr.k[m].thread & LAZY_THREAD))
+					r->tr.k[m].thread = lazy_thread(r, r->tr.k[m].thread);
 				m++;
 			}
 		r->tr.nk = m;

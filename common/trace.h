@@ -185,8 +185,10 @@ struct trace_reader {
 	 * GPU process per kernel made every sel_only tool intern them all)
 	 */
 	sbuf lazy;
-	size_t *lazyoff;		/* per collected kernel: its texts' offset in lazy */
-	size_t caplazy;
+	size_t *lazyoff;		/* per waiting kernel: its texts' offset in lazy */
+	size_t caplazy, nlazy;
+	sbuf klazypid, klazytid;	/* the last late kernel's pid and tid */
+	int klazy_valid;
 	size_t capkord;
 	size_t kst_next;		/* ordinals the trace's kernel_stages covered so far */
 	size_t kst_cursor;		/* the collected kernel the next ordinal maps to, at most */
