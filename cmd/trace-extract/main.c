@@ -27,6 +27,7 @@
 #include "reslimit.h"
 #include "rules.h"
 #include "scan.h"
+#include "scanq.h"
 #include "shapes.h"
 #include "spool.h"
 #include "strtab.h"
@@ -427,6 +428,7 @@ struct trace_state {
 	struct pyctx *pc;
 	struct spool *rsp;
 	FILE *rfp;
+	unsigned long long raw_off;	/* input consumed as of the event (scanq.h), for progress */
 	struct shapes *sh;		/* the launching ops' input shapes (not with --frames) */
 	unsigned char *capmark;		/* per frame-name id: 1 plain, 2 capture marker */
 	size_t capcap;
@@ -1119,7 +1121,7 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 	(void)off;
 	s->events++;
 	if ((s->events & 0xffff) == 0)
-		progress_update(s->prog, zio_raw_offset(s->z), zio_raw_size(s->z), s->events);
+		progress_update(s->prog, s->raw_off, zio_raw_size(s->z), s->events);
 	if (s->mh || s->fh)
 		feed_hints(s, d, idx);
 	if (d->ntok == 0)
@@ -2082,8 +2084,9 @@ extract_trace(const char *path, int t)
 	}
 	s.prog = progress_start(progress_label ? title.s : path, progress_flag);
 	event_keys.ninner = python_ids ? 9 : 7;	/* no tool reads the Python ids */
-	r = scan_run_members(s.z, path, &event_keys, on_event, NULL, &doc_members, &s, &st, err,
-	    sizeof err);
+	/* the scan on a thread of its own, the events' handling on this one (issue 30) */
+	r = scanq_run_members(s.z, path, &event_keys, on_event, &doc_members, &s, &st, err,
+	    sizeof err, &s.raw_off);
 	if (pending) {
 		/* the input record, before this trace's records: to standard output */
 		if (pending->t0 == t && r != SCAN_ERROR) {
