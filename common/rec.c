@@ -8,11 +8,35 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "imap.h"
 #include "num.h"
 #include "rec.h"
 #include "reslimit.h"
+#include "strtab.h"
 #include "xalloc.h"
 #include "zio.h"
+
+/*
+ * The kernel names of the kernel_name records (trace-extract --name-ids,
+ * issue 30): by (trace, id), each name kept once.
+ */
+struct rec_knames {
+	imap by_key;		/* trace << 32 | id -> index into names, + 1 */
+	strtab *names;
+};
+
+#define KNAME_KEY_MAX ((1LL << 31) - 1)
+
+static void
+knames_free(rec_reader *r)
+{
+	if (!r->knames)
+		return;
+	imap_free(&r->knames->by_key);
+	strtab_free(r->knames->names);
+	free(r->knames);
+	r->knames = NULL;
+}
 
 /* ---- the table ---- */
 
@@ -331,6 +355,7 @@ rec_reader_free(rec_reader *r)
 	sb_free(&r->scratch);
 	sb_free(&r->typebuf);
 	sb_free(&r->keybuf);
+	knames_free(r);
 	memset(r, 0, sizeof *r);
 }
 
@@ -423,6 +448,54 @@ rec_require_records(void)
 		    "(did it fail?); records start with trace-extract");
 }
 
+
+static void
+add_kernel_name(rec_reader *r)
+{
+	struct rec_kernel_name x;
+	uint64_t *v;
+	int isnew;
+
+	REC_READ(r, kernel_name, &x);
+	if (x.t < 0 || x.t > KNAME_KEY_MAX || x.id < 0 || x.id > KNAME_KEY_MAX)
+		rec_die(r, "kernel_name record: trace %lld, id %lld: each must be from 0 to %lld",
+		    x.t, x.id, KNAME_KEY_MAX);
+	if (!r->knames) {
+		r->knames = xcalloc(1, sizeof *r->knames);
+		r->knames->names = strtab_new();
+	}
+	v = imap_put(&r->knames->by_key, (uint64_t)x.t << 32 | (uint64_t)x.id, &isnew);
+	if (!isnew)
+		rec_die(r, "kernel_name record: id %lld of trace %lld was given before", x.id, x.t);
+	*v = (uint64_t)strtab_intern(r->knames->names, x.name.s, x.name.n) + 1;
+}
+
+/* A kernel record's name from its name_ref (rec.h), or its name checked. */
+static void
+kernel_name_of(rec_reader *r, struct rec_kernel *k)
+{
+	const uint64_t *v;
+	uint32_t id;
+
+	if (!REC_HAS(k, kernel, name_ref)) {
+		if (!REC_HAS(k, kernel, name))
+			rec_die(r, "kernel record: member 'name' is missing");
+		return;
+	}
+	if (REC_HAS(k, kernel, name))
+		rec_die(r, "kernel record: both 'name' and 'name_ref' are given; a record names "
+		    "its kernel one way");
+	if (k->t < 0 || k->t > KNAME_KEY_MAX || k->name_ref < 0 || k->name_ref > KNAME_KEY_MAX ||
+	    !r->knames ||
+	    !(v = imap_get(&r->knames->by_key, (uint64_t)k->t << 32 | (uint64_t)k->name_ref)))
+		rec_die(r, "kernel record: name_ref %lld names no kernel_name record of trace %lld "
+		    "before it (were the records reordered or cut?)", k->name_ref, k->t);
+	id = (uint32_t)(*v - 1);
+	k->name.s = strtab_str(r->knames->names, id);
+	k->name.n = strtab_len(r->knames->names, id);
+	k->has |= REC_BIT(kernel, name);
+}
+
 int
 rec_next(rec_reader *r)
 {
@@ -502,6 +575,15 @@ rec_next(rec_reader *r)
 				r->typelen = (size_t)(q - t);
 			}
 		}
+		/*
+		 * Every reader keeps the kernel names for the kernel records after
+		 * them, until the next trace record (rank-skew reads several ranks'
+		 * streams in one, each numbering its traces and names from 0).
+		 */
+		if (r->type && r->typelen == 11 && memcmp(r->type, "kernel_name", 11) == 0)
+			add_kernel_name(r);
+		else if (r->knames && r->type && r->typelen == 5 && memcmp(r->type, "trace", 5) == 0)
+			knames_free(r);
 		return 1;
 	}
 }
@@ -992,6 +1074,8 @@ rec_read(rec_reader *r, enum rec_type t, void *out)
 	}
 	if (ti->n >= 64 || *(uint64_t *)out != (1ULL << ti->n) - 1)
 		apply_defaults(ti, out);
+	if (t == RT_kernel)
+		kernel_name_of(r, out);
 }
 
 void

@@ -118,7 +118,8 @@ enum rec_type rec_type_named(const char *s, size_t n);
 
 /*
  * Is t one of the per-event types (kernel, launch, cpu_op, sync, and the
- * kernel_stages that stand for the kernels' stage members), the bulk of a
+ * kernel_stages and kernel_name records that stand for the kernels' stage
+ * and name members), the bulk of a
  * stream?  The last filter of a pipeline to read them leaves them out
  * of its output with --drop-events when only the report's tables follow
  * (kernel-roofline(1), overlap-sweep(1); issue 30).
@@ -127,7 +128,7 @@ static inline int
 rec_is_event(enum rec_type t)
 {
 	return t == RT_kernel || t == RT_launch || t == RT_cpu_op || t == RT_sync ||
-	    t == RT_kernel_stages;
+	    t == RT_kernel_stages || t == RT_kernel_name;
 }
 
 /* ---- writing ---- */
@@ -214,6 +215,7 @@ typedef struct {
 	size_t nm, mcap;
 	sbuf scratch;		/* decoded strings of the current record */
 	sbuf typebuf, keybuf;	/* an escaped type value or member name, decoded */
+	struct rec_knames *knames;	/* the kernel_name records read so far, or NULL */
 } rec_reader;
 
 /* name: used in messages.  The reader does not own fp. */
@@ -238,6 +240,15 @@ int rec_is(rec_reader *r, const char *type);
  * Decode the current line, whose type must be t, into *out (a struct
  * rec_<t>), by the policy above.  Dies with exit 1 on a malformed record.
  * REC_READ(r, type, p) checks that p points to the right struct.
+ *
+ * A kernel record that gives name_ref instead of name (trace-extract
+ * --name-refs, issue 30) gets its name from the kernel_name record of its
+ * trace and id that came before it in the stream, after the stream's last
+ * trace record (rec_next keeps them until the next; a name_ref without
+ * one, a record with both or neither, and a kernel_name record whose
+ * trace and id came before, die with exit 1).
+ * Its name then stays valid until the reader is freed, and has the bits
+ * of both name and name_ref.
  */
 void rec_read(rec_reader *r, enum rec_type t, void *out);
 #define REC_READ(r, type, p) rec_read((r), RT_##type, (1 ? (p) : (struct rec_##type *)0))

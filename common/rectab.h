@@ -91,9 +91,23 @@
 	M(T, id, INT, REQ, NULL) \
 	M(T, name, STR, REQ, NULL)
 
+/*
+ * A kernel name that trace-extract --name-ids writes once per trace, before
+ * the first kernel record that names it by id (issue 30).
+ */
+#define REC_MEMBERS_kernel_name(M, T) \
+	M(T, t, INT, REQ, NULL) \
+	M(T, id, INT, REQ, NULL) \
+	M(T, name, STR, REQ, NULL)
+
+/*
+ * name, or name_ref: the id of a kernel_name record of the same trace before it
+ * (the reader fills name in then: rec.h); one of the two is required.
+ */
 #define REC_MEMBERS_kernel(M, T) \
 	M(T, t, INT, REQ, NULL) \
-	M(T, name, STR, REQ, NULL) \
+	M(T, name, STR, OPT, NULL) \
+	M(T, name_ref, INT, OPT, NULL) \
 	M(T, cat, STR, OPT, "") \
 	M(T, pid, STR, OPT, "None") \
 	M(T, tid, STR, OPT, "None") \
@@ -630,6 +644,7 @@
 	T(device, REC_MEMBERS_device, X) \
 	T(op_shape, REC_MEMBERS_op_shape, X) \
 	T(frame_name, REC_MEMBERS_frame_name, X) \
+	T(kernel_name, REC_MEMBERS_kernel_name, X) \
 	T(kernel, REC_MEMBERS_kernel, X) \
 	T(cpu_op, REC_MEMBERS_cpu_op, X) \
 	T(launch, REC_MEMBERS_launch, X) \

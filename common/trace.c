@@ -50,6 +50,7 @@ trace_reader_free(struct trace_reader *r)
 	r->pyok = NULL;
 	stages_reset(r);
 	imap_free(&r->seen_t);
+	imap_free(&r->kref);
 	r->cappyok = 0;
 	r->nthr = r->capthr = 0;
 }
@@ -236,6 +237,7 @@ open_trace(struct trace_reader *r)
 	if (r->open)
 		rec_die(&r->rd, "trace record inside trace %lld (its stats record is missing; "
 		    "input truncated?)", r->tr.t);
+	imap_free(&r->kref);	/* name_refs hold until the next trace record (rec.h) */
 	if (!r->ops.repeat_t) {
 		int isnew;
 		imap_put(&r->seen_t, (uint64_t)x.t, &isnew);
@@ -489,7 +491,15 @@ add_kernel(struct trace_reader *r)
 	memset(k, 0, sizeof *k);
 	k->ts = x.ts;
 	k->dur = x.dur;
-	k->name = trace_intern(r, x.name);
+	if (REC_HAS(&x, kernel, name_ref)) {
+		/* a name given once (kernel_name): interned once, not per record */
+		int isnew;
+		uint64_t *v = imap_put(&r->kref, (uint64_t)x.t << 32 | (uint64_t)x.name_ref, &isnew);
+		if (isnew)
+			*v = (uint64_t)trace_intern(r, x.name) + 1;
+		k->name = (uint32_t)(*v - 1);
+	} else
+		k->name = trace_intern(r, x.name);
 	k->cat = intern_last(r, LAST_CAT, x.cat);
 	if (r->ops.sel_only && !staged)
 		k->thread = lazy_put(r, x.pid, x.tid);	/* made once its stage says sel */
@@ -836,6 +846,7 @@ void
 trace_read(struct trace_reader *r, FILE *fp, const char *name)
 {
 	imap_free(&r->seen_t);		/* each stream numbers its own traces */
+	imap_free(&r->kref);		/* and its kernel names */
 	rec_reader_init(&r->rd, fp, name);
 	while (rec_next(&r->rd)) {
 		enum rec_type t = rec_type_of(&r->rd);

@@ -176,6 +176,7 @@ struct trace_reader {
 	unsigned char *pyok;		/* per string id: 1 a checked id list, 2 a checked band */
 	size_t cappyok;
 	imap seen_t;			/* private: the t of each trace of the stream read */
+	imap kref;			/* private: a kernel name_ref's string id + 1, this stream */
 	/* private: kernel_stages (the ordinals of the open trace's kernel records) */
 	size_t nkrec;			/* kernel records of the open trace so far */
 	uint32_t *kord;			/* ordinal of each collected kernel, once one was dropped */

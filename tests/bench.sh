@@ -186,13 +186,13 @@ for shape in $shapes; do
 	# flow's temporary files as triage writes them (the mapping stream with
 	# its sites appended, the sites, the formal stream), per MB of the JSON
 	# they hold, which is both traces'
-	s1=$("$bin/trace-extract" -q --no-windows "$t" | wc -c)
-	"$bin/trace-extract" -q --role mapping "$t" | "$bin/trace-stage" -q |
+	s1=$("$bin/trace-extract" -q --no-windows --name-refs "$t" | wc -c)
+	"$bin/trace-extract" -q --role mapping --name-refs "$t" | "$bin/trace-stage" -q --late-stages |
 	    "$bin/trace-health" -q >"$out/mapping.jsonl"
 	"$bin/kernel-map" -q --sites-only <"$out/mapping.jsonl" >"$out/sites.jsonl"
 	s2=$(($(wc -c <"$out/mapping.jsonl") + 2 * $(wc -c <"$out/sites.jsonl")))
-	s2=$((s2 + $("$bin/trace-extract" -q --role formal --no-windows "$t" | "$bin/trace-stage" -q |
-	    "$bin/trace-health" -q | wc -c)))
+	s2=$((s2 + $("$bin/trace-extract" -q --role formal --no-windows --name-refs "$t" |
+	    "$bin/trace-stage" -q --late-stages | "$bin/trace-health" -q | wc -c)))
 	rm -f "$out/mapping.jsonl" "$out/sites.jsonl"
 
 	printf '\n%s: %s copies, %s MB of JSON, %s events (%s)\n' "$shape" "$n" "$mb" "$events" \

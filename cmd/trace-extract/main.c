@@ -42,6 +42,7 @@ static int progress_flag;		/* 1 force on, -1 off, 0 auto */
 static const char *progress_label;	/* --progress-label: names the work in progress lines */
 static int strict;
 static int python_ids;		/* frames carry python_id / parent_id */
+static int name_refs;		/* --name-refs: long kernel names in kernel_name records */
 static int frame_records;	/* --frames: every frame a record, no Python contexts */
 static int all_ops;		/* --all-ops: every CPU op a record */
 static int no_windows;		/* --no-windows: no kernel's py_window */
@@ -59,7 +60,7 @@ static void feed_hints(struct trace_state *s, const json_doc *d, const int *idx)
 static void input_at_exit(void);
 
 enum { O_FALLBACK = OPT_LONG, O_NO_PROGRESS, O_PYTHON_IDS, O_ALL_RANKS, O_RANK, O_LIST_RANKS,
-	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL, O_ALL_OPS, O_NO_WINDOWS };
+	O_PROGRESS_LABEL, O_CAPTURED, O_FRAMES, O_MODEL, O_ALL_OPS, O_NO_WINDOWS, O_NAME_REFS };
 
 static const char *model_opt;	/* --model: the model, when server args do not say */
 
@@ -75,6 +76,8 @@ static const struct opt opts[] = {
 	{ "frames", O_FRAMES, NULL, "every Python frame as a frame record, no py_* contexts" },
 	{ "list-ranks", O_LIST_RANKS, NULL, "print the ranks of each operand's traces, one a line" },
 	{ "model", O_MODEL, "NAME", "the model (a name or path), for the header and model-specific fusions" },
+	{ "name-refs", O_NAME_REFS, NULL,
+	    "each long kernel name once, in a kernel_name record, and kernel records that refer to it" },
 	{ "progress", 'p', NULL, "show progress on stderr even when it is not a terminal" },
 	{ "no-progress", O_NO_PROGRESS, NULL, "no progress, even on a terminal" },
 	{ "progress-label", O_PROGRESS_LABEL, "TEXT",
@@ -91,7 +94,8 @@ static const struct opt opts[] = {
 static const struct tool tool = {
 	"[-pqs] [-r ROLE] [-f NAME] [--framework-fallback NAME]\n"
 	" [--all-ranks | --rank N] [--frames [--python-ids]]\n"
-	" [--all-ops] [--no-windows] [trace-or-dir ...]\n"
+	" [--all-ops] [--no-windows] [--name-refs]\n"
+	" [trace-or-dir ...]\n"
 	"--list-ranks [-q] trace-or-dir ...",
 	"Read torch.profiler Chrome-trace files (.json or .json.gz, or - for stdin) or\n"
 	"profile directories and write the triage record stream (JSON lines, see\n"
@@ -126,6 +130,9 @@ main(int argc, char **argv)
 			break;
 		case O_PROGRESS_LABEL:
 			progress_label = optarg;
+			break;
+		case O_NAME_REFS:
+			name_refs = 1;
 			break;
 		case O_PYTHON_IDS:
 			python_ids = 1;
@@ -1672,12 +1679,50 @@ struct replay {
 	size_t nop, nln, nk;
 	sbuf b;
 	sbuf x;			/* a kept kernel record with its name written back */
+	unsigned char *named;	/* --name-refs: names[id] has its kernel_name record */
+	size_t cap_named;
 };
 
 /*
+ * --name-refs (issue 30): the kernel record names its kernel as name_ref,
+ * in the place of name (triage-records(5)), and the trace's first record
+ * of each such name is preceded by its kernel_name record: a long name
+ * crosses each pipe once, and the readers after intern it once.
+ */
+static const char *
+ref_name(const struct trace_state *s, const char *line, size_t *n, struct replay *rp,
+    const char *p, const char *q, uint32_t id)
+{
+	size_t i;
+
+	if (id >= rp->cap_named) {
+		i = rp->cap_named;
+		xgrow(&rp->named, &rp->cap_named, (size_t)id + 1, 1);
+		memset(rp->named + i, 0, rp->cap_named - i);
+	}
+	if (!rp->named[id]) {
+		rp->named[id] = 1;
+		rec_begin(RT_kernel_name);
+		rec_int(RM_kernel_name_t, s->t);
+		rec_int(RM_kernel_name_id, id);
+		rec_str(RM_kernel_name_name, strtab_str(s->names.tab, id),
+		    strtab_len(s->names.tab, id));
+		rec_end();
+	}
+	sb_reset(&rp->x);
+	sb_add(&rp->x, line, (size_t)(p - line) - 6);	/* up to `,"` of `,"name":` */
+	sb_adds(&rp->x, "name_ref\":");
+	sb_add(&rp->x, p + 1, (size_t)(q - p - 1));
+	sb_add(&rp->x, q, (size_t)(line + *n - q));
+	*n = rp->x.len;
+	return sb_str(&rp->x);
+}
+
+/*
  * A kept kernel record whose name is a reference (begin_event) with the
- * name written back, in rp->x; any other line as it is.  The reference
- * follows `"name":` right after the trace index, and a comma follows it.
+ * name written back, in rp->x (or referred to: ref_name); any other line
+ * as it is.  The reference follows `"name":` right after the trace index,
+ * and a comma follows it.
  */
 static const char *
 expand_name(const struct trace_state *s, const char *line, size_t *n, struct replay *rp)
@@ -1697,6 +1742,8 @@ expand_name(const struct trace_state *s, const char *line, size_t *n, struct rep
 		id = id * 10 + (uint32_t)(*q - '0');
 	if (q == e || *q != ',' || id >= strtab_count(s->names.tab))
 		die(EXIT_DATA, "internal error: a kept record of '%s' lost its name", s->path);
+	if (name_refs)
+		return ref_name(s, line, n, rp, p, q, id);
 	sb_reset(&rp->x);
 	sb_add(&rp->x, line, (size_t)(p - line));
 	json_quote(&rp->x, strtab_str(s->names.tab, id), strtab_len(s->names.tab, id));
@@ -1825,7 +1872,7 @@ put_kept(struct trace_state *s)
 	size_t cap = 1 << 20, have = 0;
 	unsigned long long off = 0, size;
 	uint32_t id, nnames;
-	struct replay rp = { 0, 0, 0, SBUF_INIT, SBUF_INIT };
+	struct replay rp = { 0, 0, 0, SBUF_INIT, SBUF_INIT, NULL, 0 };
 
 	rec_output(NULL);
 	if (fclose(s->rfp) != 0)
@@ -1880,6 +1927,7 @@ put_kept(struct trace_state *s)
 	free(buf);
 	sb_free(&rp.b);
 	sb_free(&rp.x);
+	free(rp.named);
 }
 
 /* Extract one trace file; returns an exit code. */

@@ -1,0 +1,138 @@
+#!/bin/sh
+# trace-extract --name-refs (issue 30): each long kernel name once per trace
+# in a kernel_name record, and kernel records that refer to it by name_ref.
+# Every report must be the one the names in full give (triage passes it
+# whenever the records are not the output), and a reference that does not
+# resolve is refused by every reader.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$TESTDIR/gen-trace
+EX=$BIN/trace-extract
+
+# A bin directory whose trace-extract drops --name-refs: triage without it.
+mkdir -p "$T/plain"
+for f in "$BIN"/*; do
+	ln -s "$f" "$T/plain/$(basename "$f")"
+done
+rm "$T/plain/trace-extract"
+cat >"$T/plain/trace-extract" <<EOF
+#!/bin/sh
+for a do
+	shift
+	[ "\$a" = --name-refs ] || set -- "\$@" "\$a"
+done
+exec "$BIN/trace-extract" "\$@"
+EOF
+chmod +x "$T/plain/trace-extract"
+
+# report NAME ARGS...: triage's stdout and stderr with and without the references
+report() {
+	_n=$1
+	shift
+	"$TRIAGE" -q "$@" >"$T/$_n.refs" 2>"$T/$_n.refs.err" || return 1
+	TRIAGE_BINDIR=$T/plain "$TRIAGE" -q "$@" >"$T/$_n.full" 2>"$T/$_n.full.err" || return 1
+	sed -i "s#$T/plain#BIN#g" "$T/$_n.full.err"
+	sed -i "s#$BIN#BIN#g" "$T/$_n.refs.err"
+	same "$T/$_n.full" "$T/$_n.refs" && same "$T/$_n.full.err" "$T/$_n.refs.err"
+}
+
+t_stream() {
+	"$GEN" -s both -n 3 --streams 2 -o "$T/a.json"
+	"$EX" -q "$T/a.json" >"$T/full.jsonl"
+	"$EX" -q --name-refs "$T/a.json" >"$T/refs.jsonl"
+	# the long names referred to, each defined once, before its first use
+	jq -r 'select(.type == "kernel_name") | .id' "$T/refs.jsonl" | sort | uniq -d >"$T/dup"
+	test ! -s "$T/dup"
+	eq 0 "$(jq -s '[.[] | select(.type == "kernel" and has("name"))] | length' "$T/refs.jsonl")" \
+	    "kernel records with a name"
+	jq -c 'if .type == "kernel_name" then "def \(.id)" elif .type == "kernel" then "use \(.name_ref)"
+	    else empty end' "$T/refs.jsonl" | awk '/def/ { d[$2] = 1 } /use/ && !d[$2] { bad = 1 }
+	    END { exit bad }'
+	# resolved, every kernel record is the one with its name in full
+	jq -c 'select(.type == "kernel")' "$T/full.jsonl" >"$T/k.full"
+	jq -c --slurp '(map(select(.type == "kernel_name") | {key: "\(.id)", value: .name}) |
+	    from_entries) as $n | .[] | select(.type == "kernel") |
+	    (to_entries | map(if .key == "name_ref" then {key: "name", value: $n["\(.value)"]} else . end) |
+	    from_entries)' "$T/refs.jsonl" >"$T/k.refs"
+	same "$T/k.full" "$T/k.refs"
+	# a name of 12 bytes or fewer stays in its record
+	printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"short_k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"stream":7}}]}' \
+	    >"$T/short.json"
+	"$EX" -q --name-refs "$T/short.json" >"$T/short.jsonl"
+	has "$T/short.jsonl" '"type":"kernel","t":0,"name":"short_k"'
+	eq 0 "$(grep -c '"kernel_name"' "$T/short.jsonl")" "kernel_name records"
+}
+check "the stream: each long name once, before its first reference; the records resolve to the full ones" t_stream
+
+t_reports() {
+	"$GEN" -s both -n 3 --streams 2 -o "$T/s.json"
+	"$GEN" -s both -n 3 --streams 2 --graph -o "$T/g.json"
+	"$GEN" -f vllm -s decode -n 4 -o "$T/v.json"
+	report s.md --input "$T/s.json"
+	has "$T/s.md.refs" 'GPU time'
+	report s.json --input "$T/s.json" --format json
+	report v.md --input "$T/v.json"
+	report dual.md --mapping-input "$T/s.json" --formal-input "$T/g.json"
+	has "$T/dual.md.refs" 'Overlap'
+	report dual.html --mapping-input "$T/s.json" --formal-input "$T/g.json" --format html
+	# a directory: several traces in one stream, the names of each its own
+	mkdir -p "$T/dir"
+	cp "$T/s.json" "$T/dir/prefill.json"
+	cp "$T/v.json" "$T/dir/decode.json"
+	report dir.md --input "$T/dir"
+	# the ranks' streams one after another (rank-skew), each numbering from 0
+	d=$T/ranks
+	mkdir -p "$d"
+	"$GEN" -n 2 -l 2 --streams 2 --rank 0 --world 2 -o "$d/run-TP-0.trace.json"
+	"$GEN" -f vllm -n 2 -l 2 --streams 2 --rank 1 --world 2 --comm-late 10 -o "$d/run-TP-1.trace.json"
+	report ranks.md --all-ranks --input "$d"
+	has "$T/ranks.md.refs" 'all ranks (2)'
+	report base.md --baseline "$T/s.json" --input "$T/g.json"
+}
+check "every report is the same with the references: single, vLLM, dual, a directory, all ranks, a diff" t_reports
+
+t_dropped() {
+	# the last filter that reads the events leaves the kernel names out with them
+	"$EX" -q --name-refs "$T/s.json" | "$BIN/trace-stage" -q --late-stages | "$BIN/trace-health" -q |
+	    "$BIN/kernel-map" -q | "$BIN/step-stats" -q | "$BIN/kernel-roofline" -q --drop-events \
+	    >"$T/roof.jsonl"
+	eq 0 "$(grep -c '"type":"kernel\(_name\)*"' "$T/roof.jsonl")" "event records left"
+	has "$T/roof.jsonl" '"type":"kernel_row"'
+}
+check "--drop-events leaves the kernel_name records out too" t_dropped
+
+t_refused() {
+	"$GEN" -s decode -o "$T/d.json"
+	"$EX" -q --name-refs "$T/d.json" >"$T/r.jsonl"
+	first=$(jq -r 'select(.type == "kernel_name") | .id' "$T/r.jsonl" | head -n 1)
+	# a reference to no kernel_name record: the record lost, or the id changed
+	grep -v '"type":"kernel_name"' "$T/r.jsonl" >"$T/lost.jsonl"
+	# a name given twice
+	awk '/"type":"kernel_name"/ && !d { print; d = 1 } 1' "$T/r.jsonl" >"$T/twice.jsonl"
+	# both a name and a reference; neither
+	sed '0,/"name_ref":/s/"name_ref":/"name":"k","name_ref":/' "$T/r.jsonl" >"$T/both.jsonl"
+	sed '0,/"name_ref":[0-9]*,/s/"name_ref":[0-9]*,//' "$T/r.jsonl" >"$T/neither.jsonl"
+	# an id out of range
+	sed '0,/"type":"kernel_name","t":0,"id":[0-9]*/s//"type":"kernel_name","t":0,"id":-1/' \
+	    "$T/r.jsonl" >"$T/neg.jsonl"
+	for tool in trace-stage trace-health kernel-map step-stats kernel-roofline overlap-sweep \
+	    rank-skew trace-annotate; do
+		args=
+		[ $tool = overlap-sweep ] && args="--mapping /dev/null"
+		[ $tool = trace-annotate ] && args="--trace-file $T/d.json -o $T/ann.json"
+		status 1 "$BIN/$tool" -q $args <"$T/lost.jsonl" 2>"$T/err" >"$T/out"
+		has "$T/err" "name_ref $first names no kernel_name record of trace 0 before it"
+		status 1 "$BIN/$tool" -q $args <"$T/twice.jsonl" 2>"$T/err" >"$T/out"
+		has "$T/err" "kernel_name record: id $first of trace 0 was given before"
+		status 1 "$BIN/$tool" -q $args <"$T/both.jsonl" 2>"$T/err" >"$T/out"
+		has "$T/err" "both 'name' and 'name_ref' are given"
+		status 1 "$BIN/$tool" -q $args <"$T/neither.jsonl" 2>"$T/err" >"$T/out"
+		has "$T/err" "kernel record: member 'name' is missing"
+		status 1 "$BIN/$tool" -q $args <"$T/neg.jsonl" 2>"$T/err" >"$T/out"
+		has "$T/err" "each must be from 0 to 2147483647"
+	done
+	test ! -e "$T/ann.json"
+}
+check "references that do not resolve: refused by every reader (exit 1)" t_refused
+
+done_testing
