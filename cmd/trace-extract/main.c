@@ -425,6 +425,8 @@ struct trace_state {
 	unsigned long long cut_names;	/* names cut so */
 	struct rstr vname, vcat, vpid, vtid;	/* the event's name, cat, pid, tid as text */
 	uint32_t vname_id;		/* vname's id in names (UINT32_MAX: not looked up) */
+	unsigned char *kuse;		/* per names id: kernel records with it, up to 2 */
+	size_t capkuse;
 	struct rstr lastcat;		/* the category of the event before, and its lookup */
 	unsigned lastcf;
 	uint32_t lastcatid;
@@ -652,6 +654,15 @@ begin_event(struct trace_state *s, enum rec_type type, const struct rstr *cat,
 	rec_begin(type);
 	rec_int(m->t, s->t);
 	if (type == RT_kernel && s->vname_id != UINT32_MAX && s->vname.n > NAME_REF_MIN) {
+		if (name_refs) {	/* a name of one kernel record stays in it (ref_name) */
+			if (s->vname_id >= s->capkuse) {
+				size_t k = s->capkuse;
+				xgrow(&s->kuse, &s->capkuse, (size_t)s->vname_id + 1, 1);
+				memset(s->kuse + k, 0, s->capkuse - k);
+			}
+			if (s->kuse[s->vname_id] < 2)
+				s->kuse[s->vname_id]++;
+		}
 		/* the spool keeps a reference to the name (put_kept expands it) */
 		char ref[16], *q = ref + sizeof ref;
 		uint32_t v = s->vname_id;
@@ -1618,6 +1629,7 @@ trace_state_free(struct trace_state *s)
 	size_t i;
 
 	cache_free(&s->names);
+	free(s->kuse);
 	cache_free(&s->cats);
 	imap_free(&s->corr);
 	free(s->need);
@@ -1687,7 +1699,9 @@ struct replay {
  * --name-refs (issue 30): the kernel record names its kernel as name_ref,
  * in the place of name (triage-records(5)), and the trace's first record
  * of each such name is preceded by its kernel_name record: a long name
- * crosses each pipe once, and the readers after intern it once.
+ * crosses each pipe once, and the readers after intern it once.  Only
+ * names of two kernel records or more: a name of one (a trace of distinct
+ * names) would cost a record and every reader's table more than it saves.
  */
 static const char *
 ref_name(const struct trace_state *s, const char *line, size_t *n, struct replay *rp,
@@ -1742,7 +1756,7 @@ expand_name(const struct trace_state *s, const char *line, size_t *n, struct rep
 		id = id * 10 + (uint32_t)(*q - '0');
 	if (q == e || *q != ',' || id >= strtab_count(s->names.tab))
 		die(EXIT_DATA, "internal error: a kept record of '%s' lost its name", s->path);
-	if (name_refs)
+	if (name_refs && id < s->capkuse && s->kuse[id] > 1)
 		return ref_name(s, line, n, rp, p, q, id);
 	sb_reset(&rp->x);
 	sb_add(&rp->x, line, (size_t)(p - line));
