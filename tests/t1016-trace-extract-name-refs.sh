@@ -61,6 +61,16 @@ t_stream() {
 	"$EX" -q --name-refs "$T/short.json" >"$T/short.jsonl"
 	has "$T/short.jsonl" '"type":"kernel","t":0,"name":"short_k"'
 	eq 0 "$(grep -c '"kernel_name"' "$T/short.jsonl")" "kernel_name records"
+	# a long name of one kernel record stays in it; one of two is referred to
+	printf '{"traceEvents":[%s,%s,%s]}' \
+	    '{"ph":"X","cat":"kernel","name":"once_only_kernel_name","pid":0,"tid":7,"ts":1,"dur":2}' \
+	    '{"ph":"X","cat":"kernel","name":"twice_seen_kernel_name","pid":0,"tid":7,"ts":4,"dur":2}' \
+	    '{"ph":"X","cat":"kernel","name":"twice_seen_kernel_name","pid":0,"tid":7,"ts":7,"dur":2}' \
+	    >"$T/once.json"
+	"$EX" -q --name-refs "$T/once.json" >"$T/once.jsonl"
+	has "$T/once.jsonl" '"type":"kernel","t":0,"name":"once_only_kernel_name"'
+	eq '"twice_seen_kernel_name"' "$(jq -c 'select(.type == "kernel_name") | .name' "$T/once.jsonl")"
+	eq 2 "$(grep -c '"name_ref":' "$T/once.jsonl")" "referring records"
 }
 check "the stream: each long name once, before its first reference; the records resolve to the full ones" t_stream
 
