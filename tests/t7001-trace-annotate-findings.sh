@@ -161,4 +161,21 @@ t_top() {
 	    jq -s length)"
 }
 check '-n N: the first N shown rows of a stage; 0 every shown one' t_top
+# Past TRIAGE_SPOOL_MEM bytes of findings, sorted runs go to a temporary
+# file and merge (issue 30): the same bytes out, runs of one finding
+# included, on the fixture's lanes and on a generated run's many findings.
+t_spooled_runs() {
+	setup
+	"$TA" -q -o "$T/whole.json" "$T/rec.jsonl"
+	TRIAGE_SPOOL_MEM=1 "$TA" -q -o "$T/runs1.json" "$T/rec.jsonl"
+	same "$T/whole.json" "$T/runs1.json"
+	"$TOP/tests/gen-trace" -s both -n 40 -l 4 --streams 2 -o "$T/g.json"
+	"$TRIAGE" -q --format jsonl --input "$T/g.json" >"$T/g.jsonl"
+	"$TA" -q -o "$T/g.whole.json" "$T/g.jsonl"
+	TRIAGE_SPOOL_MEM=1000 "$TA" -q -o "$T/g.runs.json" "$T/g.jsonl"
+	same "$T/g.whole.json" "$T/g.runs.json"
+	test "$(added "$T/g.runs.json" | wc -l)" -gt 500
+}
+check 'findings spooled in sorted runs: the same annotated trace' t_spooled_runs
+
 done_testing

@@ -262,6 +262,9 @@ main(int argc, char **argv)
 			note_msg("annotated '%s' into '%s'", path, name);
 		free(name);
 		free(o.f);
+		free(o.run_len);
+		if (o.runs)
+			fclose(o.runs);
 		free(o.track_name);
 		free(o.track_kind);
 		sb_free(&o.counters);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "json.h"
@@ -497,6 +498,29 @@ read_kernel_eff(rec_reader *r)
 	sb_free(&s);
 }
 
+FILE *
+ta_tmpfile(const char *what)
+{
+	const char *dir = getenv("TMPDIR");
+	sbuf path = SBUF_INIT;
+	FILE *fp = NULL;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	sb_printf(&path, "%s/trace-annotate.XXXXXX", dir);
+	if ((fd = mkstemp(path.s)) >= 0) {
+		unlink(path.s);
+		if (!(fp = fdopen(fd, "w+b")))
+			close(fd);
+	}
+	if (!fp)
+		die(EXIT_DATA, "cannot make a temporary file for %s in '%s': %s", what, dir,
+		    strerror(errno));
+	sb_free(&path);
+	return fp;
+}
+
 void
 ta_read(FILE *fp, const char *name)
 {
@@ -505,9 +529,7 @@ ta_read(FILE *fp, const char *name)
 	if (!ta.str)
 		ta.str = strtab_new();
 	ta.max_pid = -1;
-	if (!(ta.spool = tmpfile()))
-		die(EXIT_DATA, "cannot create a temporary file for the kernels: %s",
-		    strerror(errno));
+	ta.spool = ta_tmpfile("the kernels");
 	rec_reader_init(&rd, fp, name);
 	while (rec_next(&rd)) {
 		switch (rec_type_of(&rd)) {

@@ -188,7 +188,6 @@ struct ta_find {
 	uint32_t track;
 	uint32_t ref;		/* the kind's row or record, an index into ta */
 	uint32_t aux;		/* a second index a kind needs */
-	uint32_t lane;		/* set by ta_events */
 };
 
 /* The kinds of finding, one track (or one per pattern) each, in display order. */
@@ -203,6 +202,14 @@ struct ta_out {
 	long long pid;
 	struct ta_find *f;
 	size_t nf, capf;
+	/*
+	 * Past TRIAGE_SPOOL_MEM bytes of findings (4 MiB), each such run is
+	 * sorted and spooled to a temporary file; ta_events merges the runs
+	 * (issue 30: memory bounded, not by the kernel instances marked).
+	 */
+	FILE *runs;
+	size_t *run_len;	/* findings of each spooled run, in order */
+	size_t nruns, caprun;
 	uint32_t *track_name;	/* per track: its name (an id), kind in track_kind */
 	unsigned char *track_kind;
 	size_t ntrack, captrack;
@@ -210,6 +217,12 @@ struct ta_out {
 	size_t ncounters;
 	const struct ta_rankrow *rank;	/* this trace's rank_row (K_WAIT, K_LAST), or NULL */
 };
+
+/*
+ * A temporary file in $TMPDIR (else /tmp), unlinked at once, for `what`
+ * (used in the message when it cannot be made: exit 1).
+ */
+FILE *ta_tmpfile(const char *what);
 
 /* A track of kind k named `name`, made on first use; its index. */
 uint32_t ta_track(struct ta_out *o, int kind, const char *name);
@@ -227,7 +240,8 @@ void ta_counter(struct ta_out *o, const char *name, double ts_us, const char *se
  * first, ",\n" between two, "\n" after the last; the process's and
  * tracks' metadata, the slices (one that overlaps an earlier one of its
  * track moved to a lane, a track of its own), the counters.  Nothing when
- * there is no finding.  Sorts o->f.
+ * there is no finding.  Sorts o->f, and reads back and closes the spooled
+ * runs.
  */
 void ta_events(struct ta_out *o, const char *lead, void (*put)(void *ctx, const char *p, size_t n),
     void *ctx);
