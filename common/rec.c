@@ -23,6 +23,7 @@
 struct rec_knames {
 	imap by_key;		/* trace << 32 | id -> index into names, + 1 */
 	strtab *names;
+	unsigned long long n;	/* kernel_name records kept */
 };
 
 #define KNAME_KEY_MAX ((1LL << 31) - 1)
@@ -464,6 +465,10 @@ add_kernel_name(rec_reader *r)
 		r->knames = xcalloc(1, sizeof *r->knames);
 		r->knames->names = strtab_new();
 	}
+	/* a trace has no more names than kernels: the kernels' limit bounds them (reslimit.h) */
+	if (r->knames->n >= limit_get(LIM_KERNELS))
+		rec_die(r, "more kernel_name records than %s", limit_text(LIM_KERNELS));
+	r->knames->n++;
 	v = imap_put(&r->knames->by_key, (uint64_t)x.t << 32 | (uint64_t)x.id, &isnew);
 	if (!isnew)
 		rec_die(r, "kernel_name record: id %lld of trace %lld was given before", x.id, x.t);
@@ -578,11 +583,15 @@ rec_next(rec_reader *r)
 		/*
 		 * Every reader keeps the kernel names for the kernel records after
 		 * them, until the next trace record (rank-skew reads several ranks'
-		 * streams in one, each numbering its traces and names from 0).
+		 * streams in one, each numbering its traces and names from 0).  A
+		 * line in another layout (keys sorted, spaces, an escaped type) is
+		 * typed the general way, so that its names count the same.
 		 */
-		if (r->type && r->typelen == 11 && memcmp(r->type, "kernel_name", 11) == 0)
+		if (r->type ? r->typelen == 11 && memcmp(r->type, "kernel_name", 11) == 0 :
+		    rec_type_of(r) == RT_kernel_name)
 			add_kernel_name(r);
-		else if (r->knames && r->type && r->typelen == 5 && memcmp(r->type, "trace", 5) == 0)
+		else if (r->knames && (r->type ? r->typelen == 5 && memcmp(r->type, "trace", 5) == 0 :
+		    rec_type_of(r) == RT_trace))
 			knames_free(r);
 		return 1;
 	}

@@ -145,4 +145,45 @@ t_refused() {
 }
 check "references that do not resolve: refused by every reader (exit 1)" t_refused
 
+# A stream in another layout (Python's json.dumps: spaces; jq -S: keys
+# sorted; an escaped type) is read to the same kernels: its kernel_name and
+# trace records count as well as ours.
+chain() {	# chain FILE: the single-trace filters after trace-extract, late
+	"$BIN/trace-stage" -q --late-stages <"$1" | "$BIN/trace-health" -q | "$BIN/kernel-map" -q |
+	    "$BIN/step-stats" -q | "$BIN/kernel-roofline" -q --drop-events | "$BIN/fuse-detect" -q |
+	    "$BIN/triage-render" -q -
+}
+t_layouts() {
+	"$GEN" -s both -n 3 --streams 2 -o "$T/l.json"
+	"$EX" -q "$T/l.json" >"$T/l.full"
+	"$EX" -q --name-refs "$T/l.json" >"$T/l.refs"
+	python3 -c 'import json, sys
+for l in sys.stdin: print(json.dumps(json.loads(l)))' <"$T/l.refs" >"$T/l.py"
+	jq -cS . "$T/l.refs" >"$T/l.sorted"
+	sed 's/"type":"kernel_name"/"type":"kernel\\u005fname"/; s/"type":"trace"/"type":"tr\\u0061ce"/' \
+	    "$T/l.refs" >"$T/l.esc"
+	has "$T/l.esc" 'kernel\\u005fname'
+	chain "$T/l.full" >"$T/want.md"
+	for f in refs py sorted esc; do
+		chain "$T/l.$f" >"$T/got.$f.md"
+		same "$T/want.md" "$T/got.$f.md"
+	done
+	# two ranks' streams one after another, ids the same, names not: each rank its own
+	"$GEN" -n 2 -l 2 --streams 2 --rank 0 --world 2 -o "$T/r0.json"
+	"$GEN" -f vllm -n 2 -l 2 --streams 2 --rank 1 --world 2 -o "$T/r1.json"
+	for r in 0 1; do
+		"$EX" -q "$T/r$r.json" | "$BIN/trace-stage" -q >"$T/r$r.full"
+		"$EX" -q --name-refs "$T/r$r.json" | "$BIN/trace-stage" -q --late-stages >"$T/r$r.refs"
+		python3 -c 'import json, sys
+for l in sys.stdin: print(json.dumps(json.loads(l)))' <"$T/r$r.refs" >"$T/r$r.py"
+	done
+	cat "$T/r0.full" "$T/r1.full" | "$BIN/rank-skew" -q --no-pass >"$T/skew.want"
+	cat "$T/r0.refs" "$T/r1.py" | "$BIN/rank-skew" -q --no-pass >"$T/skew.got"
+	same "$T/skew.want" "$T/skew.got"
+	# no more kernel_name records than kernels may be (TRIAGE_MAX_KERNELS)
+	status 1 env TRIAGE_MAX_KERNELS=1 "$BIN/trace-health" -q <"$T/l.refs" 2>"$T/err" >/dev/null
+	has "$T/err" 'more kernel_name records than the limit of 1 (TRIAGE_MAX_KERNELS)'
+}
+check "other layouts of the same records, ranks one after another, the names' limit" t_layouts
+
 done_testing
