@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "esc.h"
@@ -85,15 +86,35 @@ vmsg(const char *tag, const char *fmt, va_list ap)
 		free(text);
 }
 
+static _Thread_local void (*thread_die)(int code, const char *msg);
+static volatile sig_atomic_t dying;	/* exit() is running its handlers */
+
+void
+err_thread_die(void (*fn)(int code, const char *msg))
+{
+	thread_die = fn;
+}
+
 void
 die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (thread_die) {
+		char msg[1024];	/* not the heap: it may be what ran out */
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof msg, fmt, ap);
+		va_end(ap);
+		thread_die(code, msg);
+		abort();	/* it must not return */
+	}
 	fflush(stdout);
 	va_start(ap, fmt);
 	vmsg("", fmt, ap);
 	va_end(ap);
+	if (dying)
+		_exit(code);	/* from an exit handler: exit() again is undefined */
+	dying = 1;
 	exit(code);
 }
 

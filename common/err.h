@@ -42,6 +42,15 @@ int tool_finish(int status);
  * another line (issue 27).
  */
 
+/*
+ * A thread other than the main one may set, for itself only, a function
+ * that die() calls instead of printing and exiting: with the exit code and
+ * the message (without "progname: "), and which must not return (it hands
+ * the error to the main thread and ends its thread: scanq.c, issue 30).
+ * NULL restores the default.
+ */
+void err_thread_die(void (*fn)(int code, const char *msg));
+
 /* die: print "progname: msg" to stderr and exit with `code`. */
 void die(int code, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));

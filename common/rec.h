@@ -247,8 +247,8 @@ int rec_is(rec_reader *r, const char *type);
  * trace record (rec_next keeps them until the next; a name_ref without
  * one, a record with both or neither, and a kernel_name record whose
  * trace and id came before, die with exit 1).
- * Its name then stays valid until the reader is freed, and has the bits
- * of both name and name_ref.
+ * Its name then stays valid until the stream's next trace record or the
+ * reader is freed, and has the bits of both name and name_ref.
  */
 void rec_read(rec_reader *r, enum rec_type t, void *out);
 #define REC_READ(r, type, p) rec_read((r), RT_##type, (1 ? (p) : (struct rec_##type *)0))

@@ -1,10 +1,12 @@
 /* The trace-event scanner on a thread of its own: a bounded queue of copied events (scanq.h). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "scanq.h"
 #include "xalloc.h"
 
@@ -30,9 +32,18 @@ struct q {
 	pthread_cond_t can_put, can_get;
 	struct block ring[SCANQ_BLOCKS];
 	unsigned r, w;			/* blocks taken and handed over, counters */
-	int done;			/* the scan returned rc */
+	int done;			/* the scan returned rc, or died */
 	atomic_int stop;		/* a callback asked to stop */
 	int rc;
+	/* an event larger than a block, handed over as it is while the scan waits */
+	int direct;
+	const json_doc *dd;
+	const int *didx;
+	unsigned long long doff, draw;
+	int dwhich;
+	/* die() on the scan thread (err_thread_die): its code and message */
+	int died, die_code;
+	char die_msg[1024];
 
 	/* the scan's, on its thread */
 	zio *z;
@@ -86,23 +97,32 @@ put(struct q *q, const json_doc *d, const int *idx, unsigned long long off, int 
 	}
 	if (need > SCANQ_BLOCK_BYTES) {
 		/*
-		 * An event larger than a block gets a block its size, one at a
-		 * time: the queue empties first, and the consumer frees it.
+		 * An event larger than a block is not copied: once the queue is
+		 * empty the calling thread takes it where it is, this thread
+		 * waiting until its callback returned (the memory is then the
+		 * one-thread scan's).
 		 */
-		if (b->len) {
+		if (b->len)
 			hand_over(q);
-			b = &q->ring[q->w % SCANQ_BLOCKS];
-		}
 		pthread_mutex_lock(&q->mu);
 		while (q->r != q->w && !atomic_load(&q->stop))
 			pthread_cond_wait(&q->can_put, &q->mu);
+		if (!atomic_load(&q->stop)) {
+			q->dd = d;
+			q->didx = idx;
+			q->doff = off;
+			q->dwhich = which;
+			q->draw = zio_raw_offset(q->z);
+			q->direct = 1;
+			pthread_cond_signal(&q->can_get);
+			while (q->direct)
+				pthread_cond_wait(&q->can_put, &q->mu);
+		}
 		pthread_mutex_unlock(&q->mu);
-		if (atomic_load(&q->stop))
-			return 1;
+		return atomic_load(&q->stop) != 0;
 	}
-	if (b->len + need > b->cap) {	/* b->len is 0 here */
-		b->cap = need > SCANQ_BLOCK_BYTES ? need : SCANQ_BLOCK_BYTES;
-		free(b->p);
+	if (!b->p) {	/* b->len is 0 here */
+		b->cap = SCANQ_BLOCK_BYTES;
 		b->p = xmalloc(b->cap);
 	}
 	memset(&e, 0, sizeof e);
@@ -138,12 +158,40 @@ put_member(void *ctx, int which, const json_doc *d)
 	return put(ctx, d, NULL, 0, which);
 }
 
+static _Thread_local struct q *this_q;	/* the scan thread's queue */
+
+/*
+ * die() on the scan thread (an allocation that failed): the events before
+ * go on, then the calling thread dies with the message, as the one-thread
+ * scan would have at that event; exit's handlers never run on this thread.
+ */
+static void
+scan_die(int code, const char *msg)
+{
+	struct q *q = this_q;
+
+	pthread_mutex_lock(&q->mu);
+	if (q->ring[q->w % SCANQ_BLOCKS].len) {
+		q->ring[q->w % SCANQ_BLOCKS].raw = zio_raw_offset(q->z);
+		q->w++;
+	}
+	q->died = 1;
+	q->die_code = code;
+	snprintf(q->die_msg, sizeof q->die_msg, "%s", msg);
+	q->done = 1;
+	pthread_cond_signal(&q->can_get);
+	pthread_mutex_unlock(&q->mu);
+	pthread_exit(NULL);
+}
+
 static void *
 scan_thread(void *arg)
 {
 	struct q *q = arg;
 	int rc;
 
+	this_q = q;
+	err_thread_die(scan_die);
 	rc = scan_run_members(q->z, q->name, q->keys, put_event, NULL,
 	    q->members ? &q->qmembers : NULL, q, q->st, q->errbuf, q->errlen);
 	pthread_mutex_lock(&q->mu);
@@ -156,6 +204,16 @@ scan_thread(void *arg)
 	pthread_cond_signal(&q->can_get);
 	pthread_mutex_unlock(&q->mu);
 	return NULL;
+}
+
+/* An event or member to its callback on the calling thread. */
+static int
+deliver_one(struct q *q, const json_doc *d, const int *idx, unsigned long long off, int which,
+    unsigned long long raw, scan_select_fn sfn, void *ctx, unsigned long long *raw_off)
+{
+	if (raw_off)
+		*raw_off = raw;
+	return which < 0 ? sfn(ctx, d, idx, off) : q->members->fn(ctx, which, d);
 }
 
 /* The calling thread: each entry of block b to its callback, until one asks to stop. */
@@ -246,7 +304,8 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 {
 	struct q *q;
 	pthread_t th;
-	int stopped = 0, rc, i;
+	int stopped = 0, rc, i, died, code;
+	char msg[1024];
 
 	if (getenv("TRIAGE_NO_THREADS"))
 		return run_sync(z, name, keys, sfn, members, ctx, st, errbuf, errlen, raw_off);
@@ -277,8 +336,22 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 	for (;;) {
 		struct block *b;
 		pthread_mutex_lock(&q->mu);
-		while (q->r == q->w && !q->done)
+		while (q->r == q->w && !q->direct && !q->done)
 			pthread_cond_wait(&q->can_get, &q->mu);
+		if (q->r == q->w && q->direct) {
+			/* the scan thread waits on its event until the callback returned */
+			pthread_mutex_unlock(&q->mu);
+			if (!stopped && deliver_one(q, q->dd, q->didx, q->doff, q->dwhich, q->draw,
+			    sfn, ctx, raw_off)) {
+				stopped = 1;
+				atomic_store(&q->stop, 1);
+			}
+			pthread_mutex_lock(&q->mu);
+			q->direct = 0;
+			pthread_cond_signal(&q->can_put);
+			pthread_mutex_unlock(&q->mu);
+			continue;
+		}
 		if (q->r == q->w) {	/* done, and every block taken */
 			pthread_mutex_unlock(&q->mu);
 			break;
@@ -289,11 +362,6 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 			stopped = 1;
 			atomic_store(&q->stop, 1);
 		}
-		if (b->cap > SCANQ_BLOCK_BYTES) {	/* an oversized event's block */
-			free(b->p);
-			b->p = NULL;
-			b->cap = 0;
-		}
 		pthread_mutex_lock(&q->mu);
 		q->r++;
 		pthread_cond_signal(&q->can_put);
@@ -301,13 +369,21 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 	}
 	pthread_join(th, NULL);
 	rc = q->rc;
-	if (stopped && rc == SCAN_OK)
+	if (stopped) {	/* as the one-thread scan: stopped, whatever came after */
 		rc = SCAN_STOPPED;
+		errbuf[0] = '\0';
+	}
+	died = q->died;
+	code = q->die_code;
+	if (died)
+		snprintf(msg, sizeof msg, "%s", q->die_msg);
 	for (i = 0; i < SCANQ_BLOCKS; i++)
 		free(q->ring[i].p);
 	pthread_cond_destroy(&q->can_get);
 	pthread_cond_destroy(&q->can_put);
 	pthread_mutex_destroy(&q->mu);
 	free(q);
+	if (died && !stopped)
+		die(code, "%s", msg);
 	return rc;
 }

@@ -27,8 +27,12 @@
  * holds the scan's message on SCAN_ERROR.  A callback's non-zero return
  * stops the callbacks at once (the scan thread stops at its next event, so
  * st may count events past it) and SCAN_STOPPED is returned.  The queue
- * holds at most SCANQ_BLOCKS blocks of at least SCANQ_BLOCK_BYTES (an event
- * larger than a block gets a block its size).  With TRIAGE_NO_THREADS set
+ * holds at most SCANQ_BLOCKS blocks of SCANQ_BLOCK_BYTES; an event larger
+ * than a block is not copied but handed over where the scanner holds it,
+ * the scan thread waiting for its callback, so the memory of large events
+ * is the one-thread scan's.  A die() on the scan thread (memory ran out)
+ * reaches the calling thread after the events before it: it dies there
+ * with the same message and code (err_thread_die).  With TRIAGE_NO_THREADS set
  * in the environment (zio.h), or when no thread can be made, the scan runs
  * on the calling thread instead, with the same results.
  */

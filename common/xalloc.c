@@ -1,4 +1,5 @@
 /* Allocation wrappers that die cleanly on exhaustion or size overflow. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,7 +215,11 @@ sort_qsort(void *base, size_t n, const struct sorter *so)
 static void
 sort_small(char *b, size_t n, const struct sorter *so)
 {
-	unsigned char el[SMALL_SIZE];
+	union {
+		unsigned char b[SMALL_SIZE];
+		max_align_t align;	/* the comparators read it as their element type */
+	} u;
+	unsigned char *el = u.b;
 	size_t i, j, z = so->size;
 
 	for (i = 1; i < n; i++) {

@@ -89,6 +89,23 @@ t_odd_events() {
 }
 check "events larger than a block, escaped names, members on both sides" t_odd_events
 
+t_large_memory() {
+	# an event larger than a block is handed over where the scanner holds
+	# it, not copied: the peak is the one-thread run's
+	[ -x /usr/bin/time ] || return 0
+	odd_trace 20000000 1 >"$T/large.json"
+	/usr/bin/time -f '%M' -o "$T/rss.thr" "$EX" -q "$T/large.json" >"$T/l.thr"
+	TRIAGE_NO_THREADS=1 /usr/bin/time -f '%M' -o "$T/rss.one" "$EX" -q "$T/large.json" >"$T/l.one"
+	same "$T/l.one" "$T/l.thr"
+	thr=$(tail -n 1 "$T/rss.thr")
+	one=$(tail -n 1 "$T/rss.one")
+	if [ $((thr - one)) -gt 8192 ]; then
+		echo "peak RSS $thr kB with the scan thread, $one kB without"
+		return 1
+	fi
+}
+check "an event of 20 MB: no copy of it, the one-thread run's memory" t_large_memory
+
 t_damaged() {
 	odd_trace 100 0 >"$T/whole.json"
 	head -c 300000 "$T/whole.json" >"$T/cut.json"

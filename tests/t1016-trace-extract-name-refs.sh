@@ -108,8 +108,11 @@ t_dropped() {
 	    >"$T/roof.jsonl"
 	eq 0 "$(grep -c '"type":"kernel\(_name\)*"' "$T/roof.jsonl")" "event records left"
 	has "$T/roof.jsonl" '"type":"kernel_row"'
+	"$EX" -q --name-refs "$T/s.json" | "$BIN/trace-stage" -q --late-stages |
+	    "$BIN/overlap-sweep" -q --drop-events >"$T/ov.jsonl"
+	eq 0 "$(grep -c '"type":"kernel\(_name\|_stages\)*"' "$T/ov.jsonl")" "overlap-sweep's left"
 }
-check "--drop-events leaves the kernel_name records out too" t_dropped
+check "--drop-events leaves the kernel_name records out too (kernel-roofline, overlap-sweep)" t_dropped
 
 t_refused() {
 	"$GEN" -s decode -o "$T/d.json"

@@ -411,8 +411,9 @@ read_stream(side_t *sd, FILE *fp, const char *name, int pass, int collect)
 
 	ops.ctx = sd;
 	ops.pass = pass;
-	if (drop_events)
-		ops.consume = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(cpu_op) | TR_MASK(sync);
+	if (drop_events)	/* rec_is_event's types */
+		ops.consume = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(cpu_op) | TR_MASK(sync) |
+		    TR_MASK(kernel_stages) | TR_MASK(kernel_name);
 	if (collect) {
 		ops.collect = TR_MASK(kernel) | TR_MASK(thread_name);
 		if (sd->mapping)
