@@ -580,19 +580,6 @@ rec_next(rec_reader *r)
 				r->typelen = (size_t)(q - t);
 			}
 		}
-		/*
-		 * Every reader keeps the kernel names for the kernel records after
-		 * them, until the next trace record (rank-skew reads several ranks'
-		 * streams in one, each numbering its traces and names from 0).  A
-		 * line in another layout (keys sorted, spaces, an escaped type) is
-		 * typed the general way, so that its names count the same.
-		 */
-		if (r->type ? r->typelen == 11 && memcmp(r->type, "kernel_name", 11) == 0 :
-		    rec_type_of(r) == RT_kernel_name)
-			add_kernel_name(r);
-		else if (r->knames && (r->type ? r->typelen == 5 && memcmp(r->type, "trace", 5) == 0 :
-		    rec_type_of(r) == RT_trace))
-			knames_free(r);
 		return 1;
 	}
 }
@@ -669,6 +656,17 @@ rec_type_of(rec_reader *r)
 	if (r->tid < 0) {
 		t = rec_type(r, &n);
 		r->tid = (int)rec_type_named(t, n);
+		/*
+		 * Every reader keeps the kernel names for the kernel records after
+		 * them, until the next trace record (rank-skew reads several
+		 * ranks' streams in one, each numbering its traces and names from
+		 * 0), in whatever layout the lines come: each reader types every
+		 * line before it reads one.
+		 */
+		if (r->tid == RT_kernel_name)
+			add_kernel_name(r);
+		else if (r->tid == RT_trace)
+			knames_free(r);
 	}
 	return (enum rec_type)r->tid;
 }

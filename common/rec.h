@@ -244,7 +244,8 @@ int rec_is(rec_reader *r, const char *type);
  * A kernel record that gives name_ref instead of name (trace-extract
  * --name-refs, issue 30) gets its name from the kernel_name record of its
  * trace and id that came before it in the stream, after the stream's last
- * trace record (rec_next keeps them until the next; a name_ref without
+ * trace record (rec_type_of keeps each as it types its line, until the
+ * next trace record; a name_ref without
  * one, a record with both or neither, and a kernel_name record whose
  * trace and id came before, die with exit 1).
  * Its name then stays valid until the stream's next trace record or the
