@@ -32,6 +32,14 @@ struct q {
 	pthread_cond_t can_put, can_get;
 	struct block ring[SCANQ_BLOCKS];
 	unsigned r, w;			/* blocks taken and handed over, counters */
+	/*
+	 * Who waits, so that a wake costs a system call only when it is
+	 * needed, and then for several blocks: the scan thread is woken once
+	 * half the ring is free, the calling thread once two blocks wait
+	 * (each wake is a futex call and two context switches, which on a
+	 * VM cost more than copying the block).
+	 */
+	int pwait, cwait;
 	int done;			/* the scan returned rc, or died */
 	atomic_int stop;		/* a callback asked to stop */
 	int rc;
@@ -63,6 +71,15 @@ pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* The scan thread waits for the calling thread to take blocks (q->mu held). */
+static void
+wait_room(struct q *q)
+{
+	q->pwait = 1;
+	pthread_cond_wait(&q->can_put, &q->mu);
+	q->pwait = 0;
+}
+
 /* Hand the block being filled (ring[w]) over and wait for the next to be free. */
 static void
 hand_over(struct q *q)
@@ -70,9 +87,10 @@ hand_over(struct q *q)
 	pthread_mutex_lock(&q->mu);
 	q->ring[q->w % SCANQ_BLOCKS].raw = zio_raw_offset(q->z);
 	q->w++;
-	pthread_cond_signal(&q->can_get);
+	if (q->cwait && q->w - q->r >= 2)
+		pthread_cond_signal(&q->can_get);
 	while (q->w - q->r >= SCANQ_BLOCKS && !atomic_load(&q->stop))
-		pthread_cond_wait(&q->can_put, &q->mu);
+		wait_room(q);
 	pthread_mutex_unlock(&q->mu);
 	q->ring[q->w % SCANQ_BLOCKS].len = 0;
 }
@@ -105,8 +123,9 @@ put(struct q *q, const json_doc *d, const int *idx, unsigned long long off, int 
 		if (b->len)
 			hand_over(q);
 		pthread_mutex_lock(&q->mu);
+		pthread_cond_signal(&q->can_get);	/* whatever waits goes first */
 		while (q->r != q->w && !atomic_load(&q->stop))
-			pthread_cond_wait(&q->can_put, &q->mu);
+			wait_room(q);
 		if (!atomic_load(&q->stop)) {
 			q->dd = d;
 			q->didx = idx;
@@ -116,7 +135,7 @@ put(struct q *q, const json_doc *d, const int *idx, unsigned long long off, int 
 			q->direct = 1;
 			pthread_cond_signal(&q->can_get);
 			while (q->direct)
-				pthread_cond_wait(&q->can_put, &q->mu);
+				wait_room(q);
 		}
 		pthread_mutex_unlock(&q->mu);
 		return atomic_load(&q->stop) != 0;
@@ -133,7 +152,7 @@ put(struct q *q, const json_doc *d, const int *idx, unsigned long long off, int 
 	e.which = which;
 	memcpy(b->p + b->len, &e, sizeof e);
 	need = b->len + sizeof e;
-	if (ni) {
+	if (ni && idx) {
 		memcpy(b->p + need, idx, ni * sizeof *idx);
 		need += ni * sizeof *idx;
 	}
@@ -336,8 +355,11 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 	for (;;) {
 		struct block *b;
 		pthread_mutex_lock(&q->mu);
-		while (q->r == q->w && !q->direct && !q->done)
+		while (q->r == q->w && !q->direct && !q->done) {
+			q->cwait = 1;
 			pthread_cond_wait(&q->can_get, &q->mu);
+			q->cwait = 0;
+		}
 		if (q->r == q->w && q->direct) {
 			/* the scan thread waits on its event until the callback returned */
 			pthread_mutex_unlock(&q->mu);
@@ -364,7 +386,8 @@ scanq_run_members(zio *z, const char *name, const struct json_keys *keys,
 		}
 		pthread_mutex_lock(&q->mu);
 		q->r++;
-		pthread_cond_signal(&q->can_put);
+		if (q->pwait && q->w - q->r <= SCANQ_BLOCKS / 2)
+			pthread_cond_signal(&q->can_put);
 		pthread_mutex_unlock(&q->mu);
 	}
 	pthread_join(th, NULL);
