@@ -128,21 +128,22 @@ t_refused() {
 	# an id out of range
 	sed '0,/"type":"kernel_name","t":0,"id":[0-9]*/s//"type":"kernel_name","t":0,"id":-1/' \
 	    "$T/r.jsonl" >"$T/neg.jsonl"
+	cat >"$T/want" <<EOF
+lost name_ref $first names no kernel_name record of trace 0 before it
+twice kernel_name record: id $first of trace 0 was given before
+both both 'name' and 'name_ref' are given
+neither kernel record: member 'name' is missing
+neg each must be from 0 to 2147483647
+EOF
 	for tool in trace-stage trace-health kernel-map step-stats kernel-roofline overlap-sweep \
 	    rank-skew trace-annotate; do
 		args=
 		[ $tool = overlap-sweep ] && args="--mapping /dev/null"
 		[ $tool = trace-annotate ] && args="--trace-file $T/d.json -o $T/ann.json"
-		status 1 "$BIN/$tool" -q $args <"$T/lost.jsonl" 2>"$T/err" >"$T/out"
-		has "$T/err" "name_ref $first names no kernel_name record of trace 0 before it"
-		status 1 "$BIN/$tool" -q $args <"$T/twice.jsonl" 2>"$T/err" >"$T/out"
-		has "$T/err" "kernel_name record: id $first of trace 0 was given before"
-		status 1 "$BIN/$tool" -q $args <"$T/both.jsonl" 2>"$T/err" >"$T/out"
-		has "$T/err" "both 'name' and 'name_ref' are given"
-		status 1 "$BIN/$tool" -q $args <"$T/neither.jsonl" 2>"$T/err" >"$T/out"
-		has "$T/err" "kernel record: member 'name' is missing"
-		status 1 "$BIN/$tool" -q $args <"$T/neg.jsonl" 2>"$T/err" >"$T/out"
-		has "$T/err" "each must be from 0 to 2147483647"
+		while read -r f msg; do
+			status 1 "$BIN/$tool" -q $args <"$T/$f.jsonl" 2>"$T/err" >"$T/out"
+			has "$T/err" "$msg"
+		done <"$T/want"
 	done
 	test ! -e "$T/ann.json"
 }
