@@ -221,7 +221,7 @@ FUZZ_BINS   := $(FUZZ_HARNESSES:%=$(FUZZ_O)/fuzz-%)
 
 # What each harness links besides the library, and the headers it sees.
 FUZZ_EXTRA_extract    = cmd/trace-extract/discover.o cmd/trace-extract/framework.o cmd/trace-extract/model.o \
-	cmd/trace-extract/pyctx.o cmd/trace-extract/shapes.o cmd/trace-extract/spool.o
+	cmd/trace-extract/pyctx.o cmd/trace-extract/shapes.o cmd/trace-extract/links.o
 FUZZ_EXTRA_discover   = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_serverargs = cmd/trace-extract/discover.o cmd/trace-extract/framework.o
 FUZZ_EXTRA_sidefiles  = cmd/fuse-detect/catalog.o cmd/fuse-detect/match.o gen/fuse_catalog.o

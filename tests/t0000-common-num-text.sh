@@ -1,7 +1,7 @@
 #!/bin/sh
 # common/num.c and common/text.c: numbers and strings exactly as the
 # reference prints and compares them; common/xalloc.c's sorts in glibc's
-# order.  C programs linked against the library of the build under test
+# order; common/xsort.c's external sort.  C programs linked against the library of the build under test
 # (sanitized when that build is), run by c_check (lib.sh).
 . "$(dirname "$0")/lib.sh"
 
@@ -14,5 +14,10 @@ t_sort() {
 	c_check sort-check
 }
 check "sorting: an array in order untouched after n - 1 comparisons, the rest as qsort" t_sort
+
+t_xsort() {
+	c_check xsort-check
+}
+check "external sort: stable over runs on disk, a queue with no comparator, rewound passes" t_xsort
 
 done_testing

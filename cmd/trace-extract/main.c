@@ -18,6 +18,7 @@
 #include "extract.h"
 #include "imap.h"
 #include "json.h"
+#include "links.h"
 #include "num.h"
 #include "opt.h"
 #include "progress.h"
@@ -406,9 +407,7 @@ struct trace_state {
 	struct framehint *fh;
 	const json_doc *d;	/* the event being read (owned by the scanner) */
 	struct cache names, cats;
-	imap corr;		/* correlation -> External id, the last writer wins */
-	long long *need;		/* correlations needing the map */
-	size_t nneed, needcap;
+	struct links *links;	/* the correlation map and what it decides (links.h) */
 	unsigned long long events, by_ph_x, by_ph_m, by_ph_other;
 	unsigned long long kernels, cpu_ops, launches, frames, annotations, thread_names, syncs;
 	unsigned long long skipped[SK_NREASON];
@@ -457,30 +456,7 @@ struct trace_state {
 	size_t ndev, capdev;
 	unsigned flags_seen, flags_on;	/* the profiler's options the document states (doc_keys) */
 	struct dist dist;
-	unsigned char *lkind;		/* per launch record, in order: LK_* */
-	size_t nlk, caplk;
-	long long *ccorr;		/* the correlation of each launch record, in order */
-	size_t nccorr, capccorr;
-	imap gpu_corr;			/* correlations the kernel records carry */
-	imap zero_corr;			/* correlations of GPU items skipped for a dur of 0 */
-	/*
-	 * Issue 30.  The CPU ops worth writing: kernel-map and overlap-sweep
-	 * match an op to a kernel by its External id (its own, else its
-	 * correlation's) and by nothing else, so an op whose id no kernel
-	 * record carries is read by no tool; most ops launch nothing.
-	 */
-	imap kext;			/* External ids the kernel records carry */
-	long long *kcorr;		/* correlations of the kernels without one */
-	size_t nkcorr, capkcorr;
-	struct opref {
-		long long key;		/* the op's External id or correlation */
-		int kind;		/* OPK_* */
-	} *opref;			/* per cpu_op record, in order */
-	size_t nopref, capopref;
-	unsigned char *opkeep;		/* per cpu_op record, at the end: written (NULL: all) */
 };
-
-enum { OPK_NONE, OPK_EXT, OPK_CORR };
 
 /* The thread of the event being read, in the Python-context tables. */
 static uint32_t
@@ -504,13 +480,6 @@ count_limited(struct trace_state *s, unsigned long long *n, enum limit_id id,
 	die(EXIT_DATA, "'%s': more than %llu %s in one trace, %s; no trace of one run holds "
 	    "that many (a generated or merged file?); raise the limit to read it anyway, at "
 	    "the cost of memory", s->path, limit_get(id), what, limit_text(id));
-}
-
-static void
-need_corr(struct trace_state *s, long long c)
-{
-	xgrow(&s->need, &s->needcap, s->nneed + 1, sizeof *s->need);
-	s->need[s->nneed++] = c;
 }
 
 /* The members every event record starts with, per record type (rectab.h). */
@@ -942,9 +911,7 @@ put_cpu_op(struct trace_state *s, const json_doc *d, const struct event *e)
 			shapes_op(s->sh, th, e->ts, e->dur, e->has_ext, e->ext, s->vname.s,
 			    s->vname.n, NULL, 0);
 	}
-	xgrow(&s->opref, &s->capopref, s->nopref + 1, sizeof *s->opref);
-	s->opref[s->nopref++] = e->has_ext ? (struct opref){ e->ext, OPK_EXT } :
-	    e->has_corr ? (struct opref){ e->corr, OPK_CORR } : (struct opref){ 0, OPK_NONE };
+	links_op(s->links, e->has_ext, e->ext, e->has_corr, e->corr);
 	begin_event(s, RT_cpu_op, NULL, e);
 	if (e->has_ext)
 		rec_int(RM_cpu_op_external_id, e->ext);
@@ -952,7 +919,7 @@ put_cpu_op(struct trace_state *s, const json_doc *d, const struct event *e)
 		rec_int(RM_cpu_op_correlation, e->corr);
 	rec_end();
 	if (!e->has_ext && e->has_corr)
-		need_corr(s, e->corr);
+		links_need(s->links, e->corr);
 }
 
 /*
@@ -973,12 +940,9 @@ put_launch(struct trace_state *s, const struct event *e, int kind)
 		shapes_launch(s->sh, th, e->ts, e->corr, e->has_ext, e->ext,
 		    memmem(s->vname.s, s->vname.n, "GraphLaunch", 11) != NULL);
 	}
-	xgrow(&s->lkind, &s->caplk, s->nlk + 1, 1);
-	s->lkind[s->nlk++] = (unsigned char)kind;
 	if (kind == LK_KERNEL)
 		count_limited(s, &s->launches, LIM_CPU_OPS, "launch calls");
-	xgrow(&s->ccorr, &s->capccorr, s->nccorr + 1, sizeof *s->ccorr);
-	s->ccorr[s->nccorr++] = e->corr;
+	links_launch(s->links, e->corr, kind != LK_KERNEL);
 	begin_event(s, RT_launch, NULL, e);
 	rec_int(RM_launch_correlation, e->corr);
 	if (e->has_ext)
@@ -1012,14 +976,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 	    json_truthy(d, e->ix.a_cstream) ? e->ix.a_cstream : -1;
 
 	count_limited(s, &s->kernels, LIM_KERNELS, "GPU kernels");
-	if (e->has_corr && !compat_reference)
-		imap_put(&s->gpu_corr, (uint64_t)e->corr, NULL);
-	if (e->has_ext)
-		imap_put(&s->kext, (uint64_t)e->ext, NULL);
-	else if (e->has_corr) {
-		xgrow(&s->kcorr, &s->capkcorr, s->nkcorr + 1, sizeof *s->kcorr);
-		s->kcorr[s->nkcorr++] = e->corr;
-	}
+	links_kernel(s->links, e->has_corr, e->corr, !compat_reference, e->has_ext, e->ext);
 	if (s->pc) {
 		/* a window: the scopes open at an overlap kernel's start (issue 30: --no-windows) */
 		pyctx_kernel(s->pc, e->ts, overlap && !no_windows);
@@ -1043,7 +1000,7 @@ put_kernel(struct trace_state *s, const json_doc *d, const struct event *e, int 
 		rec_bool(RM_kernel_overlap, 1);
 	rec_end();
 	if (!e->has_ext && e->has_corr)
-		need_corr(s, e->corr);
+		links_need(s->links, e->corr);
 }
 
 /*
@@ -1120,7 +1077,7 @@ is_kernel(struct trace_state *s, const struct event *e, int *overlap)
 		if (!compat_reference && e->ts_ok == 1 && e->dur_ok == 1 && e->dur == 0) {
 			s->kernel_zero_dur++;
 			if (e->has_corr)
-				imap_put(&s->zero_corr, (uint64_t)e->corr, NULL);
+				links_zero(s->links, e->corr);
 		}
 		return 0;
 	}
@@ -1158,7 +1115,7 @@ on_event(void *ctx, const json_doc *d, const int *idx, unsigned long long off)
 		e.has_ext = json_coerce_int(d, e.ix.a_ext_legacy, &e.ext);
 	e.has_corr = e.ix.a_corr >= 0 && json_coerce_int(d, e.ix.a_corr, &e.corr);
 	if (e.has_ext && e.has_corr)
-		*imap_put(&s->corr, (uint64_t)e.corr, NULL) = (uint64_t)e.ext;
+		links_pair(s->links, e.corr, e.ext);
 	e.cf = count_category(s, d, &e.ix);
 
 	if (e.ix.ph < 0 || json_kind(d, e.ix.ph) != JK_STR) {
@@ -1231,13 +1188,6 @@ any_skipped(const struct trace_state *s)
 		if (s->skipped[i])
 			return 1;
 	return 0;
-}
-
-static int
-cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return x < y ? -1 : x > y;
 }
 
 static void
@@ -1475,27 +1425,6 @@ on_member(void *ctx, int which, const json_doc *d)
 
 static const struct scan_members doc_members = { doc_keys, on_member };
 
-/* The correlation map entries that downstream tools will ask for. */
-static void
-put_corrs(struct trace_state *s)
-{
-	const uint64_t *ext;
-	size_t i;
-
-	xqsort(s->need, s->nneed, sizeof *s->need, cmp_ll);
-	for (i = 0; i < s->nneed; i++) {
-		if (i && s->need[i] == s->need[i - 1])
-			continue;
-		if ((ext = imap_get(&s->corr, (uint64_t)s->need[i]))) {
-			rec_begin(RT_corr);
-			rec_int(RM_corr_t, s->t);
-			rec_int(RM_corr_correlation, s->need[i]);
-			rec_int(RM_corr_external_id, (long long)*ext);
-			rec_end();
-		}
-	}
-}
-
 static void
 put_stats(const struct trace_state *s, const struct scan_stats *st)
 {
@@ -1631,8 +1560,7 @@ trace_state_free(struct trace_state *s)
 	cache_free(&s->names);
 	free(s->kuse);
 	cache_free(&s->cats);
-	imap_free(&s->corr);
-	free(s->need);
+	links_free(s->links);
 	free(s->catcount);
 	sb_free(&s->name);
 	sb_free(&s->cutname);
@@ -1651,14 +1579,6 @@ trace_state_free(struct trace_state *s)
 	for (i = 0; i < s->ndev; i++)
 		free(s->dev[i].name);
 	free(s->dev);
-	free(s->lkind);
-	free(s->ccorr);
-	imap_free(&s->gpu_corr);
-	imap_free(&s->zero_corr);
-	imap_free(&s->kext);
-	free(s->kcorr);
-	free(s->opref);
-	free(s->opkeep);
 }
 
 /* ---- the records kept until the Python contexts are known ---- */
@@ -1782,9 +1702,9 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 	size_t bandlen, li;
 
 	line = expand_name(s, line, &n, rp);
-	if (IS("cpu_op") && (s->pc || s->opkeep)) {
+	if (IS("cpu_op") && (s->pc || links_op_bits(s->links))) {
 		size_t oi = rp->nop++;
-		if (s->opkeep && oi < s->nopref && !s->opkeep[oi])
+		if (!links_op_keep(s->links, oi))
 			return;		/* no kernel is matched to it */
 		if (s->pc)
 			pyctx_op_result(s->pc, oi, &loc, &stack, &scopes);
@@ -1801,12 +1721,9 @@ replay_line(struct trace_state *s, const char *line, size_t n, struct replay *rp
 		}
 	} else if (IS("launch")) {
 		li = rp->nln++;
-		if (li < s->nlk && s->lkind[li] != LK_KERNEL) {
-			if (!imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
-				return;		/* no GPU work of its own */
-			s->launches++;
-		} else if (li < s->nlk && imap_get(&s->zero_corr, (uint64_t)s->ccorr[li]) &&
-		    !imap_get(&s->gpu_corr, (uint64_t)s->ccorr[li]))
+		if (!links_launch_keep(s->links, li))
+			return;		/* a copy's or set's call with no GPU work of its own */
+		if (links_launch_zero(s->links, li))
 			s->launch_zero_dur++;
 		if (s->pc) {
 			pyctx_launch_result(s->pc, li, &loc, &stack);
@@ -1848,32 +1765,6 @@ static void put_trace(const struct trace_state *s);
 static void put_devices(const struct trace_state *s);
 
 /*
- * Which cpu_op records to write (s->opkeep; issue 30): those whose External
- * id, their own or the one their correlation maps to (the corr records the
- * tools apply: put_corrs), a kernel record carries the same way.  None is
- * left out with --all-ops.
- */
-static void
-ops_to_write(struct trace_state *s)
-{
-	const uint64_t *v;
-	size_t i;
-
-	if (all_ops || s->nopref == 0)
-		return;
-	for (i = 0; i < s->nkcorr; i++)
-		if ((v = imap_get(&s->corr, (uint64_t)s->kcorr[i])))
-			imap_put(&s->kext, *v, NULL);
-	s->opkeep = xmalloc(s->nopref);
-	for (i = 0; i < s->nopref; i++) {
-		const struct opref *o = &s->opref[i];
-		v = o->kind == OPK_CORR ? imap_get(&s->corr, (uint64_t)o->key) : NULL;
-		s->opkeep[i] = o->kind == OPK_EXT ? imap_get(&s->kext, (uint64_t)o->key) != NULL :
-		    v ? imap_get(&s->kext, *v) != NULL : 0;
-	}
-}
-
-/*
  * The trace's end: its trace record (whose time base, ranks and devices
  * are known only now), the device records, then, with Python contexts,
  * the frame names they use, then the kept records in their order, each
@@ -1894,10 +1785,11 @@ put_kept(struct trace_state *s)
 	s->rfp = NULL;
 	put_trace(s);
 	put_devices(s);
-	ops_to_write(s);
+	links_resolve(s->links, all_ops);
+	s->launches += links_copies_kept(s->links);
 	if (s->pc) {
-		if (s->opkeep)
-			pyctx_drop_ops(s->pc, s->opkeep);
+		if (links_op_bits(s->links))
+			pyctx_drop_ops(s->pc, links_op_bits(s->links));
 		pyctx_resolve(s->pc);
 		nnames = pyctx_name_count(s->pc);
 		for (id = 0; id < nnames; id++) {
@@ -2130,6 +2022,7 @@ extract_trace(const char *path, int t)
 		s.sh = shapes_new();
 	}
 	s.rsp = spool_new();
+	s.links = links_new();
 	s.rfp = spool_stream(s.rsp);
 	rec_output(s.rfp);
 	if (progress_label) {
@@ -2178,7 +2071,7 @@ extract_trace(const char *path, int t)
 		return EXIT_DATA;
 	}
 	put_kept(&s);
-	put_corrs(&s);
+	links_put_corrs(s.links, s.t);
 	put_stats(&s, &st);
 	rc = warn_trace(&s, &st);
 	if (s.events == 0 && rc == EXIT_OK) {

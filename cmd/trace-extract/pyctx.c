@@ -11,6 +11,7 @@
 #include "spool.h"
 #include "strtab.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 #define FBUF 32768		/* frames gathered before they go to the spool, at most */
 #define STACK_MAX 4		/* kernel-table.md §4.3: the last four positive frames */
@@ -87,10 +88,18 @@ struct pyctx {
 	size_t nbuf, fbuf;	/* frames gathered, and how many at most */
 	size_t cursor_frames;	/* read buffers of all cursors together */
 	struct spool *fsp;
+	/*
+	 * The queries wait in queues (xsort.h) until the trace's end, and are
+	 * read into the arrays below only when the trace has frames: a trace
+	 * profiled without with_stack costs no memory per op, launch or kernel
+	 * (issue 30).  keep: pyctx_drop_ops's bitmap, applied as they are read.
+	 */
+	struct xsort *qq, *wqq;
+	const unsigned char *keep;
 	struct pq *q;
-	size_t nq, capq;
+	size_t nq;
 	struct wq *w;
-	size_t nw, capw;
+	size_t nw;
 	size_t nop, nln, nk;
 	uint32_t *op_loc, *op_stack, *op_scopes, *ln_loc, *ln_stack, *k_win, *k_band;
 	int resolved;
@@ -107,6 +116,8 @@ pyctx_new(void)
 	pc->seqs = strtab_new();
 	pc->bands = strtab_new();
 	pc->lastthread = PY_NONE;
+	pc->qq = xsort_new(sizeof(struct pq), NULL, NULL);
+	pc->wqq = xsort_new(sizeof(struct wq), NULL, NULL);
 	/* the spool's memory limit bounds the other buffers of frames too */
 	pc->cursor_frames = spool_limit() / sizeof(struct pframe);
 	if (pc->cursor_frames == 0)
@@ -136,6 +147,8 @@ pyctx_free(struct pyctx *pc)
 	free(pc->th);
 	free(pc->buf);
 	spool_free(pc->fsp);
+	xsort_free(pc->qq);
+	xsort_free(pc->wqq);
 	free(pc->q);
 	free(pc->w);
 	free(pc->op_loc);
@@ -297,8 +310,9 @@ add_query(struct pyctx *pc, uint32_t thread, double q, size_t slot, int kind)
 {
 	if (slot >= (1u << 30))
 		die(EXIT_DATA, "more than 2^30 CPU ops or launches in one trace");
-	xgrow(&pc->q, &pc->capq, pc->nq + 1, sizeof *pc->q);
-	pc->q[pc->nq++] = (struct pq){ q, thread, (uint32_t)slot << 2 | (uint32_t)kind };
+	struct pq x = { q, thread, (uint32_t)slot << 2 | (uint32_t)kind };
+
+	xsort_add(pc->qq, &x);
 }
 
 void
@@ -323,8 +337,8 @@ void
 pyctx_kernel(struct pyctx *pc, double ts, int overlap)
 {
 	if (overlap) {
-		xgrow(&pc->w, &pc->capw, pc->nw + 1, sizeof *pc->w);
-		pc->w[pc->nw++] = (struct wq){ ts, (uint32_t)pc->nk };
+		struct wq x = { ts, (uint32_t)pc->nk };
+		xsort_add(pc->wqq, &x);
 	}
 	pc->nk++;
 }
@@ -848,15 +862,30 @@ none_array(size_t n)
 void
 pyctx_drop_ops(struct pyctx *pc, const unsigned char *keep)
 {
-	size_t i, j = 0;
+	pc->keep = keep;
+}
 
-	for (i = 0; i < pc->nq; i++) {
-		unsigned kind = pc->q[i].tag & 3;
-		if ((kind == Q_OP || kind == Q_SCOPE) && !keep[pc->q[i].tag >> 2])
+/* The queued queries into their arrays, those of the ops not kept left out. */
+static void
+load_queries(struct pyctx *pc)
+{
+	const struct pq *p;
+	const struct wq *w;
+
+	pc->q = xreallocarray(NULL, xsort_count(pc->qq) + 1, sizeof *pc->q);
+	while ((p = xsort_next(pc->qq)) != NULL) {
+		unsigned kind = p->tag & 3, op = p->tag >> 2;
+		if ((kind == Q_OP || kind == Q_SCOPE) && pc->keep &&
+		    !(pc->keep[op >> 3] >> (op & 7) & 1))
 			continue;
-		pc->q[j++] = pc->q[i];
+		pc->q[pc->nq++] = *p;
 	}
-	pc->nq = j;
+	pc->w = xreallocarray(NULL, xsort_count(pc->wqq) + 1, sizeof *pc->w);
+	while ((w = xsort_next(pc->wqq)) != NULL)
+		pc->w[pc->nw++] = *w;
+	xsort_free(pc->qq);
+	xsort_free(pc->wqq);
+	pc->qq = pc->wqq = NULL;
 }
 
 void
@@ -871,6 +900,9 @@ pyctx_resolve(struct pyctx *pc)
 	free(pc->buf);
 	pc->buf = NULL;
 	pc->used = xcalloc(strtab_count(pc->names) + 1, 1);
+	if (!pc->fsp)
+		return;		/* no frames: no contexts, and no arrays of none */
+	load_queries(pc);
 	pc->op_loc = none_array(pc->nop);
 	pc->op_stack = none_array(pc->nop);
 	pc->op_scopes = none_array(pc->nop);
@@ -878,8 +910,6 @@ pyctx_resolve(struct pyctx *pc)
 	pc->ln_stack = none_array(pc->nln);
 	pc->k_win = none_array(pc->nk);
 	pc->k_band = none_array(pc->nk);
-	if (!pc->fsp)
-		return;		/* no frames: no contexts */
 	xqsort(pc->q, pc->nq, sizeof *pc->q, cmp_pq);
 	for (i = 0; i < pc->nq; i = j) {
 		for (j = i; j < pc->nq && pc->q[j].thread == pc->q[i].thread; j++)
@@ -890,36 +920,36 @@ pyctx_resolve(struct pyctx *pc)
 		sweep_windows(pc);
 	free(pc->q);
 	pc->q = NULL;
-	pc->nq = pc->capq = 0;
+	pc->nq = 0;
 	free(pc->w);
 	pc->w = NULL;
-	pc->nw = pc->capw = 0;
+	pc->nw = 0;
 }
 
 void
 pyctx_op_result(const struct pyctx *pc, size_t i, uint32_t *loc, struct pylist *stack,
     struct pylist *scopes)
 {
-	*loc = pc->op_loc[i];
-	*stack = seq_list(pc, pc->op_stack[i]);
-	*scopes = seq_list(pc, pc->op_scopes[i]);
+	*loc = pc->op_loc ? pc->op_loc[i] : PY_NONE;
+	*stack = seq_list(pc, pc->op_stack ? pc->op_stack[i] : PY_NONE);
+	*scopes = seq_list(pc, pc->op_scopes ? pc->op_scopes[i] : PY_NONE);
 }
 
 void
 pyctx_launch_result(const struct pyctx *pc, size_t i, uint32_t *loc, struct pylist *stack)
 {
-	*loc = pc->ln_loc[i];
-	*stack = seq_list(pc, pc->ln_stack[i]);
+	*loc = pc->ln_loc ? pc->ln_loc[i] : PY_NONE;
+	*stack = seq_list(pc, pc->ln_stack ? pc->ln_stack[i] : PY_NONE);
 }
 
 void
 pyctx_kernel_result(const struct pyctx *pc, size_t i, struct pylist *window, const char **band,
     size_t *bandlen)
 {
-	*window = seq_list(pc, pc->k_win[i]);
+	*window = seq_list(pc, pc->k_win ? pc->k_win[i] : PY_NONE);
 	*band = NULL;
 	*bandlen = 0;
-	if (pc->k_band[i] != PY_NONE) {
+	if (pc->k_band && pc->k_band[i] != PY_NONE) {
 		*band = strtab_str(pc->bands, pc->k_band[i]);
 		*bandlen = strtab_len(pc->bands, pc->k_band[i]);
 	}

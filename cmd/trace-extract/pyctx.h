@@ -17,8 +17,10 @@
  * records (attr.c, srcmap.c), on the same frames in the same order, so the
  * results are the same.
  *
- * Memory: the queries and results (a few words per op, launch and kernel),
- * the frames open at one time, fixed buffers; the frames of a thread whose
+ * Memory: the queries wait in queues (xsort.h: a temporary file past a
+ * fixed budget); when the trace has frames, the queries and results take a
+ * few words per op, launch and kernel at the end (none without frames,
+ * issue 30); the frames open at one time, fixed buffers; the frames of a thread whose
  * starts go backwards in the file (never seen in real traces) are sorted in
  * memory.  Names are ids of the trace's frame-name table; PY_NONE is none.
  */
@@ -60,8 +62,8 @@ void pyctx_launch(struct pyctx *pc, uint32_t thread, double ts);
 void pyctx_kernel(struct pyctx *pc, double ts, int overlap);
 
 /*
- * Before pyctx_resolve: no context for op i unless keep[i] (keep has an
- * entry per pyctx_op call).  The ops no kernel is matched to are not
+ * Before pyctx_resolve: no context for op i unless bit i of keep is set
+ * (bit i % 8 of byte i / 8; a bit per pyctx_op call, links.h).  The ops no kernel is matched to are not
  * written (issue 30); their contexts, and the frame names only they use,
  * need not be found.
  */

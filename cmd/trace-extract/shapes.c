@@ -11,6 +11,7 @@
 #include "spool.h"
 #include "strtab.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 /* The tolerance of a launch at an op's edge, microseconds (kernel-map's, §4.2). */
 #define EDGE_US 1e-3
@@ -56,10 +57,18 @@ struct opwork {
 struct shapes {
 	struct spool *ops;
 	unsigned long long nop;
+	unsigned long long ntext;	/* ops with a shape text */
+	/*
+	 * The launches and kernels wait in queues (xsort.h) until the trace's
+	 * end, and are read into the arrays below only when some op recorded
+	 * its shapes: a trace profiled without record_shapes costs no memory
+	 * per launch or kernel (issue 30).
+	 */
+	struct xsort *lq, *kq;
 	struct launch *ln;
-	size_t nln, capln;
+	size_t nln;
 	struct kent *k;
-	size_t nk, capk;
+	size_t nk;
 	imap by_corr;			/* correlation -> launch index */
 	imap by_op;			/* op index -> index into work */
 	struct opwork *work;
@@ -74,6 +83,8 @@ shapes_new(void)
 	struct shapes *sh = xcalloc(1, sizeof *sh);
 
 	sh->ops = spool_new_limit(OPS_MEM);
+	sh->lq = xsort_new(sizeof(struct launch), NULL, NULL);
+	sh->kq = xsort_new(sizeof(struct kent), NULL, NULL);
 	sh->blobs = strtab_new();
 	return sh;
 }
@@ -84,6 +95,8 @@ shapes_free(struct shapes *sh)
 	if (!sh)
 		return;
 	spool_free(sh->ops);
+	xsort_free(sh->lq);
+	xsort_free(sh->kq);
 	free(sh->ln);
 	free(sh->k);
 	imap_free(&sh->by_corr);
@@ -310,6 +323,7 @@ shapes_op(struct shapes *sh, uint32_t thread, double ts, double dur, int has_ext
 		struct opent *h = (struct opent *)(void *)sh->blob.s;
 		h->textlen = (uint32_t)(sh->blob.len - sizeof o);
 		spool_append(sh->ops, sh->blob.s, sh->blob.len);
+		sh->ntext++;
 	} else
 		spool_append(sh->ops, &o, sizeof o);
 	sh->nop++;
@@ -319,31 +333,45 @@ void
 shapes_launch(struct shapes *sh, uint32_t thread, double ts, long long corr, int has_ext,
     long long ext, int graph)
 {
-	struct launch *l;
+	struct launch l;
 
-	xgrow(&sh->ln, &sh->capln, sh->nln + 1, sizeof *sh->ln);
-	l = &sh->ln[sh->nln++];
-	memset(l, 0, sizeof *l);
-	l->ts = ts;
-	l->corr = corr;
-	l->ext = ext;
-	l->has_ext = has_ext != 0;
-	l->thread = thread;
-	l->graph = graph != 0;
-	l->op = -1;
+	memset(&l, 0, sizeof l);
+	l.ts = ts;
+	l.corr = corr;
+	l.ext = ext;
+	l.has_ext = has_ext != 0;
+	l.thread = thread;
+	l.graph = graph != 0;
+	l.op = -1;
+	xsort_add(sh->lq, &l);
 }
 
 void
 shapes_kernel(struct shapes *sh, int has_corr, long long corr, double dur, int copy)
 {
-	struct kent *k;
+	struct kent k;
 
-	xgrow(&sh->k, &sh->capk, sh->nk + 1, sizeof *sh->k);
-	k = &sh->k[sh->nk++];
-	k->corr = corr;
-	k->dur = dur;
-	k->has_corr = has_corr != 0;
-	k->copy = copy != 0;
+	memset(&k, 0, sizeof k);
+	k.corr = corr;
+	k.dur = dur;
+	k.has_corr = has_corr != 0;
+	k.copy = copy != 0;
+	xsort_add(sh->kq, &k);
+}
+
+/* A queue read into its array (n records of size bytes). */
+static void *
+load(struct xsort *q, size_t size, size_t *n)
+{
+	unsigned long long c = xsort_count(q);
+	char *a = xreallocarray(NULL, c ? (size_t)c : 1, size);
+	const void *p;
+	size_t i = 0;
+
+	while ((p = xsort_next(q)) != NULL)
+		memcpy(a + i++ * size, p, size);
+	*n = i;
+	return a;
 }
 
 /* ---- resolution ---- */
@@ -628,9 +656,18 @@ name_shapes(struct shapes *sh, long long t)
 void
 shapes_resolve(struct shapes *sh, long long t)
 {
-	uint32_t *idx = xmalloc((sh->nln ? sh->nln : 1) * sizeof *idx);
+	uint32_t *idx;
 	size_t i, n;
 	int isnew;
+
+	if (sh->ntext == 0)
+		return;		/* no op has a shape: no kernel gets one */
+	sh->ln = load(sh->lq, sizeof *sh->ln, &sh->nln);
+	sh->k = load(sh->kq, sizeof *sh->k, &sh->nk);
+	xsort_free(sh->lq);
+	xsort_free(sh->kq);
+	sh->lq = sh->kq = NULL;
+	idx = xmalloc((sh->nln ? sh->nln : 1) * sizeof *idx);
 
 	for (i = 0; i < sh->nln; i++) {
 		uint64_t *v = imap_put(&sh->by_corr, (uint64_t)sh->ln[i].corr, &isnew);

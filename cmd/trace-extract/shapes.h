@@ -20,9 +20,11 @@
  * compute kernels' summed duration; a memcpy or memset of the op gets no
  * share), triage-records(5).
  *
- * Memory: a few words per launch and per kernel; ops and their text stay
- * in spools (memory up to the spool limit, then a temporary file), read
- * back sequentially three times at the trace's end.  Threads are the
+ * Memory: ops and their text stay in spools (memory up to the spool
+ * limit, then a temporary file), read back sequentially three times at
+ * the trace's end; launches and kernels wait in queues (xsort.h) and take
+ * a few words each in memory at the end only when some op recorded its
+ * shapes (issue 30).  Threads are the
  * caller's dense ids (pyctx_thread).  Times are microseconds.
  */
 #ifndef SHAPES_H

@@ -37,6 +37,7 @@ run_event(const char *ev, size_t size, int fast, char **out, size_t *outlen,
 	s.path = "fuzz";
 	s.names.tab = strtab_new();
 	s.cats.tab = strtab_new();
+	s.links = links_new();
 	if (fast) {
 		/* through a memory of shapes: learnt the first time, fitted the second */
 		struct json_shapes sh;

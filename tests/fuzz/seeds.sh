@@ -29,12 +29,12 @@ done
 # record streams, cut into pieces of 8 lines
 "$gen" -n 1 -l 1 --streams 2 -s both >"$out/rec.json"
 "$bin/trace-extract" -q "$out/rec.json" >"$out/rec.jsonl"
-"$bin/trace-stage" -q "$out/rec.jsonl" >>"$out/rec.jsonl"
-split -l 8 "$out/rec.jsonl" "$out/seeds-records/r"
+"$bin/trace-stage" -q "$out/rec.jsonl" >"$out/staged.jsonl"
+cat "$out/rec.jsonl" "$out/staged.jsonl" | split -l 8 - "$out/seeds-records/r"
 # side files: the pattern catalog (mode byte "0"), a mapping's site records ("1")
 { printf 0; cat "$(dirname "$0")/../../data/fuse-patterns.jsonl"; } >"$out/seeds-sidefiles/catalog"
-{ printf 1; "$bin/kernel-map" -q --sites-only "$out/rec.jsonl"; } >"$out/seeds-sidefiles/sites"
-rm -f "$out/rec.json" "$out/rec.jsonl"
+{ printf 1; "$bin/kernel-map" -q --sites-only "$out/staged.jsonl"; } >"$out/seeds-sidefiles/sites"
+rm -f "$out/rec.json" "$out/rec.jsonl" "$out/staged.jsonl"
 # kernel names: the real ones of the name fixture, in groups of 16
 cut -f1 "$(dirname "$0")/../fixtures/common/kernel-names.tsv" | split -l 16 - "$out/seeds-kname/k"
 # kernel-roofline: the GPU table (mode byte "0"), and op shapes ("1": op, dims, types, concrete)

@@ -92,10 +92,13 @@ static void
 to_file(struct spool *sp)
 {
 	if (sp->fd < 0) {
-		size_t dl = strlen(sp->dir);
-		char *path = xmalloc(dl + 32);
+		size_t dl = strlen(sp->dir), pl = strlen(progname);
+		char *path = xmalloc(dl + pl + 16);
+		/* named after the tool: a file seen in a full TMPDIR says whose it is */
 		memcpy(path, sp->dir, dl);
-		strcpy(path + dl, "/trace-extract.XXXXXX");
+		path[dl] = '/';
+		memcpy(path + dl + 1, progname, pl);
+		strcpy(path + dl + 1 + pl, ".XXXXXX");
 		sp->fd = mkstemp(path);
 		if (sp->fd < 0 && (broken = 1))
 			die(EXIT_DATA, "cannot make a temporary file in '%s': %s", sp->dir,

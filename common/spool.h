@@ -3,7 +3,8 @@
  * limit and beyond it in a temporary file (in $TMPDIR, else /tmp), unlinked
  * as soon as it is made so that nothing is left behind whatever happens.
  * trace-extract keeps a trace's records and Python frames in spools until
- * the trace's end, when the frames' context of each record is known.
+ * the trace's end, when the frames' context of each record is known; the
+ * external sort (xsort.h) keeps its runs in one.
  */
 #ifndef SPOOL_H
 #define SPOOL_H
