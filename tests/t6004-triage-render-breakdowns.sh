@@ -58,14 +58,17 @@ t_csv_json() {
 	# a formula-like name gets its leading '
 	has "$T/a.csv" "^decode,'=cmd|' /C calc'!A0,1,100,5,3000\$"
 	"$RENDER" --format csv --table launch <"$F" | tr -d '\r' >"$T/l.csv"
-	has "$T/l.csv" '^extend,10,3.5,9,120,1,host-bound$'
+	# the record's own verdict, and the label people read beside it
+	has "$T/l.csv" '^stage,launches,p50_us,p90_us,max_us,over,verdict,verdict_short$'
+	has "$T/l.csv" '^extend,10,3.5,9,120,1,host_bound,host-bound$'
 	"$RENDER" --format csv --table kernel --names full <"$F" | tr -d '\r' >"$T/k.csv"
 	has "$T/k.csv" '^stage,kernel,kernel_short,category,total_us,share_pct,launches,launch_delay_p50_us,launch_delay_max_us,mean_us,min_us,max_us,p50_us,p90_us,location,cpu_op$'
 	has "$T/k.csv" '^extend,void gemm_kernel<128>,void gemm_kernel<128>,gemm,300,75,4,3.5,120,'
 	has "$T/k.csv" '^extend,void norm_kernel<128>,void norm_kernel<128>,norm,100,25,6,,,'
 	"$RENDER" --format json <"$F" >"$T/r.json"
-	eq 'launch:extend:host-bound launch:decode:stalled launch:all:-' \
-	    "$(jq -r '[.reports[0].tables[] | select(.table == "launch") | "launch:\(.stage):\(.rows[0].verdict)"] | join(" ")' "$T/r.json")"
+	eq 'launch:extend:host_bound:host-bound launch:decode:stalled:stalled launch:all:-:-' \
+	    "$(jq -r '[.reports[0].tables[] | select(.table == "launch") |
+	    "launch:\(.stage):\(.rows[0].verdict):\(.rows[0].verdict_short)"] | join(" ")' "$T/r.json")"
 	eq '1800' "$(jq '.reports[0].tables[] | select(.table == "launch" and .stage == "decode") | .rows[0].p50_us' "$T/r.json")"
 	eq '2 1' "$(jq -r '[.reports[0].tables[] | select(.table == "stream") | .rows | length] | reverse | .[0:2] | join(" ")' "$T/r.json")"
 	eq 'null' "$(jq '.reports[0].tables[] | select(.table == "launch" and .stage == "all") | .rows[0].p50_us' "$T/r.json")"
