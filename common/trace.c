@@ -6,6 +6,7 @@
 #include "rules.h"
 #include "trace.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 static void stages_reset(struct trace_reader *r);
 
@@ -22,6 +23,11 @@ trace_free(struct trace *tr)
 	imap_free(&tr->corr);
 	imap_free(&tr->pyname);
 	free(tr->stats_line);
+	xsort_free(tr->kq);
+	xsort_free(tr->lq);
+	xsort_free(tr->sq);
+	xsort_free(tr->cq);
+	xsort_free(tr->kx);
 	memset(tr, 0, sizeof *tr);
 }
 
@@ -33,6 +39,8 @@ trace_reader_init(struct trace_reader *r, strtab *str, const struct trace_ops *o
 	memset(r, 0, sizeof *r);
 	r->ops = *ops;
 	r->str = str;
+	if (ops->queue && (ops->sel_only || (ops->collect & TR_MASK(cpu_op))))
+		die(EXIT_DATA, "internal error: a queue-mode reader with sel_only or CPU ops");
 	for (i = 0; i < sizeof r->last / sizeof r->last[0]; i++)
 		r->last[i] = NOSTR;
 }
@@ -49,6 +57,8 @@ trace_reader_free(struct trace_reader *r)
 	free(r->pyok);
 	r->pyok = NULL;
 	stages_reset(r);
+	xsort_free(r->kneed);
+	r->kneed = NULL;
 	imap_free(&r->seen_t);
 	imap_free(&r->kref);
 	r->cappyok = 0;
@@ -456,11 +466,143 @@ trace_py_band(const struct trace_reader *r, const struct trace *tr, uint32_t ban
 	return b;
 }
 
+/* ---- queue mode (issue 30) ---- */
+
+/* struct tkext by its second member (a correlation while it waits for the map) */
+static int
+by_second(const void *pa, const void *pb, void *ctx)
+{
+	const struct tkext *a = pa, *b = pb;
+
+	(void)ctx;
+	return (a->ext > b->ext) - (a->ext < b->ext);
+}
+
+/* struct tkext by kernel index; struct tcorr by correlation (both lead with the key) */
+static int
+by_first(const void *pa, const void *pb, void *ctx)
+{
+	long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+static void
+enqueue(struct xsort **q, size_t size, const void *rec)
+{
+	if (!*q)
+		*q = xsort_new(size, NULL, NULL);
+	xsort_add(*q, rec);
+}
+
+/* The corr map read forward, one entry per correlation: its last record's id. */
+struct corrcur {
+	struct xsort *q;
+	const struct tcorr *next;	/* the next record */
+	struct tcorr e;			/* the entry at hand, when have */
+	int have;
+};
+
+static int
+corrcur_step(struct corrcur *m)
+{
+	if (!m->next)
+		return m->have = 0;
+	m->e = *m->next;
+	while ((m->next = xsort_next(m->q)) != NULL && m->next->corr == m->e.corr)
+		m->e = *m->next;
+	return m->have = 1;
+}
+
+/* The map's id of corr, asked in ascending order; 0 when it has none. */
+static int
+corrcur_get(struct corrcur *m, long long corr, long long *ext)
+{
+	if (!m->have && !corrcur_step(m))
+		return 0;
+	while (m->e.corr < corr)
+		if (!corrcur_step(m))
+			return 0;
+	if (m->e.corr != corr)
+		return 0;
+	*ext = m->e.ext;
+	return 1;
+}
+
+/*
+ * The trace's end in queue mode: the kernels without an External id of
+ * their own that the corr map has one for, by index (apply_corr's join,
+ * made by sorting both sides).
+ */
+static void
+queue_corr(struct trace_reader *r)
+{
+	struct trace *tr = &r->tr;
+	struct corrcur m = { tr->cq, NULL, { 0, 0 }, 0 };
+	const struct tkext *n;
+	long long ext;
+
+	if (!r->kneed || !tr->cq)
+		return;
+	tr->kx = xsort_new(sizeof(struct tkext), by_first, NULL);
+	m.next = xsort_next(tr->cq);
+	while ((n = xsort_next(r->kneed)) != NULL)
+		if (corrcur_get(&m, n->ext, &ext)) {
+			struct tkext x = { n->k, ext };
+			xsort_add(tr->kx, &x);
+		}
+	xsort_free(r->kneed);
+	r->kneed = NULL;
+}
+
+void
+trace_kernel_rewind(struct trace *tr, struct tkcursor *c)
+{
+	const struct tkext *x;
+
+	memset(c, 0, sizeof *c);
+	c->tr = tr;
+	if (tr->kq)
+		xsort_rewind(tr->kq);
+	if (tr->kx) {
+		xsort_rewind(tr->kx);
+		if ((x = xsort_next(tr->kx)) != NULL) {
+			c->x = *x;
+			c->have_x = 1;
+		}
+	}
+}
+
+const struct tkernel *
+trace_kernel_next(struct tkcursor *c)
+{
+	const struct tkernel *k = c->tr->kq ? xsort_next(c->tr->kq) : NULL;
+	const struct tkext *x;
+
+	if (!k)
+		return NULL;
+	c->k = *k;
+	if (c->have_x && c->x.k == c->i) {
+		c->k.ext = c->x.ext;
+		c->k.ext_src = EXT_CORR;
+		x = xsort_next(c->tr->kx);
+		if (x)
+			c->x = *x;
+		else
+			c->have_x = 0;
+	}
+	c->i++;
+	return &c->k;
+}
+
 static void
 add_kernel(struct trace_reader *r)
 {
 	struct rec_kernel x;
-	struct tkernel *k;
+	struct tkernel *k, one;
 	uint32_t ord;
 	int staged;
 
@@ -486,8 +628,13 @@ add_kernel(struct trace_reader *r)
 		xgrow(&r->kord, &r->capkord, r->tr.nk + 1, sizeof *r->kord);
 		r->kord[r->tr.nk] = ord;
 	}
-	xgrow(&r->tr.k, &r->tr.capk, r->tr.nk + 1, sizeof *r->tr.k);
-	k = &r->tr.k[r->tr.nk++];
+	if (r->ops.queue) {
+		k = &one;
+	} else {
+		xgrow(&r->tr.k, &r->tr.capk, r->tr.nk + 1, sizeof *r->tr.k);
+		k = &r->tr.k[r->tr.nk];
+	}
+	r->tr.nk++;
 	memset(k, 0, sizeof *k);
 	k->ts = x.ts;
 	k->dur = x.dur;
@@ -521,6 +668,15 @@ add_kernel(struct trace_reader *r)
 	    (uint32_t)x.shape : NOSTR;
 	k->shape_frac = x.shape_frac;
 	k->bytes = REC_HAS(&x, kernel, bytes) ? x.bytes : -1;
+	if (r->ops.queue) {
+		if (k->ext_src == EXT_NONE && k->has_corr) {
+			struct tkext need = { r->tr.nk - 1, k->corr };
+			if (!r->kneed)
+				r->kneed = xsort_new(sizeof need, by_second, NULL);
+			xsort_add(r->kneed, &need);
+		}
+		enqueue(&r->tr.kq, sizeof *k, k);
+	}
 }
 
 /*
@@ -594,6 +750,8 @@ stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
 {
 	struct trace_reader *r = ctx;
 
+	if (r->ops.queue)
+		return;		/* checked, not applied: the tool makes the stages */
 	set_stages(r, from, n, stage ? strtab_intern(r->str, stage, strlen(stage)) : NOSTR, sel);
 }
 
@@ -637,7 +795,7 @@ finish_stages(struct trace_reader *r)
 static void
 add_call(struct trace_reader *r, enum rec_type t)
 {
-	struct tcall *c;
+	struct tcall *c, one;
 	struct rstr name, pid, tid;
 	struct rec_cpu_op o;
 	struct rec_launch l;
@@ -669,8 +827,14 @@ add_call(struct trace_reader *r, enum rec_type t)
 		need_trace(r, t, l.t);
 		if (!keep(r, t, &l))
 			return;
-		xgrow(&r->tr.ln, &r->tr.capln, r->tr.nln + 1, sizeof *r->tr.ln);
-		c = &r->tr.ln[r->tr.nln++];
+		if (r->ops.queue) {
+			c = &one;
+			memset(c, 0, sizeof *c);
+		} else {
+			xgrow(&r->tr.ln, &r->tr.capln, r->tr.nln + 1, sizeof *r->tr.ln);
+			c = &r->tr.ln[r->tr.nln];
+		}
+		r->tr.nln++;
 		c->ts = l.ts;
 		c->dur = l.dur;
 		c->ext = l.external_id;
@@ -689,6 +853,8 @@ add_call(struct trace_reader *r, enum rec_type t)
 	}
 	c->name = t == RT_launch ? intern_last(r, LAST_LAUNCH, name) : trace_intern(r, name);
 	c->thread = thread_of(r, pid, tid);
+	if (c == &one)
+		enqueue(&r->tr.lq, sizeof *c, c);
 }
 
 /* A "sync" record: a blocking synchronize call (issue 25 follow-up). */
@@ -696,14 +862,19 @@ static void
 add_sync(struct trace_reader *r)
 {
 	struct rec_sync x;
-	struct tcall *c;
+	struct tcall *c, one;
 
 	REC_READ(&r->rd, sync, &x);
 	need_trace(r, RT_sync, x.t);
 	if (!keep(r, RT_sync, &x))
 		return;
-	xgrow(&r->tr.sy, &r->tr.capsy, r->tr.nsy + 1, sizeof *r->tr.sy);
-	c = &r->tr.sy[r->tr.nsy++];
+	if (r->ops.queue) {
+		c = &one;
+	} else {
+		xgrow(&r->tr.sy, &r->tr.capsy, r->tr.nsy + 1, sizeof *r->tr.sy);
+		c = &r->tr.sy[r->tr.nsy];
+	}
+	r->tr.nsy++;
 	memset(c, 0, sizeof *c);
 	c->ts = x.ts;
 	c->dur = x.dur;
@@ -714,6 +885,8 @@ add_sync(struct trace_reader *r)
 	c->py_loc = c->py_stack = c->py_scopes = NOSTR;
 	c->name = trace_intern(r, x.name);
 	c->thread = thread_of(r, x.pid, x.tid);
+	if (c == &one)
+		enqueue(&r->tr.sq, sizeof *c, c);
 }
 
 static void
@@ -782,6 +955,13 @@ add_corr(struct trace_reader *r)
 	if (!keep(r, RT_corr, &x))
 		return;
 	/* a later entry for the same correlation wins (kernel-table.md §1.4.6) */
+	if (r->ops.queue) {
+		struct tcorr e = { x.correlation, x.external_id };
+		if (!r->tr.cq)
+			r->tr.cq = xsort_new(sizeof e, by_first, NULL);
+		xsort_add(r->tr.cq, &e);	/* stable: a later entry comes after */
+		return;
+	}
 	*imap_put(&r->tr.corr, (uint64_t)x.correlation, NULL) = (uint64_t)x.external_id;
 }
 
@@ -826,12 +1006,17 @@ close_trace(struct trace_reader *r)
 	r->tr.stats = x;
 	r->tr.stats_line = rec_detach(RT_stats, &r->tr.stats);
 	finish_stages(r);
-	apply_corr(&r->tr, (r->ops.collect & TR_MASK(corr)) != 0);
+	if (r->ops.queue)
+		queue_corr(r);
+	else
+		apply_corr(&r->tr, (r->ops.collect & TR_MASK(corr)) != 0);
 	r->ntraces++;
 	if (r->ops.on_trace)
 		r->ops.on_trace(r->ops.ctx, r, &r->tr);
 	trace_free(&r->tr);
 	stages_reset(r);
+	xsort_free(r->kneed);
+	r->kneed = NULL;
 	r->open = 0;
 }
 

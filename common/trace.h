@@ -107,6 +107,28 @@ struct trace {
 	imap corr;			/* correlation -> External id ("corr" records) */
 	struct rec_stats stats;		/* its spans point into stats_line */
 	char *stats_line;
+	/*
+	 * Queue mode (trace_ops.queue, issue 30): the kernels, launches and
+	 * syncs wait in queues of struct tkernel and struct tcall (xsort.h: a
+	 * temporary file past a fixed budget) instead of the arrays, which
+	 * stay empty; nk, nln and nsy count them.  The corr records are in cq;
+	 * read the kernels with trace_kernel_next, which gives them the map's
+	 * External ids.
+	 */
+	struct xsort *kq, *lq, *sq;
+	struct xsort *cq;		/* struct tcorr by correlation (the later entry last) */
+	struct xsort *kx;		/* struct tkext: the map's ids of kernels, by kernel index */
+};
+
+/* A corr record, in queue mode. */
+struct tcorr {
+	long long corr, ext;
+};
+
+/* A kernel's External id from the corr map, in queue mode. */
+struct tkext {
+	unsigned long long k;		/* the kernel's index among those collected */
+	long long ext;
 };
 
 /* Free a trace's arrays and strings of its own; the struct becomes empty. */
@@ -132,6 +154,11 @@ struct trace_reader;
  *   on_trace  the trace is complete (its stats record read, the corr map
  *             applied): called before the stats line is copied
  *   on_line   every line of a type not collected, before it is copied
+ *   queue     kernels, launches and syncs go to queues, not arrays (struct
+ *             trace, issue 30): memory independent of their number.  Not
+ *             with sel_only, nor with kernel_stages records in the stream
+ *             (late stages): a stream that has them ends the run with
+ *             exit 1
  *
  * Stages given late (trace-stage --late-stages, issue 30): kernel records
  * without a stage member are collected as they come, and the trace's
@@ -153,6 +180,7 @@ struct trace_ops {
 	int pass;
 	int sel_only;
 	int repeat_t;
+	int queue;
 	void *ctx;
 	int (*keep)(void *ctx, struct trace_reader *r, enum rec_type t, const void *rec);
 	void (*on_trace)(void *ctx, struct trace_reader *r, struct trace *tr);
@@ -195,6 +223,7 @@ struct trace_reader {
 	size_t kst_cursor;		/* the collected kernel the next ordinal maps to, at most */
 	int kst_seen;			/* the trace has kernel_stages records */
 	int late;			/* a collected kernel came without its stage */
+	struct xsort *kneed;		/* queue mode: struct tkext (index, correlation) by correlation */
 };
 
 /* Prepare a reader; str is the caller's string table (not owned). */
@@ -221,6 +250,23 @@ void trace_read(struct trace_reader *r, FILE *fp, const char *name);
 size_t trace_stage_runs(rec_reader *rd, const struct rec_kernel_stages *x, size_t covered,
     size_t nkrec, void (*fn)(void *ctx, size_t from, size_t n, const char *stage, int sel),
     void *ctx);
+
+/*
+ * Queue mode: the trace's collected kernels in record order, each with its
+ * External id from the corr map when it has none of its own (as apply_corr
+ * gives the arrays), one at a time.  trace_kernel_rewind starts (again)
+ * from the first; trace_kernel_next returns the next, valid until the
+ * following call, or NULL after the last.  Both only inside on_trace.
+ */
+struct tkcursor {
+	struct trace *tr;
+	unsigned long long i;		/* index of the next kernel */
+	int have_x;			/* x holds the next map entry */
+	struct tkext x;
+	struct tkernel k;
+};
+void trace_kernel_rewind(struct trace *tr, struct tkcursor *c);
+const struct tkernel *trace_kernel_next(struct tkcursor *c);
 
 /* The (pid, tid) strings of a thread id. */
 uint32_t trace_thread_pid(const struct trace_reader *r, uint32_t thread);

@@ -104,4 +104,22 @@ t_health() {
 }
 check "trace-health says which: a deep queue on one clock, or a clock offset" t_health
 
+t_spilled() {
+	# the joins and sorts of the measure in runs of a few records on disk
+	# (issue 30): every record the same as in memory, both modes
+	for pre in pre nopre; do
+		for tail in none sync copy late; do
+			queue $pre $tail >"$T/s.json"
+			"$EX" -q "$T/s.json" >"$T/s.x"
+			for m in "" --late-stages; do
+				"$ST" -q $m "$T/s.x" >"$T/mem"
+				TRIAGE_SPOOL_MEM=64 "$ST" -q $m "$T/s.x" >"$T/disk"
+				same "$T/mem" "$T/disk"
+			done
+		done
+	done
+	grep -q '"clock_offset_us":19986.5' "$T/disk"
+}
+check "the same stages and clocks with the kernels, launches and joins in runs on disk" t_spilled
+
 done_testing

@@ -4,7 +4,10 @@
  * stage of its trace, or else the stage of the user annotation it falls in.
  * Kernels are held per trace until its "stats" record, because annotations
  * and the correlation map can come after them; everything else streams
- * through.  Whether the trace can be trusted is trace-health's question.
+ * through.  They wait in the reader's queues (trace.h queue mode), and the
+ * clocks are measured by sorting and merging (clocks.c), in memory that
+ * does not grow with the trace (issue 30).  Whether the trace can be
+ * trusted is trace-health's question.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "opt.h"
 #include "rec.h"
 #include "rules.h"
+#include "stage.h"
 #include "trace.h"
 #include "xalloc.h"
 
@@ -154,6 +158,7 @@ main(int argc, char **argv)
 	ops.consume = (late_stages ? 0 : TR_MASK(kernel)) | TR_MASK(kernel_stages);
 	ops.keep = late_stages ? keep_unstaged : NULL;
 	ops.pass = 1;
+	ops.queue = 1;	/* kernels, launches and syncs in bounded memory (issue 30) */
 	ops.on_trace = on_trace;
 	trace_reader_init(&rd, str, &ops);
 	for (i = 0; i < (argc ? argc : 1); i++) {
@@ -190,18 +195,21 @@ main(int argc, char **argv)
  * else the heaviest.
  */
 static uint32_t
-select_pid(const struct trace_reader *r, const struct trace *tr, double **times,
+select_pid(const struct trace_reader *r, struct trace *tr, double **times,
     uint32_t **pids, size_t *npids)
 {
 	static const char *pref[] = { "TP00", "TP-0" };
 	imap ix = { 0 };
 	uint32_t *p = NULL;
 	double *t = NULL;
-	size_t i, j, n = 0, cap = 0, best;
+	size_t j, n = 0, cap = 0, best;
 	int k, found, isnew;
+	struct tkcursor cur;
+	const struct tkernel *kn;
 
-	for (i = 0; i < tr->nk; i++) {
-		uint32_t pid = trace_thread_pid(r, tr->k[i].thread);
+	trace_kernel_rewind(tr, &cur);
+	while ((kn = trace_kernel_next(&cur)) != NULL) {
+		uint32_t pid = trace_thread_pid(r, kn->thread);
 		uint64_t *v = imap_put(&ix, pid, &isnew);
 		if (isnew) {
 			size_t c2 = cap;
@@ -213,7 +221,7 @@ select_pid(const struct trace_reader *r, const struct trace *tr, double **times,
 			t[n] = 0.0;
 			*v = n++;
 		}
-		t[*v] += tr->k[i].dur;
+		t[*v] += kn->dur;
 	}
 	imap_free(&ix);
 	*times = t;
@@ -449,261 +457,6 @@ resolve_stage(const struct stager *sg, const struct tkernel *k, double cpu_ts)
 	return "all";
 }
 
-/* ---- the clocks of host and device (issue 25) ---- */
-
-/*
- * A launch reaches an idle GPU in 5 to 50 us on every real trace seen; a
- * GPU clock offset from the host's shows as kernels that start on an idle
- * GPU a long time after their launch call returned (146 ms in one vLLM
- * trace), or as kernels that start long before their call.  Past this,
- * the clocks disagree.
- */
-#define CLOCK_OFFSET_US 1000.0
-/*
- * An idle gap is real from a microsecond: back-to-back items of one queue
- * follow each other within a nanosecond on ROCm and a few hundred on CUDA.
- */
-#define IDLE_GAP_US 1.0
-/*
- * A blocking call that waited this long for GPU work and returned within
- * this long after the work ended shows one clock: on a GPU clock a
- * millisecond ahead it would have returned a millisecond "before" the work
- * it waited for ended (5.8 us after the last kernel in a real MI300X
- * trace's hipDeviceSynchronize of 37.9 ms, 3 to 35 us elsewhere).
- */
-#define SYNC_TOL_US 100.0
-
-/* What the launch-to-start latencies of the analyzed process say. */
-struct clocks {
-	long long pairs;	/* items with a launch */
-	double p50;		/* median of start - launch start over them */
-	long long idle;		/* of them: the first of their launch, on a GPU with nothing queued */
-	double idle_min;	/* the least start - launch end among those */
-	double start_min;	/* the least start - launch start over all pairs */
-	uint32_t sync_call;	/* a blocking call showing one clock (name id), or NOSTR */
-	double sync_return;	/* its return after the last item it waited for ended */
-	double sync_wait;	/* how long it waited for that item */
-	int offset;		/* the clocks disagree by at least CLOCK_OFFSET_US */
-	double offset_us;	/* then: see measure_clocks */
-};
-
-struct kstart {
-	double ts, end;
-	long launch;		/* index into tr->ln, or -1 */
-};
-
-static int
-kstart_cmp(const void *a, const void *b)
-{
-	const struct kstart *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
-}
-
-/* (launch call start, item end) pairs, by call start. */
-struct callend {
-	double call, end;
-};
-
-static int
-callend_cmp(const void *a, const void *b)
-{
-	const struct callend *x = a, *y = b;
-
-	if (x->call != y->call)
-		return x->call < y->call ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
-}
-
-/*
- * Does a blocking call [s0, ret] that waited for GPU work ending at `last`
- * show one clock?  Keeps the one that returned soonest after its work.
- */
-static void
-sync_evidence(struct clocks *c, uint32_t name, double s0, double ret, double last)
-{
-	double back = ret - last, wait = last - s0;
-
-	if (wait < SYNC_TOL_US || back < 0 || back > SYNC_TOL_US)
-		return;
-	if (c->sync_call != NOSTR && (back > c->sync_return ||
-	    (back == c->sync_return && wait <= c->sync_wait)))
-		return;
-	c->sync_call = name;
-	c->sync_return = back;
-	c->sync_wait = wait;
-}
-
-/* A synchronous copy's call (cudaMemcpy, hipMemcpyWithStream): it returns once its copy is done. */
-static int
-sync_copy(const struct trace_reader *r, const struct tcall *l)
-{
-	const char *n = S(r, l->name);
-
-	return l->kind == LAUNCH_MEMCPY && !strstr(n, "Async") && !strstr(n, "async");
-}
-
-/*
- * The blocking calls of the trace against the GPU work of process sel: a
- * synchronize call against the latest end of the items launched (call
- * start) before it began, a synchronous copy against its own copy.
- */
-static void
-measure_syncs(const struct trace_reader *r, const struct trace *tr, const struct kstart *v,
-    size_t n, struct clocks *c)
-{
-	/*
-	 * A synchronize call waited for the items whose launch call began
-	 * before it: the latest end among them is the latest end of a launch's
-	 * items over the launches that began before it.  So each launch's
-	 * latest item end, then the launches by call start (a few thousand, in
-	 * order already, where sorting the 135,000 items of a CUDA-graph decode
-	 * trace by their call was 4 % of trace-stage; issue 30).
-	 */
-	double *lend = xmalloc((tr->nln ? tr->nln : 1) * sizeof *lend);
-	struct callend *ce = xmalloc((tr->nln ? tr->nln : 1) * sizeof *ce);
-	double *pmax;
-	size_t i, m = 0, lo, hi, mid;
-
-	for (i = 0; i < tr->nln; i++)
-		lend[i] = -INFINITY;
-	for (i = 0; i < n; i++) {
-		const struct tcall *l;
-		if (v[i].launch < 0)
-			continue;
-		l = &tr->ln[v[i].launch];
-		if (!(v[i].end <= lend[v[i].launch]))
-			lend[v[i].launch] = v[i].end;
-		if (sync_copy(r, l))
-			sync_evidence(c, l->name, l->ts, l->ts + (l->dur > 0 ? l->dur : 0), v[i].end);
-	}
-	for (i = 0; i < tr->nln; i++)
-		if (lend[i] != -INFINITY)
-			ce[m++] = (struct callend){ tr->ln[i].ts, lend[i] };
-	free(lend);
-	xqsort(ce, m, sizeof *ce, callend_cmp);
-	pmax = xmalloc((m ? m : 1) * sizeof *pmax);
-	for (i = 0; i < m; i++)
-		pmax[i] = i && pmax[i - 1] > ce[i].end ? pmax[i - 1] : ce[i].end;
-	for (i = 0; i < tr->nsy; i++) {
-		const struct tcall *sy = &tr->sy[i];
-		lo = 0;
-		hi = m;
-		while (lo < hi) {	/* the launches whose call began before the synchronize */
-			mid = (lo + hi) / 2;
-			if (ce[mid].call < sy->ts)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo)
-			sync_evidence(c, sy->name, sy->ts, sy->ts + (sy->dur > 0 ? sy->dur : 0),
-			    pmax[lo - 1]);
-	}
-	free(ce);
-	free(pmax);
-}
-
-/*
- * Measure the launch-to-start latencies of the kernels of process sel:
- * over every kernel with a launch (its correlation's first launch record),
- * and over those that start on a GPU with nothing of the process running
- * or queued, as the first item of their launch, whose start can be late
- * only by the clocks.  Nothing is queued before the process's first item,
- * nor after a real idle gap when no item starting then or later had its
- * launch call return before the gap began; back-to-back items of a deep
- * launch queue (a GPU-bound loop, the host tens of milliseconds ahead)
- * are queued, however small the gap between them.  A blocking call that
- * returned right after the work it waited for (sync_evidence) shows one
- * clock and overrules the latencies.  Not under --compat reference.
- */
-static void
-measure_clocks(const struct trace_reader *r, const struct trace *tr, uint32_t sel,
-    struct clocks *c)
-{
-	struct kstart *v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
-	double *lat = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lat), maxend = 0;
-	double *sufend = xmalloc((tr->nk + 1) * sizeof *sufend);
-	unsigned char *seen = xcalloc(tr->nln ? tr->nln : 1, 1);
-	imap by_corr = { 0 };
-	size_t i, n = 0;
-	uint64_t *x;
-	int isnew;
-
-	memset(c, 0, sizeof *c);
-	c->sync_call = NOSTR;
-	for (i = 0; i < tr->nln; i++) {
-		x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
-		if (isnew)
-			*x = i;
-	}
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		if (trace_thread_pid(r, k->thread) != sel)
-			continue;
-		v[n].ts = k->ts;
-		v[n].end = k->ts + (k->dur > 0 ? k->dur : 0);
-		v[n].launch = k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)) ?
-		    (long)*x : -1;
-		n++;
-	}
-	xqsort(v, n, sizeof *v, kstart_cmp);
-	/* sufend[i]: the earliest launch-call end of the items starting at or after v[i] */
-	sufend[n] = INFINITY;
-	for (i = n; i-- > 0;) {
-		double e = INFINITY;
-		if (v[i].launch >= 0) {
-			const struct tcall *l = &tr->ln[v[i].launch];
-			e = l->ts + (l->dur > 0 ? l->dur : 0);
-		}
-		sufend[i] = e < sufend[i + 1] ? e : sufend[i + 1];
-	}
-	for (i = 0; i < n; i++) {
-		if (v[i].launch >= 0) {
-			const struct tcall *l = &tr->ln[v[i].launch];
-			double ls = v[i].ts - l->ts;
-			lat[c->pairs] = ls;
-			if (!c->pairs || ls < c->start_min)
-				c->start_min = ls;
-			c->pairs++;
-			if (!seen[v[i].launch] && (i == 0 ||
-			    (v[i].ts - maxend >= IDLE_GAP_US && sufend[i] > maxend))) {
-				double le = v[i].ts - (l->ts + (l->dur > 0 ? l->dur : 0));
-				if (!c->idle || le < c->idle_min)
-					c->idle_min = le;
-				c->idle++;
-			}
-			seen[v[i].launch] = 1;
-		}
-		if (i == 0 || v[i].end > maxend)
-			maxend = v[i].end;
-	}
-	if (c->pairs)	/* the lower median, lat[(pairs - 1) / 2] of lat sorted */
-		c->p50 = num_percentile(lat, (size_t)c->pairs, 50);
-	measure_syncs(r, tr, v, n, c);
-	/*
-	 * The GPU ahead: the quickest start on an idle GPU is late, and so is
-	 * every start after its call began (no item starts before its call on
-	 * one clock, so that bounds the offset: the lesser of the two).
-	 */
-	if (c->sync_call != NOSTR) {
-		/* one clock */
-	} else if (c->idle && c->idle_min >= CLOCK_OFFSET_US && c->start_min >= CLOCK_OFFSET_US) {
-		c->offset = 1;
-		c->offset_us = c->idle_min < c->start_min ? c->idle_min : c->start_min;
-	} else if (c->pairs && c->start_min <= -CLOCK_OFFSET_US) {
-		c->offset = 1;
-		c->offset_us = c->start_min;
-	}
-	imap_free(&by_corr);
-	free(v);
-	free(lat);
-	free(sufend);
-	free(seen);
-}
-
 /* ---- output ---- */
 
 static void
@@ -897,9 +650,11 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	uint32_t *pids, sel;
 	size_t npids, i;
 	const char *path_stage = S(r, tr->stage);
-	imap by_corr = { 0 };
-	uint64_t *x;
-	int isnew, at_launch;
+	struct xsort *starts = NULL;
+	const struct klaunch *ks = NULL;
+	struct tkcursor cur;
+	const struct tkernel *k;
+	int at_launch;
 	struct runs runs = { 0 };
 
 	(void)ctx;
@@ -922,19 +677,18 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	 * disagree and it has no launch (C20).
 	 */
 	at_launch = strcmp(path_stage, "all") == 0 && sg.cpu.n && (ck.offset || !compat_reference);
-	if (at_launch)
-		for (i = 0; i < tr->nln; i++) {
-			x = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
-			if (isnew)
-				*x = i;
-		}
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
+	if (at_launch) {
+		starts = kernel_launch_starts(tr);
+		ks = xsort_next(starts);
+	}
+	trace_kernel_rewind(tr, &cur);
+	for (i = 0; (k = trace_kernel_next(&cur)) != NULL; i++) {
 		double cpu_ts = k->ts;
 		const char *stage;
-		if (at_launch && k->has_corr && (x = imap_get(&by_corr, (uint64_t)k->corr)))
-			cpu_ts = tr->ln[*x].ts;
-		else if (ck.offset)
+		if (ks && ks->k == i) {
+			cpu_ts = ks->ts;
+			ks = xsort_next(starts);
+		} else if (ck.offset)
 			cpu_ts = k->ts - ck.offset_us;
 		stage = strcmp(path_stage, "all") != 0 ? path_stage : resolve_stage(&sg, k, cpu_ts);
 		if (late_stages)
@@ -944,7 +698,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	}
 	if (late_stages)
 		run_flush(&runs, tr->t);
-	imap_free(&by_corr);
+	xsort_free(starts);
 	kernels_total += (long long)tr->nk;
 	if (!first_path)
 		first_path = xstrdup(tr->path != NOSTR ? S(r, tr->path) : "");
