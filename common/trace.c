@@ -28,6 +28,7 @@ trace_free(struct trace *tr)
 	xsort_free(tr->sq);
 	xsort_free(tr->cq);
 	xsort_free(tr->kx);
+	xsort_free(tr->rq);
 	memset(tr, 0, sizeof *tr);
 }
 
@@ -574,6 +575,8 @@ trace_kernel_rewind(struct trace *tr, struct tkcursor *c)
 			c->have_x = 1;
 		}
 	}
+	if (tr->rq)
+		xsort_rewind(tr->rq);
 }
 
 const struct tkernel *
@@ -593,6 +596,20 @@ trace_kernel_next(struct tkcursor *c)
 			c->x = *x;
 		else
 			c->have_x = 0;
+	}
+	if (c->tr->rq) {
+		/* the runs cover the kernel records in order (finish_stages checked) */
+		const struct trun *u;
+		while (!c->have_run || c->k.rord >= c->run.from + c->run.n) {
+			if ((u = xsort_next(c->tr->rq)) == NULL)
+				break;
+			c->run = *u;
+			c->have_run = 1;
+		}
+		if (c->have_run && c->k.rord >= c->run.from && c->k.rord < c->run.from + c->run.n) {
+			c->k.stage = c->run.stage;
+			c->k.sel = c->run.sel != 0;
+		}
 	}
 	c->i++;
 	return &c->k;
@@ -636,6 +653,7 @@ add_kernel(struct trace_reader *r)
 	}
 	r->tr.nk++;
 	memset(k, 0, sizeof *k);
+	k->rord = ord;
 	k->ts = x.ts;
 	k->dur = x.dur;
 	if (REC_HAS(&x, kernel, name_ref)) {
@@ -750,8 +768,12 @@ stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
 {
 	struct trace_reader *r = ctx;
 
-	if (r->ops.queue)
-		return;		/* checked, not applied: the tool makes the stages */
+	if (r->ops.queue) {
+		struct trun u = { from, n, stage ? strtab_intern(r->str, stage, strlen(stage)) : NOSTR,
+		    sel };
+		enqueue(&r->tr.rq, sizeof u, &u);
+		return;
+	}
 	set_stages(r, from, n, stage ? strtab_intern(r->str, stage, strlen(stage)) : NOSTR, sel);
 }
 

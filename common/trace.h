@@ -40,6 +40,7 @@ struct tkernel {
 	uint32_t shape;			/* op_shape id (NOSTR: absent; issue 28) */
 	double shape_frac;		/* its share of the op's work (1 when absent) */
 	long long bytes;		/* a memcpy's or memset's args.bytes (-1: absent) */
+	uint32_t rord;			/* its place among the trace's kernel records, from 0 */
 };
 
 /* What a launch submitted (its kind member, issue 25); cpu ops are LAUNCH_KERNEL. */
@@ -118,6 +119,14 @@ struct trace {
 	struct xsort *kq, *lq, *sq;
 	struct xsort *cq;		/* struct tcorr by correlation (the later entry last) */
 	struct xsort *kx;		/* struct tkext: the map's ids of kernels, by kernel index */
+	struct xsort *rq;		/* struct trun: the kernel_stages runs, in order */
+};
+
+/* A run of kernel records' stage and sel (kernel_stages), in queue mode. */
+struct trun {
+	unsigned long long from, n;	/* kernel record ordinals [from, from + n) */
+	uint32_t stage;			/* NOSTR for null */
+	int sel;
 };
 
 /* A corr record, in queue mode. */
@@ -155,10 +164,9 @@ struct trace_reader;
  *             applied): called before the stats line is copied
  *   on_line   every line of a type not collected, before it is copied
  *   queue     kernels, launches and syncs go to queues, not arrays (struct
- *             trace, issue 30): memory independent of their number.  Not
- *             with sel_only, nor with kernel_stages records in the stream
- *             (late stages): a stream that has them ends the run with
- *             exit 1
+ *             trace, issue 30): memory independent of their number; the
+ *             kernel_stages runs too, which trace_kernel_next applies.  Not
+ *             with sel_only or cpu_op (an internal error, exit 1)
  *
  * Stages given late (trace-stage --late-stages, issue 30): kernel records
  * without a stage member are collected as they come, and the trace's
@@ -254,7 +262,8 @@ size_t trace_stage_runs(rec_reader *rd, const struct rec_kernel_stages *x, size_
 /*
  * Queue mode: the trace's collected kernels in record order, each with its
  * External id from the corr map when it has none of its own (as apply_corr
- * gives the arrays), one at a time.  trace_kernel_rewind starts (again)
+ * gives the arrays) and the stage and sel of the kernel_stages run that
+ * covers it, one at a time.  trace_kernel_rewind starts (again)
  * from the first; trace_kernel_next returns the next, valid until the
  * following call, or NULL after the last.  Both only inside on_trace.
  */
@@ -263,6 +272,8 @@ struct tkcursor {
 	unsigned long long i;		/* index of the next kernel */
 	int have_x;			/* x holds the next map entry */
 	struct tkext x;
+	int have_run;			/* run holds the run at or after the last kernel */
+	struct trun run;
 	struct tkernel k;
 };
 void trace_kernel_rewind(struct trace *tr, struct tkcursor *c);

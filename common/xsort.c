@@ -22,7 +22,8 @@ struct xsort {
 	xsort_cmp cmp;
 	void *ctx;
 	char *buf;			/* the records not in a run */
-	size_t n, alloc, cap;		/* in it, room for, and at most */
+	size_t n, alloc;		/* in it, and room for */
+	size_t own;			/* its budget in bytes */
 	unsigned long long count;
 	struct spool *sp;		/* the runs, once a buffer filled */
 	struct run *run;
@@ -39,14 +40,13 @@ struct xsort *
 xsort_new(size_t size, xsort_cmp cmp, void *ctx)
 {
 	struct xsort *x = xcalloc(1, sizeof *x);
-	size_t mem = spool_limit();
 
 	if (size == 0)
 		size = 1;
 	x->size = size;
 	x->cmp = cmp;
 	x->ctx = ctx;
-	x->cap = mem / size ? mem / size : 1;
+	x->own = spool_limit();
 	return x;
 }
 
@@ -71,6 +71,12 @@ unsigned long long
 xsort_count(const struct xsort *x)
 {
 	return x->count;
+}
+
+size_t
+xsort_runs(const struct xsort *x)
+{
+	return x->nrun;
 }
 
 static void
@@ -99,21 +105,34 @@ spill(struct xsort *x)
 	x->n = 0;
 }
 
+/*
+ * Room for more records in the buffer: doubled (from 1024, so that small
+ * sorts stay small) up to the sort's budget.  Returns 0 when it cannot
+ * grow: the buffer is to become a run.  Measured: a pool shared by the
+ * sorts, to keep mid-sized traces in memory, took twice the memory and no
+ * less CPU than spilling runs to the page cache.
+ */
+static int
+grow(struct xsort *x)
+{
+	size_t c = x->alloc ? x->alloc * 2 : 1024, cap = x->own / x->size ? x->own / x->size : 1;
+
+	if (c > cap)
+		c = cap;
+	if (c <= x->alloc)
+		return 0;
+	x->buf = xreallocarray(x->buf, c, x->size);
+	x->alloc = c;
+	return 1;
+}
+
 void
 xsort_add(struct xsort *x, const void *rec)
 {
 	if (x->reading)
 		die(EXIT_DATA, "internal error: a record added to a sort being read");
-	if (x->n == x->cap)
+	if (x->n == x->alloc && !grow(x))
 		spill(x);
-	if (x->n == x->alloc) {
-		/* grown in steps up to the cap, so that small sorts stay small */
-		size_t c = x->alloc ? x->alloc * 2 : 1024;
-		if (c > x->cap)
-			c = x->cap;
-		x->buf = xreallocarray(x->buf, c, x->size);
-		x->alloc = c;
-	}
 	memcpy(x->buf + x->n * x->size, rec, x->size);
 	x->n++;
 	x->count++;
@@ -187,9 +206,9 @@ start(struct xsort *x)
 	spill(x);
 	free(x->buf);
 	x->buf = NULL;
-	x->alloc = 0;
 	/* the read buffers share the sort's budget */
-	per = x->cap * x->size / x->nrun;
+	per = x->own / x->nrun;
+	x->alloc = 0;
 	if (per > RUN_BUF)
 		per = RUN_BUF;
 	x->rbrec = per / x->size ? per / x->size : 1;

@@ -4,8 +4,8 @@
  * gathered in a buffer, each full buffer is sorted and written as a run to
  * a spool (spool.h: an unlinked temporary file in $TMPDIR), and reading
  * merges the runs.  Memory: the buffer (TRIAGE_SPOOL_MEM, 4 MiB by
- * default, twice that while a buffer is sorted) and a read buffer per run
- * while merging, whatever the number of records.
+ * default, twice that while it is sorted) and a read buffer per run while
+ * merging, whatever the number of records.
  *
  * The sort is stable: records that compare equal come out in the order
  * they were added.  A NULL comparator keeps that order: a first-in,
@@ -40,6 +40,9 @@ void xsort_add(struct xsort *x, const void *rec);
 
 /* Records added so far. */
 unsigned long long xsort_count(const struct xsort *x);
+
+/* Runs written to the temporary file so far (0: every record in memory). */
+size_t xsort_runs(const struct xsort *x);
 
 /*
  * The next record in order, or NULL after the last.  The first call ends

@@ -605,4 +605,27 @@ t_step_vocabulary() {
 }
 check "short_capture: the step vocabularies of the serving frameworks" t_step_vocabulary
 
+t_spilled() {
+	# the kernels, launches and joins in runs of a few records on disk
+	# (issue 30): the same health record for every defect the checks know
+	for d in none orphan two-gpus dup-ranks skew gpu-ahead negdur absurd-ts nodur; do
+		if [ $d = none ]; then "$GEN" -s both -n 4 --streams 2 -o "$T/sp.json"
+		else "$GEN" -s both -n 4 --streams 2 -d $d -o "$T/sp.json"; fi
+		"$EX" -q "$T/sp.json" | "$ST" -q --late-stages >"$T/sp.st"
+		"$BIN/trace-health" -q "$T/sp.st" >"$T/mem"
+		TRIAGE_SPOOL_MEM=64 "$BIN/trace-health" -q "$T/sp.st" >"$T/disk"
+		same "$T/mem" "$T/disk"
+		[ $d = orphan ] && cp "$T/disk" "$T/orphan"
+	done
+	# an orphan launch per step, found through the sorted launches
+	eq 'launch_without_kernel warn 4' "$(grep '"type":"health"' "$T/orphan" |
+	    jq -r '.checks[] | select(.status != "ok") | "\(.id) \(.status) \(.value)"')"
+	"$GEN" -s decode -n 6 --graph -o "$T/g.json"
+	"$EX" -q "$T/g.json" | "$ST" -q >"$T/g.st"
+	"$BIN/trace-health" -q "$T/g.st" >"$T/mem"
+	TRIAGE_SPOOL_MEM=64 "$BIN/trace-health" -q "$T/g.st" >"$T/disk"
+	same "$T/mem" "$T/disk"
+}
+check "the same health records with the kernels and the joins in runs on disk" t_spilled
+
 done_testing

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "text.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 /*
  * Times closer than this (1 ns, below the trace's resolution) are equal: a
@@ -170,22 +171,86 @@ facts_side(struct facts *f, const struct side_facts *sf)
 		f->gpu = sf->dev[0];
 }
 
+/* ---- one pass over the kernels (issue 30: they wait in the reader's queues) ---- */
+
+static int
+cmp_ll_first(const void *pa, const void *pb, void *ctx)
+{
+	long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+/* A kernel of the analyzed process, waiting for its launch: its correlation first. */
+struct kwait {
+	long long corr;
+	double ts, dur;
+	int compute;		/* cat "kernel" */
+};
+
+/* A kernel of the analyzed process on a stream, for the overlap sweep. */
+struct sk {
+	uint32_t stream, name;
+	double ts, end;
+	unsigned long long k;	/* record order: ties as a stable sort of the file's */
+};
+
+static int
+sk_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sk *x = a, *y = b;
+
+	(void)ctx;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+/* What the pass over the kernels leaves for the measures after it. */
+struct kpass {
+	struct xsort *corrs;	/* every kernel's correlation, ascending */
+	struct xsort *wait;	/* struct kwait of the analyzed process's kernels with one */
+	struct xsort *streams;	/* struct sk by (stream, ts, end) */
+	int arch;		/* kernel_arch of the analyzed process's names */
+};
+
+static int name_arch(const char *name);
+static void measure_kernels(struct facts *f, struct kpass *kp, struct xsort *by_corr);
+
 /*
  * The GPU processes: kernel time per pid, summed in record order per pid
  * and then over the pids in first-seen order, as trace-stage sums them, so
- * the figures equal its gpu_pids record.
+ * the figures equal its gpu_pids record.  In the same pass: the analyzed
+ * process's kernels without a launch to find, its kernels per stage (the
+ * stages are slotted already), its streams' kernels, and the correlations
+ * of all, for the joins after.
  */
 static void
-measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+kernel_pass(struct facts *f, const struct trace_reader *r, struct trace *tr, struct kpass *kp)
 {
-	imap ix = { 0 };
+	imap ix = { 0 }, seen = { 0 };
 	uint32_t *pid = NULL;
 	double *us = NULL;
-	size_t i, n = 0, cap = 0;
+	size_t i, n = 0, cap = 0, s;
+	unsigned long long ki = 0;
 	int isnew;
+	struct tkcursor cur;
+	const struct tkernel *k;
 
-	for (i = 0; i < tr->nk; i++) {
-		uint32_t p = trace_thread_pid(r, tr->k[i].thread);
+	memset(kp, 0, sizeof *kp);
+	kp->corrs = xsort_new(sizeof(long long), cmp_ll_first, NULL);
+	kp->wait = xsort_new(sizeof(struct kwait), cmp_ll_first, NULL);
+	kp->streams = xsort_new(sizeof(struct sk), sk_cmp, NULL);
+	trace_kernel_rewind(tr, &cur);
+	for (; (k = trace_kernel_next(&cur)) != NULL; ki++) {
+		uint32_t p = trace_thread_pid(r, k->thread);
 		uint64_t *v = imap_put(&ix, p, &isnew);
 		if (isnew) {
 			size_t c2 = cap;
@@ -197,9 +262,42 @@ measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *
 			us[n] = 0.0;
 			*v = n++;
 		}
-		us[*v] += tr->k[i].dur;
-		if (p == f->sel)
-			f->nk_sel++;
+		us[*v] += k->dur;
+		if (k->has_corr)
+			xsort_add(kp->corrs, &k->corr);
+		if (p != f->sel)
+			continue;
+		f->nk_sel++;
+		if (!k->has_corr) {
+			/* no correlation: no launch (the rest, with theirs, in measure_kernels) */
+			double abs_ts = k->ts + (double)f->time_base;
+			if (abs_ts < 0 || abs_ts > ABSURD_US)
+				f->absurd++;
+			if (strcasecmp(S(r, k->cat), "kernel") == 0) {
+				f->compute++;
+				f->compute_no_launch++;
+			}
+		} else {
+			struct kwait w = { k->corr, k->ts, k->dur,
+			    strcasecmp(S(r, k->cat), "kernel") == 0 };
+			xsort_add(kp->wait, &w);
+		}
+		if (strcasecmp(S(r, k->cat), "cuda_sync") != 0) {
+			struct sk x = { k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread),
+			    k->name, k->ts, k->ts + k->dur, ki };
+			xsort_add(kp->streams, &x);
+			f->sel_us += k->dur;
+		}
+		if (k->stage != NOSTR)
+			for (s = 0; s < f->nst; s++)
+				if (strcmp(S(r, k->stage), f->st[s].name) == 0)
+					f->st[s].kernels++;
+		imap_put(&seen, k->name, &isnew);
+		if (isnew) {
+			int a = name_arch(S(r, k->name));
+			if (a > kp->arch)
+				kp->arch = a;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		f->total_us += us[i];
@@ -209,8 +307,17 @@ measure_pids(struct facts *f, const struct trace_reader *r, const struct trace *
 	f->npids = n;
 	f->nk = (long long)tr->nk;
 	imap_free(&ix);
+	imap_free(&seen);
 	free(pid);
 	free(us);
+}
+
+static void
+kpass_free(struct kpass *kp)
+{
+	xsort_free(kp->corrs);
+	xsort_free(kp->wait);
+	xsort_free(kp->streams);
 }
 
 /* ---- CUDA-graph capture regions ---- */
@@ -297,16 +404,24 @@ in_capture(const struct region *reg, size_t n, uint32_t thread, double ts)
 
 /* ---- launches against kernels ---- */
 
+/* A launch record as the joins read it: its correlation first. */
+struct lrec {
+	long long corr;
+	unsigned long long l;	/* its index among the trace's launch records */
+	double ts, dur;
+};
+
 struct eager {
 	double ts;
 	int missing;
 };
 
 static int
-eager_cmp(const void *a, const void *b)
+eager_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct eager *x = a, *y = b;
 
+	(void)ctx;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->missing - y->missing;
@@ -316,86 +431,120 @@ eager_cmp(const void *a, const void *b)
  * Sort every launch into graph launches, captured launches and eager
  * launches, and count those whose correlation no kernel carries.  The
  * tail is the run of eager launches at the end of the trace whose kernels
- * are all missing, after at least one that has its kernel.
+ * are all missing, after at least one that has its kernel.  Leaves the
+ * launches by correlation in *by_corr (the first of each first) for
+ * measure_kernels.
  */
 static void
-measure_launches(struct facts *f, const struct trace_reader *r, const struct trace *tr,
-    imap *lcorr)
+measure_launches(struct facts *f, const struct trace_reader *r, struct trace *tr,
+    struct kpass *kp, struct xsort **by_corr)
 {
-	imap kcorr = { 0 };
 	struct region *reg;
-	struct eager *eg = xmalloc((tr->nln ? tr->nln : 1) * sizeof *eg);
-	size_t i, nreg, neg = 0;
-	int isnew;
+	struct xsort *eg = xsort_new(sizeof(struct eager), eager_cmp, NULL);
+	unsigned char *missing = xcalloc(tr->nln / 8 + 1, 1);
+	const struct tcall *l;
+	const struct lrec *p;
+	const struct eager *e;
+	const long long *kc;
+	unsigned long long i = 0;
+	size_t nreg;
+	long long run = 0;
+	int any_found = 0;
 
-	for (i = 0; i < tr->nk; i++)
-		if (tr->k[i].has_corr)
-			imap_put(&kcorr, (uint64_t)tr->k[i].corr, NULL);
+	*by_corr = xsort_new(sizeof(struct lrec), cmp_ll_first, NULL);
+	if (tr->lq) {
+		xsort_rewind(tr->lq);
+		while ((l = xsort_next(tr->lq)) != NULL) {
+			struct lrec x = { l->corr, i++, l->ts, l->dur };
+			xsort_add(*by_corr, &x);
+		}
+	}
+	/* a launch whose correlation no kernel record carries: its kernel is missing */
+	kc = xsort_next(kp->corrs);
+	while ((p = xsort_next(*by_corr)) != NULL) {
+		while (kc && *kc < p->corr)
+			kc = xsort_next(kp->corrs);
+		if (!kc || *kc != p->corr)
+			missing[p->l >> 3] |= (unsigned char)(1u << (p->l & 7));
+	}
 	reg = capture_regions(r, tr, &nreg);
 	f->capture_regions = (long long)nreg;
-	for (i = 0; i < tr->nln; i++) {
-		const struct tcall *l = &tr->ln[i];
-		const char *name = S(r, l->name);
-		size_t len = strlen(name);
-		int missing = imap_get(&kcorr, (uint64_t)l->corr) == NULL;
-		uint64_t *v = imap_put(lcorr, (uint64_t)l->corr, &isnew);
-
-		if (isnew)
-			*v = i;
-		/* a copy's or set's call is kept only with its GPU item: never missing */
-		if (l->kind != LAUNCH_KERNEL)
-			continue;
-		if (!f->has_first_launch || l->corr < f->first_launch_corr)
-			f->first_launch_corr = l->corr;
-		f->has_first_launch = 1;
-		if (text_starts(name, len, "hip"))
-			f->amd = 1;
-		if (text_has_ci(name, len, "graphlaunch")) {
-			f->graph++;
-			f->graph_missing += missing;
-		} else if (missing && nreg && in_capture(reg, nreg, l->thread, l->ts)) {
-			f->captured++;
-		} else {
-			f->eager++;
-			f->eager_missing += missing;
-			eg[neg].ts = l->ts;
-			eg[neg++].missing = missing;
+	i = 0;
+	if (tr->lq) {
+		xsort_rewind(tr->lq);
+		while ((l = xsort_next(tr->lq)) != NULL) {
+			const char *name = S(r, l->name);
+			size_t len = strlen(name);
+			int miss = missing[i >> 3] >> (i & 7) & 1;
+			i++;
+			/* a copy's or set's call is kept only with its GPU item: never missing */
+			if (l->kind != LAUNCH_KERNEL)
+				continue;
+			if (!f->has_first_launch || l->corr < f->first_launch_corr)
+				f->first_launch_corr = l->corr;
+			f->has_first_launch = 1;
+			if (text_starts(name, len, "hip"))
+				f->amd = 1;
+			if (text_has_ci(name, len, "graphlaunch")) {
+				f->graph++;
+				f->graph_missing += miss;
+			} else if (miss && nreg && in_capture(reg, nreg, l->thread, l->ts)) {
+				f->captured++;
+			} else {
+				struct eager x = { l->ts, miss };
+				f->eager++;
+				f->eager_missing += miss;
+				xsort_add(eg, &x);
+			}
 		}
 	}
 	f->nln = f->graph + f->captured + f->eager;
-	xqsort(eg, neg, sizeof *eg, eager_cmp);
-	for (i = neg; i > 0 && eg[i - 1].missing; i--)
-		f->tail_missing++;
-	if (i == 0)		/* no eager launch has its kernel: not a cut tail */
-		f->tail_missing = 0;
-	free(eg);
+	/* the last run of missing ones, by time; none when no eager launch has its kernel */
+	while ((e = xsort_next(eg)) != NULL) {
+		if (e->missing) {
+			run++;
+		} else {
+			run = 0;
+			any_found = 1;
+		}
+	}
+	f->tail_missing = any_found ? run : 0;
+	xsort_free(eg);
+	free(missing);
 	free(reg);
-	imap_free(&kcorr);
 }
 
 /*
  * Compute kernels of the analyzed process without a launch, kernels that
- * start before their launch, and timestamps no clock gives.
+ * start before their launch, and timestamps no clock gives: the kernels
+ * with a correlation against the first launch of theirs.
  */
 static void
-measure_kernels(struct facts *f, const struct trace_reader *r, const struct trace *tr,
-    const imap *lcorr)
+measure_kernels(struct facts *f, struct kpass *kp, struct xsort *by_corr)
 {
-	size_t i;
+	const struct kwait *w;
+	const struct lrec *p;
+	struct lrec first;
+	int have = 0;
 
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		const uint64_t *v;
-
-		double abs_ts = k->ts + (double)f->time_base;
-
-		if (trace_thread_pid(r, k->thread) != f->sel)
-			continue;
-		v = k->has_corr ? imap_get(lcorr, (uint64_t)k->corr) : NULL;
+	xsort_rewind(by_corr);
+	p = xsort_next(by_corr);
+	while ((w = xsort_next(kp->wait)) != NULL) {
+		const struct lrec *v = NULL;
+		double abs_ts = w->ts + (double)f->time_base;
+		/* the first launch of each correlation up to the kernel's (the sort is stable) */
+		while (p && (!have || first.corr < w->corr)) {
+			first = *p;
+			have = 1;
+			while ((p = xsort_next(by_corr)) != NULL && p->corr == first.corr)
+				;
+		}
+		if (have && first.corr == w->corr)
+			v = &first;
 		if (abs_ts < 0 || abs_ts > ABSURD_US ||
-		    (v && k->ts - (tr->ln[*v].ts + tr->ln[*v].dur) > ABSURD_DELAY_US))
+		    (v && w->ts - (v->ts + v->dur) > ABSURD_DELAY_US))
 			f->absurd++;
-		if (strcasecmp(S(r, k->cat), "kernel") == 0) {
+		if (w->compute) {
 			f->compute++;
 			f->compute_no_launch += v == NULL;
 			/*
@@ -403,11 +552,11 @@ measure_kernels(struct facts *f, const struct trace_reader *r, const struct trac
 			 * first launch's was launched before the profiler recorded the
 			 * host, and ran once it recorded the GPU (issue 25).
 			 */
-			if (!v && k->has_corr && f->has_first_launch && k->corr < f->first_launch_corr)
+			if (!v && f->has_first_launch && w->corr < f->first_launch_corr)
 				f->compute_before++;
 		}
-		if (v && k->ts < tr->ln[*v].ts - EPS_US) {
-			double d = tr->ln[*v].ts - k->ts;
+		if (v && w->ts < v->ts - EPS_US) {
+			double d = v->ts - w->ts;
 			f->skew++;
 			if (d > f->skew_max)
 				f->skew_max = d;
@@ -417,60 +566,33 @@ measure_kernels(struct facts *f, const struct trace_reader *r, const struct trac
 
 /* ---- same-stream overlap ---- */
 
-struct sk {
-	uint32_t stream, name;
-	double ts, end;
-};
-
-static int
-sk_cmp(const void *a, const void *b)
-{
-	const struct sk *x = a, *y = b;
-
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
 /*
  * The GPU architecture the kernel names give away: cuBLAS, cuBLASLt and
  * CUTLASS kernels carry it ("sm90_xmma_gemm", "nvjet_sm103_tst").  A device
  * runs kernels built for older architectures too, so the highest number
- * found is the closest to the device.  Returns it, 0 when none is named.
+ * found over the analyzed process's names is the closest to the device
+ * (kernel_pass takes the highest).  Returns one name's, 0 when it names none.
  */
 static int
-kernel_arch(const struct trace_reader *r, const struct trace *tr, uint32_t sel)
+name_arch(const char *name)
 {
-	imap seen = { 0 };
-	size_t i;
-	int best = 0, isnew;
+	const char *p;
+	int best = 0;
 
-	for (i = 0; i < tr->nk; i++) {
-		const char *p, *name;
-		if (trace_thread_pid(r, tr->k[i].thread) != sel)
+	for (p = name; (p = strstr(p, "sm")) != NULL; p += 2) {
+		const char *q = p + 2;
+		int v = 0, nd = 0;
+		if (p > name && ((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')))
 			continue;
-		imap_put(&seen, tr->k[i].name, &isnew);
-		if (!isnew)
-			continue;
-		name = S(r, tr->k[i].name);
-		for (p = name; (p = strstr(p, "sm")) != NULL; p += 2) {
-			const char *q = p + 2;
-			int v = 0, nd = 0;
-			if (p > name && ((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')))
-				continue;
-			if (*q == '_')
-				q++;
-			while (*q >= '0' && *q <= '9' && nd < 4) {
-				v = v * 10 + (*q++ - '0');
-				nd++;
-			}
-			if ((nd == 2 || nd == 3) && !(*q >= '0' && *q <= '9') && v >= 50 && v > best)
-				best = v;
+		if (*q == '_')
+			q++;
+		while (*q >= '0' && *q <= '9' && nd < 4) {
+			v = v * 10 + (*q++ - '0');
+			nd++;
 		}
+		if ((nd == 2 || nd == 3) && !(*q >= '0' && *q <= '9') && v >= 50 && v > best)
+			best = v;
 	}
-	imap_free(&seen);
 	return best;
 }
 
@@ -484,38 +606,27 @@ kernel_arch(const struct trace_reader *r, const struct trace *tr, uint32_t sel)
  * outlasts.
  */
 static void
-measure_overlap(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+measure_overlap(struct facts *f, struct kpass *kp)
 {
-	struct sk *v = xmalloc((tr->nk ? tr->nk : 1) * sizeof *v);
-	size_t i, n = 0;
+	const struct sk *p;
+	struct sk prev = { 0, 0, 0, 0, 0 }, v;
+	long long n = 0;
 	int arch;
 
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		if (trace_thread_pid(r, k->thread) != f->sel || strcasecmp(S(r, k->cat), "cuda_sync") == 0)
-			continue;
-		v[n].stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
-		v[n].name = k->name;
-		v[n].ts = k->ts;
-		v[n].end = k->ts + k->dur;
-		f->sel_us += k->dur;
-		n++;
-	}
-	xqsort(v, n, sizeof *v, sk_cmp);
-	f->stream_kernels = (long long)n;
 	f->overlap_partial = 1;
-	for (i = 1; i < n; i++) {
-		if (v[i].stream != v[i - 1].stream || v[i].ts >= v[i - 1].end - EPS_US)
+	for (; (p = xsort_next(kp->streams)) != NULL; prev = v, n++) {
+		v = *p;
+		if (n == 0 || v.stream != prev.stream || v.ts >= prev.end - EPS_US)
 			continue;
 		f->overlaps++;
-		f->overlaps_same += v[i].name == v[i - 1].name;
-		f->overlap_us += (v[i].end < v[i - 1].end ? v[i].end : v[i - 1].end) - v[i].ts;
-		if (v[i - 1].end - v[i].ts > f->overlap_max)
-			f->overlap_max = v[i - 1].end - v[i].ts;
-		if (v[i].end <= v[i - 1].end)
+		f->overlaps_same += v.name == prev.name;
+		f->overlap_us += (v.end < prev.end ? v.end : prev.end) - v.ts;
+		if (prev.end - v.ts > f->overlap_max)
+			f->overlap_max = prev.end - v.ts;
+		if (v.end <= prev.end)
 			f->overlap_partial = 0;
 	}
-	free(v);
+	f->stream_kernels = n;
 	if (f->overlaps == 0) {
 		f->cause = OV_NONE;
 		return;
@@ -529,7 +640,7 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 	} else if (f->gpu.known && (f->gpu.amd || f->gpu.major >= 0)) {
 		arch = f->gpu.amd ? -1 : (int)(f->gpu.major * 10);	/* older than sm90, or AMD */
 	} else {
-		arch = kernel_arch(r, tr, f->sel);
+		arch = kp->arch;
 		if (arch >= 90) {
 			f->arch = arch >= 100 ? "Blackwell" : "Hopper";
 			snprintf(f->arch_tag, sizeof f->arch_tag, "sm%d", arch);
@@ -540,7 +651,7 @@ measure_overlap(struct facts *f, const struct trace_reader *r, const struct trac
 	else if (f->overlaps_same == 0 && f->overlap_partial && f->overlap_max < 10.0 &&
 	    !f->amd && !f->gpu.amd && (arch == 0 || arch >= 90))
 		f->cause = OV_PDL;
-	else if (f->overlaps_same * 2 < f->overlaps && f->overlaps * 100 <= (long long)n &&
+	else if (f->overlaps_same * 2 < f->overlaps && f->overlaps * 100 <= n &&
 	    f->overlap_us <= 0.001 * f->sel_us)
 		f->cause = OV_NEGLIGIBLE;
 	else
@@ -578,15 +689,14 @@ stage_name(const char *s)
 /*
  * The stages the trace names: its path's stage when that is not "all"
  * (trace-stage then gives every kernel that stage), else the stages its
- * annotations name.  Launches inside a stage's CPU windows are counted only
- * for stages without kernels, where the detail needs them.
+ * annotations name; kernel_pass counts their kernels.
  */
 static void
-measure_stages(struct facts *f, const struct trace_reader *r, const struct trace *tr)
+stage_slots(struct facts *f, const struct trace_reader *r, const struct trace *tr)
 {
 	const char *ps = stage_name(S(r, tr->stage));
 	struct stage_facts *sf;
-	size_t i, j, s;
+	size_t i;
 
 	if (ps) {
 		sf = stage_slot(f, ps);
@@ -600,18 +710,23 @@ measure_stages(struct facts *f, const struct trace_reader *r, const struct trace
 				sf->windows++;
 		}
 	}
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		if (trace_thread_pid(r, k->thread) != f->sel || k->stage == NOSTR)
-			continue;
-		for (s = 0; s < f->nst; s++)
-			if (strcmp(S(r, k->stage), f->st[s].name) == 0)
-				f->st[s].kernels++;
-	}
+}
+
+/*
+ * Launches inside a stage's CPU windows, counted only for stages without
+ * kernels (kernel_pass counted those), where the detail needs them.
+ */
+static void
+stage_launches(struct facts *f, const struct trace_reader *r, struct trace *tr)
+{
+	const struct tcall *l;
+	size_t i, s;
+
 	for (s = 0; s < f->nst; s++) {
-		if (f->st[s].kernels || f->st[s].from_path)
+		if (f->st[s].kernels || f->st[s].from_path || !tr->lq)
 			continue;
-		for (j = 0; j < tr->nln; j++)
+		xsort_rewind(tr->lq);
+		while ((l = xsort_next(tr->lq)) != NULL)
 			for (i = 0; i < tr->nan; i++) {
 				const struct tannot *a = &tr->an[i];
 				const char *an;
@@ -619,7 +734,7 @@ measure_stages(struct facts *f, const struct trace_reader *r, const struct trace
 				    strcmp(an, f->st[s].name) != 0 ||
 				    strcmp(S(r, a->cat), "gpu_user_annotation") == 0)
 					continue;
-				if (tr->ln[j].ts >= a->ts && tr->ln[j].ts <= a->ts + a->dur) {
+				if (l->ts >= a->ts && l->ts <= a->ts + a->dur) {
 					f->st[s].launches++;
 					break;
 				}
@@ -664,10 +779,11 @@ measure_steps(struct facts *f, const struct trace_reader *r, const struct trace 
 }
 
 void
-facts_measure(struct facts *f, const struct trace_reader *r, const struct trace *tr,
+facts_measure(struct facts *f, const struct trace_reader *r, struct trace *tr,
     uint32_t sel, const struct side_facts *sf)
 {
-	imap lcorr = { 0 };
+	struct kpass kp;
+	struct xsort *by_corr;
 
 	memset(f, 0, sizeof *f);
 	f->path = S(r, tr->path);
@@ -678,11 +794,13 @@ facts_measure(struct facts *f, const struct trace_reader *r, const struct trace 
 		facts_side(f, sf);
 	measure_stats(f, tr);
 	measure_flags(f, r, tr);
-	measure_pids(f, r, tr);
-	measure_launches(f, r, tr, &lcorr);
-	measure_kernels(f, r, tr, &lcorr);
-	measure_overlap(f, r, tr);
-	measure_stages(f, r, tr);
+	stage_slots(f, r, tr);
+	kernel_pass(f, r, tr, &kp);
+	measure_launches(f, r, tr, &kp, &by_corr);
+	measure_kernels(f, &kp, by_corr);
+	measure_overlap(f, &kp);
+	stage_launches(f, r, tr);
 	measure_steps(f, r, tr);
-	imap_free(&lcorr);
+	xsort_free(by_corr);
+	kpass_free(&kp);
 }

@@ -138,8 +138,8 @@ struct side_facts {
 };
 
 /*
- * Measure one staged trace.  r and tr are the reader's (trace.h); tr must
- * hold the trace's kernels, launches and annotations; of its frames only
+ * Measure one staged trace.  r and tr are the reader's (trace.h), read in
+ * queue mode; tr must hold the trace's kernels, launches and annotations; of its frames only
  * torch.cuda.graph's capture_begin and capture_end are looked at (main.c
  * keeps no others).  sel is the string id of the pid its gpu_pids record
  * names, NOSTR when the trace has none (no kernels).  Fills *f completely;
@@ -147,7 +147,7 @@ struct side_facts {
  * that outlives the call.  sf (may be NULL): what main.c read of the
  * trace's gpu_pids and device records.
  */
-void facts_measure(struct facts *f, const struct trace_reader *r, const struct trace *tr,
+void facts_measure(struct facts *f, const struct trace_reader *r, struct trace *tr,
     uint32_t sel, const struct side_facts *sf);
 
 /*

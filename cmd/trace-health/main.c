@@ -75,6 +75,7 @@ main(int argc, char **argv)
 	argv += optind;
 	ops.collect = TR_MASK(kernel) | TR_MASK(launch) | TR_MASK(frame) | TR_MASK(annotation);
 	ops.pass = 1;
+	ops.queue = 1;	/* kernels and launches in bounded memory (issue 30) */
 	ops.keep = keep;
 	ops.on_line = on_line;
 	ops.on_trace = on_trace;
