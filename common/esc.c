@@ -192,6 +192,17 @@ esc_md(const char *s, size_t n, int line_start, sbuf *out)
 				sb_addc(out, '\\');
 			sb_addc(out, '.');
 			continue;
+		case '@':
+			/*
+			 * GitHub's @mentions (and team mentions, e-mail autolinks)
+			 * are matched on the rendered text, after escapes and
+			 * entities are decoded, so neither "\@" nor "&#64;" stops
+			 * one; a zero-width space between "@" and the name does.
+			 */
+			sb_addc(out, '@');
+			if (i + 1 < n && alnum(p[i + 1]))
+				sb_adds(out, "&#8203;");
+			continue;
 		case '#':
 			/* only a # after a blank (or first) can close a heading */
 			if (i == start || p[i - 1] == ' ' || p[i - 1] == '\t')

@@ -41,9 +41,12 @@ int esc_ctrl_needed(const char *p, size_t n, int flags);
  * (\ ` * _ [ ] < & | ~; "_" inside a word and "#" inside a word stay bare,
  * since neither acts there, and so does ">", which ends a tag or autolink
  * only after an escaped "<"), the ":" of "://" and the "." of "www."
- * (GitHub's extended autolinks; an e-mail address still links, as a
- * mailto:, since no escape stops it), CR, LF and CR LF as "<br>", control
- * characters as esc_ctrl shows them.  `line_start`: the text begins a
+ * (GitHub's extended autolinks), "&#8203;" (a zero-width space) after an
+ * "@" before a letter or digit, so that "@name" and "@org/team" notify no
+ * one where the report is pasted (GitHub matches mentions on the rendered
+ * text, where "\@" and "&#64;" are a bare "@" again; the space shows as
+ * nothing, and an e-mail address no longer links either), CR, LF and CR
+ * LF as "<br>", control characters as esc_ctrl shows them.  `line_start`: the text begins a
  * line, so its leading blanks go and a first character that could open a
  * block (# > - + = or "1." "1)") is escaped too (issue 27 item 7).
  */
