@@ -21,7 +21,14 @@
 void
 fmt_ms(sbuf *out, double us)
 {
-	sb_printf(out, "%.2f ms", us / 1000.0);
+	char buf[64];
+
+	snprintf(buf, sizeof buf, "%.2f", us / 1000.0);
+	/* "0.00 ms" would say a kernel of 4 us took no time */
+	if (us != 0 && (strcmp(buf, "0.00") == 0 || strcmp(buf, "-0.00") == 0))
+		sb_adds(out, us < 0 ? "-<0.01 ms" : "<0.01 ms");
+	else
+		sb_printf(out, "%s ms", buf);
 }
 
 void

@@ -250,7 +250,7 @@ int row_folded(const struct tab *t, size_t r);
 size_t rows_shown(const struct tab *t);
 void cell_text(struct cell *c, const char *text);	/* NULL: "" */
 void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
-void cell_ms(struct cell *c, double us);	/* "1.23 ms", us behind it */
+void cell_ms(struct cell *c, double us);	/* fmt_ms's text, us behind it */
 void cell_pct(struct cell *c, double pct);	/* "12.3%" */
 void cell_int(struct cell *c, long long v);
 /*
@@ -360,7 +360,12 @@ char *fig_num(double v, const char *key, char *buf);
 int doc_col_has_short(const struct doc *d, const char *table, size_t c);
 
 /* Formatting helpers shared by the writers. */
-void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */
+/*
+ * us microseconds as milliseconds: "1.23 ms"; a time that is not zero but
+ * would print as "0.00 ms" is "<0.01 ms" ("-<0.01 ms" below zero).
+ * --compat reference prints the reference's "%.2f ms" (compat.c).
+ */
+void fmt_ms(sbuf *out, double us);
 void fmt_pct(sbuf *out, double pct);	/* "12.3%" */
 
 /* ---- the writers ---- */
