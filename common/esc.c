@@ -43,7 +43,8 @@ ctrl_at(const unsigned char *p, size_t n, int flags, sbuf *out)
 
 	if (p[0] < 0x20 || p[0] == 0x7f) {
 		if ((p[0] == '\t' && (flags & ESC_KEEP_TAB)) ||
-		    (p[0] == '\n' && (flags & ESC_KEEP_NL)))
+		    (p[0] == '\n' && (flags & ESC_KEEP_NL)) ||
+		    (p[0] == '\r' && (flags & ESC_KEEP_CR)))
 			return 0;
 		if (out)
 			hex_byte(out, "\\x", p[0]);
@@ -104,7 +105,7 @@ esc_ctrl(const char *s, size_t n, int flags, sbuf *out)
 		}
 		sb_add(out, s + start, i - start);
 		k = ctrl_at(p + i, n - i, flags, out);
-		if (k == 0) {		/* a tab or newline the flags keep */
+		if (k == 0) {		/* a tab, newline or CR the flags keep */
 			sb_addc(out, s[i]);
 			k = 1;
 		}

@@ -16,13 +16,14 @@
 
 #include "sbuf.h"
 
-/* esc_ctrl flags: the two control characters a destination may keep. */
+/* esc_ctrl flags: the control characters a destination may keep. */
 #define ESC_KEEP_TAB	1
 #define ESC_KEEP_NL	2
+#define ESC_KEEP_CR	4	/* a quoted CSV cell holds a CR as it holds a LF */
 
 /*
  * Control characters shown as escapes: C0 controls and DEL as "\x1b"
- * (tab and newline kept when the flags say so), U+0000 (C0 80) as "\x00",
+ * (tab, newline and CR kept when the flags say so), U+0000 (C0 80) as "\x00",
  * C1 controls (U+0080-U+009F, CSI among them) as "\u009b", the
  * bidirectional controls (U+061C, U+200E-F, U+202A-E, U+2066-9, which
  * reorder the text around them) as "\u202e", and each byte that is not

@@ -162,6 +162,14 @@ fig_num(double v, const char *key, char *buf)
 }
 
 int
+col_is_list(const char *key)
+{
+	return strcmp(key, "location") == 0 || strcmp(key, "cpu_op") == 0 ||
+	    strcmp(key, "evidence") == 0 || strcmp(key, "current_locations") == 0 ||
+	    strcmp(key, "candidate_path") == 0;
+}
+
+int
 doc_col_has_short(const struct doc *d, const char *table, size_t c)
 {
 	size_t i, j, r;

@@ -86,6 +86,13 @@ struct col {
 };
 
 /*
+ * Is column `key` a list, several values a cell, one a line (Python
+ * sites, CPU ops, evidence)?  JSON writes its cells as arrays, CSV and
+ * TSV join the values with "; ".
+ */
+int col_is_list(const char *key);
+
+/*
  * Column sets (issue 31): the kernel table's duration statistics per
  * launch (mean_us, min_us, max_us, p50_us, p90_us) are in the machine
  * formats always, in markdown only with --stats (in place of the Python
@@ -394,12 +401,16 @@ const char *dsv_empty_reason(const struct doc *d, const char *table);
  */
 size_t dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, sbuf *out);
 /*
- * A text cell of CSV (sep ',') or TSV made safe, appended to out before
- * quoting: control characters escaped (esc_ctrl; CSV keeps tab and
- * newline) and a "'" before a cell a spreadsheet would read as a formula
- * (esc_is_formula) unless --raw-cells (issue 27).  compat.c's CSV too.
+ * The text raw as one cell of CSV (sep ',') or TSV (sep '\t'), appended
+ * to out; compat.c's CSV and TSV too.  CSV keeps the cell's tabs, LF and
+ * CR, and quotes a cell holding a comma, a double quote, CR or LF as RFC
+ * 4180 says (its quotes doubled); TSV has no quoting, so a tab, LF and CR
+ * show as "\x09", "\x0a", "\x0d".  Other control characters are shown
+ * as esc_ctrl shows them in both, and a cell that, as written, a
+ * spreadsheet would read as a formula (esc_is_formula) gets a leading
+ * "'" unless --raw-cells (issue 27).
  */
-void dsv_safe(const char *s, char sep, sbuf *out);
+void dsv_field(sbuf *out, const char *raw, char sep);
 extern int raw_cells;		/* --raw-cells: no "'" before formula-like cells */
 void jsondoc_write(const struct doc *const *docs, size_t n, const struct doc *summary, sbuf *out);
 
