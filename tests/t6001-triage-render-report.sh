@@ -135,14 +135,20 @@ t_items_count() {
 	has "$T/r.md" '^\*\*decode: 1.00 ms of kernel time (0.95 ms GPU busy: overlapping items counted once) in 42 GPU items (37 kernels, 5 copies and sets) over 2 steps;'
 	has "$T/r.md" '^| Step | Marker | Batch | Tokens | Period | CPU marker | GPU busy | GPU span | GPU items |$'
 	# one of each: singular words
-	# the machine formats count the copies and sets apart (a column markdown leaves to the headline)
+	# the machine formats: every GPU item (items), the kernels and the copies and sets
+	# apart, and the kernel time (columns markdown leaves to the headline)
 	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":42,"copies":5,/' "$F" |
 	    "$RENDER" --format csv --table gpu >"$T/g.csv"
-	eq "stage,kernels,copies,busy_us" "$(head -n 1 "$T/g.csv" | cut -d, -f1-4)"
-	eq "decode,42,5" "$(sed -n 2p "$T/g.csv" | cut -d, -f1-3)"
-	"$RENDER" --format csv --table gpu <"$F" | sed -n 2p | cut -d, -f1-3 >"$T/g0"
-	eq "decode,42,0" "$(cat "$T/g0")"
+	eq "stage,items,kernels,copies,kernel_us,busy_us" "$(head -n 1 "$T/g.csv" | cut -d, -f1-6)"
+	eq "decode,42,37,5,1000,950" "$(sed -n 2p "$T/g.csv" | cut -d, -f1-6)"
+	"$RENDER" --format csv --table gpu <"$F" | sed -n 2p | cut -d, -f1-5 >"$T/g0"
+	eq "decode,42,42,0,1000" "$(cat "$T/g0")"
+	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":42,"copies":5,/' "$F" |
+	    "$RENDER" --format json >"$T/g.json"
+	eq '42 37 5 1000' "$(jq -r '.reports[0].tables[] | select(.table == "gpu") | .rows[0] |
+	    "\(.items) \(.kernels) \(.copies) \(.kernel_us)"' "$T/g.json")"
 	hasnt "$T/r.md" 'Copies and sets |'
+	hasnt "$T/r.md" '| Kernels |'
 	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":2,"copies":1,/' "$F" | "$RENDER" >"$T/r1.md"
 	has "$T/r1.md" ' in 2 GPU items (1 kernel, 1 copy or set) over 2 steps;'
 	sed -e '/"type":"gpu_time"/s/"kernels":42,/"kernels":1,/' "$F" | "$RENDER" >"$T/r2.md"

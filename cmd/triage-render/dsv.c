@@ -2,7 +2,7 @@
  * One table of the report as CSV (RFC 4180) or TSV: a header of the
  * column names (the records' member names), the stage first; numbers as
  * plain numbers in the column's unit (microseconds, percent) rounded to
- * the figure's precision, an empty cell for a number the run does not
+ * the figure's precision, an empty cell for a figure the run does not
  * have; a shortened name's short form in a <key>_short column beside the
  * whole one; a list cell's values joined with "; " (issue 31); text as
  * dsv_field writes it.
@@ -106,13 +106,14 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 					sb_addc(out, sep);
 					if (x->has_num)
 						sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
-					else if (!t->cols[c].num)
+					else if (!t->cols[c].num && !x->none)
 						text_field(out, x->full ? x->full : x->text,
 						    t->cols[c].key, sep);
-					/* a number the run does not have: an empty cell */
+					/* a figure the run does not have: an empty cell */
 					if (c < first->ncols && shorts[c]) {
 						sb_addc(out, sep);
-						text_field(out, x->text, t->cols[c].key, sep);
+						if (!x->none)
+							text_field(out, x->text, t->cols[c].key, sep);
 					}
 				}
 				sb_adds(out, eol);
@@ -216,11 +217,11 @@ dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, s
 					sb_addc(out, sep);
 					if (x && x->has_num)
 						sb_adds(out, fig_num(x->num, keys[k], buf));
-					else if (x && !tb->cols[c].num)
+					else if (x && !tb->cols[c].num && !x->none)
 						text_field(out, x->full ? x->full : x->text, keys[k], sep);
 					if (shortk[k]) {
 						sb_addc(out, sep);
-						if (x && x->text)
+						if (x && x->text && !x->none)
 							text_field(out, x->text, keys[k], sep);
 					}
 				}

@@ -108,8 +108,8 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 			sb_addc(out, ':');
 			if (x->has_num && isfinite(x->num))
 				sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
-			else if (t->cols[c].num)
-				sb_adds(out, "null");	/* a number the run does not have ("-") */
+			else if (t->cols[c].num || x->none)
+				sb_adds(out, "null");	/* a figure the run does not have ("-") */
 			else if (col_is_list(t->cols[c].key))
 				list(out, x->text);
 			else
@@ -118,7 +118,10 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 				sb_adds(out, ",\"");
 				sb_adds(out, t->cols[c].key);
 				sb_adds(out, "_short\":");
-				str(out, x->text);
+				if (x->none)
+					sb_adds(out, "null");
+				else
+					str(out, x->text);
 			}
 		}
 		sb_addc(out, '}');

@@ -120,6 +120,7 @@ struct cell {
 	char *full;		/* the whole text when text is shortened, else NULL */
 	double num;		/* the number behind a numeric cell (raw unit of the column) */
 	int has_num;
+	int none;		/* a text the run does not have: "-", null in JSON, empty in CSV */
 };
 
 struct tab {
@@ -256,6 +257,9 @@ void row_fold(struct tab *t);
 int row_folded(const struct tab *t, size_t r);
 size_t rows_shown(const struct tab *t);
 void cell_text(struct cell *c, const char *text);	/* NULL: "" */
+void cell_none(struct cell *c);	/* no value: "-" for people, none for machines */
+/* Member m of it as a text cell; cell_none when absent. */
+void cell_str_member(struct cell *c, const struct item *it, const char *m);
 void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
 void cell_ms(struct cell *c, double us);	/* fmt_ms's text, us behind it */
 void cell_pct(struct cell *c, double pct);	/* "12.3%" */
