@@ -43,7 +43,8 @@ ctrl_at(const unsigned char *p, size_t n, int flags, sbuf *out)
 
 	if (p[0] < 0x20 || p[0] == 0x7f) {
 		if ((p[0] == '\t' && (flags & ESC_KEEP_TAB)) ||
-		    (p[0] == '\n' && (flags & ESC_KEEP_NL)))
+		    (p[0] == '\n' && (flags & ESC_KEEP_NL)) ||
+		    (p[0] == '\r' && (flags & ESC_KEEP_CR)))
 			return 0;
 		if (out)
 			hex_byte(out, "\\x", p[0]);
@@ -104,7 +105,7 @@ esc_ctrl(const char *s, size_t n, int flags, sbuf *out)
 		}
 		sb_add(out, s + start, i - start);
 		k = ctrl_at(p + i, n - i, flags, out);
-		if (k == 0) {		/* a tab or newline the flags keep */
+		if (k == 0) {		/* a tab, newline or CR the flags keep */
 			sb_addc(out, s[i]);
 			k = 1;
 		}
@@ -191,6 +192,17 @@ esc_md(const char *s, size_t n, int line_start, sbuf *out)
 			    (p[i - 3] | 0x20) == 'w')
 				sb_addc(out, '\\');
 			sb_addc(out, '.');
+			continue;
+		case '@':
+			/*
+			 * GitHub's @mentions (and team mentions, e-mail autolinks)
+			 * are matched on the rendered text, after escapes and
+			 * entities are decoded, so neither "\@" nor "&#64;" stops
+			 * one; a zero-width space between "@" and the name does.
+			 */
+			sb_addc(out, '@');
+			if (i + 1 < n && alnum(p[i + 1]))
+				sb_adds(out, "&#8203;");
 			continue;
 		case '#':
 			/* only a # after a blank (or first) can close a heading */

@@ -16,13 +16,14 @@
 
 #include "sbuf.h"
 
-/* esc_ctrl flags: the two control characters a destination may keep. */
+/* esc_ctrl flags: the control characters a destination may keep. */
 #define ESC_KEEP_TAB	1
 #define ESC_KEEP_NL	2
+#define ESC_KEEP_CR	4	/* a quoted CSV cell holds a CR as it holds a LF */
 
 /*
  * Control characters shown as escapes: C0 controls and DEL as "\x1b"
- * (tab and newline kept when the flags say so), U+0000 (C0 80) as "\x00",
+ * (tab, newline and CR kept when the flags say so), U+0000 (C0 80) as "\x00",
  * C1 controls (U+0080-U+009F, CSI among them) as "\u009b", the
  * bidirectional controls (U+061C, U+200E-F, U+202A-E, U+2066-9, which
  * reorder the text around them) as "\u202e", and each byte that is not
@@ -41,9 +42,12 @@ int esc_ctrl_needed(const char *p, size_t n, int flags);
  * (\ ` * _ [ ] < & | ~; "_" inside a word and "#" inside a word stay bare,
  * since neither acts there, and so does ">", which ends a tag or autolink
  * only after an escaped "<"), the ":" of "://" and the "." of "www."
- * (GitHub's extended autolinks; an e-mail address still links, as a
- * mailto:, since no escape stops it), CR, LF and CR LF as "<br>", control
- * characters as esc_ctrl shows them.  `line_start`: the text begins a
+ * (GitHub's extended autolinks), "&#8203;" (a zero-width space) after an
+ * "@" before a letter or digit, so that "@name" and "@org/team" notify no
+ * one where the report is pasted (GitHub matches mentions on the rendered
+ * text, where "\@" and "&#64;" are a bare "@" again; the space shows as
+ * nothing, and an e-mail address no longer links either), CR, LF and CR
+ * LF as "<br>", control characters as esc_ctrl shows them.  `line_start`: the text begins a
  * line, so its leading blanks go and a first character that could open a
  * block (# > - + = or "1." "1)") is escaped too (issue 27 item 7).
  */

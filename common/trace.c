@@ -269,8 +269,12 @@ open_trace(struct trace_reader *r)
 		r->tr.stage = strtab_intern(r->str, st, strlen(st));
 		free(path);
 	}
-	r->tr.rank = x.rank;
 	r->tr.has_rank = REC_HAS(&x, trace, rank);
+	/* trace-extract writes none below 0; -1 would be a rank of its own to rank-skew */
+	if (r->tr.has_rank && x.rank < 0)
+		rec_die(&r->rd, "trace record: member 'rank' is %lld: a rank is a whole number "
+		    "from 0", x.rank);
+	r->tr.rank = x.rank;
 	r->tr.world_size = x.world_size;
 	r->tr.has_world = REC_HAS(&x, trace, world_size);
 	r->tr.time_base = x.time_base_us;

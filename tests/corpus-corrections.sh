@@ -15,6 +15,7 @@
 #  - a copy's row names its runtime call when no CPU op matched (C19).
 #  - a row's sites listed by share, none printed as 0% (C22); DLRM's
 #    "## decoder ##" annotations no decode stage (C8).
+#  - no kernel row of a nonzero time printed as "0.00 ms" (C27).
 shared=${1:-../shared}
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/corpus-corrections.XXXXXX")
@@ -73,8 +74,20 @@ for f in "$shared"/corpus/traces/*; do
 	    "fuse_row") | [(.evidence | [scan("\\(([0-9.]+)%\\)")[0] | tonumber] | add), .share_pct,
 	    (.evidence | split("<br>") | length), .pattern] | . as [$sum, $share, $n, $p]
 	    | select(($sum - $share | fabs) > 0.05 * $n + 0.05) | $p' "$tmp/$n.jsonl")"
+	# C27: the kernel tables' GPU time (the third cell) is 0.00 ms only for a zero
+	"$top/build/bin/triage-render" -q <"$tmp/$n.jsonl" >"$tmp/$n.md" 2>/dev/null
+	ok "$n: no kernel row of a nonzero time reads 0.00 ms (C27)" \
+	    "$(jq -r 'select(.type == "kernel_row" and .shown and .total_us == 0) | .kernel' \
+	    "$tmp/$n.jsonl" | wc -l | tr -d ' ')" \
+	    "$(sed -n '/^## Kernels$/,/^## Overlap/p' "$tmp/$n.md" | grep -c '^| [^|]* | [^|]* | 0\.00 ms |')"
 done
 
+# (its one kernel, 1.76 us: the reference's "%.2f" says 0.00 ms)
+ok "hta_triton_example: a kernel of 1.76 us reads <0.01 ms, under --compat reference 0.00 ms (C27)" \
+    "| triton_poi_fused_add_cos_sin_0 | elementwise | \\<0.01 ms | 100.0% | 1 |;| triton_poi_fused_add_cos_sin_0 | other | 0.00 ms | 100.0% | 1 |" \
+    "$(grep -o '^| triton_poi_fused_add_cos_sin_0 | [a-z]* | [^|]* | [^|]* | 1 |' "$tmp/hta_triton_example.md");$(
+    "$top/scripts/triage" -q --compat reference --input "$shared/corpus/traces/hta_triton_example.json.gz" |
+    grep -o '^| triton_poi_fused_add_cos_sin_0 | [a-z]* | [^|]* | [^|]* | 1 |')"
 # (the kernel launches; the 360 calls of its copies and sets are launch records of their own kind)
 ok "resnet50 (legacy Kineto): Runtime launches read" 8802 \
     "$("$top/build/bin/trace-extract" -q "$shared/corpus/traces/kineto_plugin_resnet50_w0.json.gz" |

@@ -25,6 +25,35 @@ t_usage() {
 }
 check "bad options: usage and exit 2" t_usage
 
+t_negative_rank() {
+	# --ranks: a rank is a whole number from 0, alone, in a range or a list
+	for v in -1 0--1 -2-3 0,-1; do
+		status 2 "$RS" --ranks "$v" </dev/null 2>"$T/neg.err" >"$T/neg.out"
+		usage_err "$T/neg.err" rank-skew "bad --ranks value, ranks are whole numbers from 0: $v"
+		[ ! -s "$T/neg.out" ]
+	done
+	# a trace record whose rank is -1: a malformed record, exit 1 naming its line,
+	# and no rank rows
+	{ trc 0 a 0; k 0 "$AR" 10 5; st 0; trc 1 b -1; k 1 "$AR" 12 3; st 1; } >"$T/neg"
+	status 1 "$RS" --no-pass "$T/neg" 2>"$T/neg.err" >"$T/neg.out"
+	eq "rank-skew: $T/neg:4: trace record: member 'rank' is -1: a rank is a whole number from 0" \
+	    "$(cat "$T/neg.err")"
+	[ ! -s "$T/neg.out" ]
+	# the same from every tool of the common trace reader (common/trace.h)
+	{ trc 0 a -1; k 0 "$AR" 10 5; st 0; } >"$T/neg1"
+	for tool in rank-skew trace-stage trace-health kernel-map step-stats overlap-sweep; do
+		args=
+		[ $tool = overlap-sweep ] && args="--mapping /dev/null"
+		rc=0
+		# shellcheck disable=SC2086
+		"$BIN/$tool" -q $args "$T/neg1" 2>"$T/neg.err" >/dev/null || rc=$?
+		eq 1 "$rc" "$tool's exit status"
+		eq "$tool: $T/neg1:1: trace record: member 'rank' is -1: a rank is a whole number from 0" \
+		    "$(cat "$T/neg.err")"
+	done
+}
+check "a negative rank, in --ranks (exit 2) or a trace record (exit 1), is refused" t_negative_rank
+
 t_nothing() {
 	status 3 "$RS" </dev/null 2>"$T/err"
 	has "$T/err" "nothing to compare: no kernels in 0 traces"

@@ -50,7 +50,8 @@ t_report() {
 	has "$T/nobw.md" "^\*\*all: modeled 100% of the GPU time (0.04 ms of 0.04 ms); the Test GPU's table entry has no memory bandwidth, which every kernel's roofline needs.\*\*\$"
 	has "$T/nobw.md" '^GPU: Test GPU (named by --gpu); memory bandwidth not in the GPU table (gpu-specs(5)).$'
 	hasnt "$T/nobw.md" '0 GB/s'
-	has "$T/r.md" '^| gemm_k | aten::mm | M=128 N=512 K=256 bf16 | 0.02 ms | 2 | 3.4 | 46 | 73.1 | memory | 0.00 ms | 4.6% | bf16 | exact | trace | 6.711e+07 | 9.175e+05 |$'
+	# 0.92 us at the roofline: under 0.005 ms, not none
+	has "$T/r.md" '^| gemm_k | aten::mm | M=128 N=512 K=256 bf16 | 0.02 ms | 2 | 3.4 | 46 | 73.1 | memory | \\<0.01 ms | 4.6% | bf16 | exact | trace | 6.711e+07 | 9.175e+05 |$'
 	# every member in CSV
 	# shellcheck disable=SC2086
 	"$TRIAGE" -q --input "$FX/mapping.json" $GPU -f csv --table roofline >"$T/r.csv"
@@ -70,8 +71,22 @@ t_no_gpu_no_pct() {
 	has "$T/r.md" "no roofline: the trace has no device record (Kineto's deviceProperties); --gpu NAME names the GPU."
 	has "$T/r.md" '^| gemm_k | gemm | 0.02 ms | 50.0% | 2 | 76.0 us | 86.0 us | unresolved | aten::mm | 3.4 TFLOP/s | 45.9 GB/s | - | - |$'
 	hasnt "$T/r.md" '83.9%'
+	# the machine formats: no bound, no data type is null in JSON and an empty CSV
+	# cell, never the "-" markdown shows
+	"$TRIAGE" -q --input "$FX/mapping.json" -f json >"$T/r.json"
+	eq '[null,"bf16",null,null]|[null,null,null,null]' "$(jq -r '.reports[0].tables[] |
+	    select(.table == "roofline") | .rows | map([.bound, .dtype, .roof_us, .pct_of_roof]
+	    | tojson) | join("|")' "$T/r.json")"
+	eq 'null null|null null' "$(jq -r '.reports[0].tables[] | select(.table == "kernel") | .rows |
+	    map("\(.bound) \(.pct_of_roof)") | join("|")' "$T/r.json")"
+	"$TRIAGE" -q --input "$FX/mapping.json" -f csv --table roofline | tr -d '\r' >"$T/r.csv"
+	eq 'all,silu_k,silu_k,aten::silu,"[1024,4096] bf16",20,1,,838.8608,,,,,,exact,trace,0,16777216' \
+	    "$(sed -n 3p "$T/r.csv")"
+	"$TRIAGE" -q --input "$FX/mapping.json" -f csv --table kernel | tr -d '\r' >"$T/k.csv"
+	eq 'unresolved,aten::mm,3.355443,45.8752,,' "$(sed -n 2p "$T/k.csv" | cut -d, -f15-)"
 }
-check "no GPU: achieved rates but no percentage, and the reason" t_no_gpu_no_pct
+check "no GPU: achieved rates but no percentage, and the reason; null and empty cells for machines" \
+    t_no_gpu_no_pct
 
 t_unchanged() {
 	# a trace without shapes: no Roofline section, the kernel table as before

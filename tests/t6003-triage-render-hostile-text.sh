@@ -74,6 +74,53 @@ t_markdown() {
 }
 check "markdown: names, model ids and pids stay text in every cell and line" t_markdown
 
+# GitHub's mention filter (html-pipeline's MentionFilter, and its team
+# form): on the rendered page's text outside pre, code and a, an "@" at
+# the start or after a non-word character, then a name; prints each one.
+mentions() {
+	python3 - "$1" <<'PY'
+import html.parser, re, sys
+pat = re.compile(r"(?:^|\W)@([a-z0-9][a-z0-9-]*)(?:/[a-z0-9][a-z0-9_-]*)?", re.I)
+class P(html.parser.HTMLParser):
+    skip = 0
+    def handle_starttag(self, tag, a):
+        self.skip += tag in ("pre", "code", "a")
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("pre", "code", "a")
+    def handle_data(self, d):
+        if not self.skip:
+            for m in pat.finditer(d):
+                print(m.group(0).strip())
+P().feed(open(sys.argv[1], encoding="utf-8").read())
+PY
+}
+
+t_mentions() {
+	need cmark-gfm
+	# a name, a site, a CPU op and the model with "@user", "@org/team", an e-mail
+	jq -c 'if .type == "kernel_row" and .id == "kernel-1" then
+	    .kernel = "gemm for @octocat, x@y.com" | .entry.kernel = .kernel |
+	    .location = "@org/team/m.py:1 f" | .cpu_op = "@torch.jit"
+	    elif .type == "input" then .model = "@hf-user/Model" else . end' "$T/r.jsonl" |
+	    "$RENDER" --names full >"$T/m.md"
+	cmark-gfm --unsafe -e table -e autolink "$T/m.md" >"$T/m.html"
+	mentions "$T/m.html" >"$T/m.found"
+	eq "" "$(cat "$T/m.found")" "mentions on the rendered page"
+	hasnt "$T/m.html" 'mailto:'
+	# the visible text is the name's: the zero-width space shows as nothing
+	zw=$(printf '\342\200\213')
+	sed "s/$zw//g" "$T/m.html" >"$T/m.visible"
+	has "$T/m.visible" '<td>gemm for @octocat, x@y.com</td>'
+	has "$T/m.visible" '<td>@org/team/m.py:1 f</td>'
+	has "$T/m.visible" '<td>@torch.jit</td>'
+	has "$T/m.visible" '@hf-user/Model'
+	has "$T/m.md" '| @&#8203;torch\.jit |$'
+	# the checker finds what it should: the same text unescaped is four mentions
+	printf '<p>@octocat x@y.com @org/team (@torch.jit <code>@no</code></p>' >"$T/raw.html"
+	eq "@octocat @org/team (@torch" "$(mentions "$T/raw.html" | paste -sd' ')" "checker"
+}
+check "markdown: @user and @org/team in names notify no one on GitHub" t_mentions
+
 t_nul_json() {
 	# the records and the JSON document keep the NUL, escaped
 	eq 2 "$(jq -s '[.[] | select(.type == "kernel_row" and .stage == "decode" and

@@ -96,8 +96,12 @@ t_csv_tsv() {
 	"$TR" -f csv <"$T/d" >"$T/c"
 	eq "stage,kernel,kernel_short,status,base_us,cand_us,delta_us,delta_pct,base_launches,cand_launches,location" \
 	    "$(head -n 1 "$T/c" | tr -d '\r')"
-	eq 5 "$(wc -l <"$T/c" | tr -d ' ')"
-	eq 'decode,void old_kernel,old_kernel,removed,98,0,-98,-100,2,0,a.py:1 f' "$(sed -n 3p "$T/c" | tr -d '\r')"
+	# five records; a family's kernel cell keeps its two lines, as in json, quoted
+	eq 5 "$(python3 -c 'import csv, sys; print(len(list(csv.reader(open(sys.argv[1], newline="")))))' \
+	    "$T/c")"
+	eq "$(printf 'decode,"gemm_MT256x64\nwas gemm_MT128x64","gemm_MT256x64\nwas gemm_MT128x64",changed (family),800,900,100,12.5,8,16,a.py:1 f')" \
+	    "$(sed -n 2,4p "$T/c" | tr -d '\r')"
+	eq 'decode,void old_kernel,old_kernel,removed,98,0,-98,-100,2,0,a.py:1 f' "$(sed -n 5p "$T/c" | tr -d '\r')"
 	"$TR" -f tsv --table verdict <"$T/d" >"$T/t"
 	# 50 / 1000.25 of the baseline
 	eq "	overall	neutral	kernel_us_per_step	1000.25	1050.25	4.999	10	-	-" \
@@ -142,7 +146,8 @@ t_overlap_section() {
 	has "$T/md" '^## Overlap$'
 	has "$T/md" '^# Triage report: baseline vs candidate$'
 	has "$T/md" '^- \*\*Baseline\*\*: (path unknown) (no serving framework detected, single trace)$'
-	has "$T/md" '^| k | 0.01 ms | 0.01 ms | 0.00 ms | 100.0% | 50.0% | headroom | low-roi-hidden |$'
+	# 10 us to 12 us: a change of 2 us, under 0.005 ms but not none
+	has "$T/md" '^| k | 0.01 ms | 0.01 ms | +\\<0.01 ms | 100.0% | 50.0% | headroom | low-roi-hidden |$'
 }
 check "overlap rows of both runs: their own section" t_overlap_section
 

@@ -347,7 +347,7 @@ t_bundle_three() {
 	eq 4 "$(wc -l <"$T/runs.csv" | tr -d ' ')" "the summary's lines"
 	has "$T/runs.csv" "$T/runs/b"
 	"$TRIAGE" -q --bundle -f tsv --table gpu "$T/runs/a" "$T/runs/c" >"$T/gpu.tsv"
-	eq "run	stage	kernels" "$(head -n 1 "$T/gpu.tsv" | cut -f1-3)"
+	eq "run	stage	items	kernels" "$(head -n 1 "$T/gpu.tsv" | cut -f1-4)"
 }
 check "--bundle of three runs: a table of contents entry per run, grouped; CSV of all runs" t_bundle_three
 

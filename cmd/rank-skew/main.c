@@ -68,23 +68,34 @@ on_line(void *ctx, struct trace_reader *r, enum rec_type t)
 		tp_size = in.tp_size;
 }
 
+/* One rank of --ranks arg; exit 2 unless s is a whole number from 0. */
+static long long
+rank_num(const char *s, const char *arg)
+{
+	const char *errstr;
+	long long v;
+
+	if (!parse_num(s, 0, LLONG_MAX, &v, &errstr))
+		opt_bad(&tool, "ranks", strcmp(errstr, "too small") == 0 ?
+		    "ranks are whole numbers from 0" : errstr, arg);
+	return v;
+}
+
 /* --ranks: "0-7", "0,2,4,5", "0-3,8"; each rank is expected. */
 static void
 parse_ranks(const char *arg)
 {
 	char *copy = xstrdup(arg), *tok, *save = NULL, *dash;
-	const char *errstr;
 	long long lo, hi;
 
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		/* "-1" is a (refused) rank, not a range: look for the dash after a first '-' */
 		dash = strchr(tok + (*tok == '-'), '-');
 		if (dash)
 			*dash = '\0';
-		if (!parse_num(tok, 0, LLONG_MAX, &lo, &errstr))
-			opt_bad(&tool, "ranks", errstr, arg);
-		hi = lo;
-		if (dash && !parse_num(dash + 1, 0, LLONG_MAX, &hi, &errstr))
-			opt_bad(&tool, "ranks", errstr, arg);
+		lo = hi = rank_num(tok, arg);
+		if (dash)
+			hi = rank_num(dash + 1, arg);
 		if (hi < lo || hi - lo > 1000000)
 			opt_bad(&tool, "ranks", "not a range of at most a million ranks", arg);
 		for (; lo <= hi; lo++)

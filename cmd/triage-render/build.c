@@ -56,9 +56,10 @@ col_shown(const struct tab *t, size_t c)
 {
 	const char *k = t->cols[c].key;
 
-	/* the GPU items' copies and sets: the headline says them in prose */
+	/* the GPU items' kernels, copies and sets and their time: the headline says them */
 	if (strcmp(t->id, "gpu") == 0)
-		return strcmp(k, "copies") != 0;
+		return strcmp(k, "kernels") != 0 && strcmp(k, "copies") != 0 &&
+		    strcmp(k, "kernel_us") != 0;
 	if (strcmp(t->id, "kernel") != 0)
 		return 1;
 	if (col_is_stat(t, c))
@@ -159,6 +160,14 @@ fig_num(double v, const char *key, char *buf)
 	if (strcmp(buf, "-0") == 0)
 		strcpy(buf, "0");
 	return buf;
+}
+
+int
+col_is_list(const char *key)
+{
+	return strcmp(key, "location") == 0 || strcmp(key, "cpu_op") == 0 ||
+	    strcmp(key, "evidence") == 0 || strcmp(key, "current_locations") == 0 ||
+	    strcmp(key, "candidate_path") == 0;
 }
 
 int
@@ -313,6 +322,25 @@ void
 cell_text(struct cell *c, const char *text)
 {
 	c->text = xstrdup(text ? text : "");
+}
+
+void
+cell_none(struct cell *c)
+{
+	c->text = xstrdup("-");
+	c->none = 1;
+}
+
+void
+cell_str_member(struct cell *c, const struct item *it, const char *m)
+{
+	sbuf b = SBUF_INIT;
+
+	if (item_get(it, m) < 0)
+		cell_none(c);
+	else
+		cell_text(c, item_str(it, m, &b, ""));
+	sb_free(&b);
 }
 
 /* A number shown as text (e.g. "1.23 ms") with its raw value. */

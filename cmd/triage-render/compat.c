@@ -422,30 +422,6 @@ json_report(sbuf *out)
 	json_rows(out, "fuse_row", &ft, 2);
 }
 
-/* RFC 4180 field: quote when it holds the separator, a quote or a line break. */
-static void
-dsv_field(sbuf *out, const char *raw, char sep)
-{
-	sbuf b = SBUF_INIT;
-	const char *p, *s;
-
-	dsv_safe(raw, sep, &b);
-	s = sb_str(&b);
-	if (!strchr(s, sep) && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
-		sb_adds(out, s);
-		sb_free(&b);
-		return;
-	}
-	sb_addc(out, '"');
-	for (p = s; *p; p++) {
-		if (*p == '"')
-			sb_addc(out, '"');
-		sb_addc(out, *p);
-	}
-	sb_addc(out, '"');
-	sb_free(&b);
-}
-
 static void
 dsv_report(sbuf *out, char sep)
 {

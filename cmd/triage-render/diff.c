@@ -72,17 +72,20 @@ static const struct col overlap_cols[] = {
 
 /* ---- cells ---- */
 
-/* A signed change: "+1.23 ms", "-0.50 ms"; what rounds to zero shows unsigned. */
+/*
+ * A signed change: "+1.23 ms", "-0.50 ms"; no change "0.00 ms", and one
+ * that is not zero but rounds to it "+<0.01 ms" or "-<0.01 ms" (fmt_ms).
+ */
 static void
 cell_dms(struct cell *c, double us)
 {
-	char buf[48];
+	sbuf b = SBUF_INIT;
 
-	if (fabs(us) < 5.0)	/* below 0.005 ms */
-		snprintf(buf, sizeof buf, "0.00 ms");
-	else
-		snprintf(buf, sizeof buf, "%+.2f ms", us / 1000.0);
-	cell_num(c, us, buf);
+	if (us > 0)
+		sb_addc(&b, '+');
+	fmt_ms(&b, us);
+	cell_num(c, us, sb_str(&b));
+	sb_free(&b);
 }
 
 static void
@@ -520,8 +523,10 @@ stage_headline(const struct item *v, const char *stage, const long long *counts)
 
 	sb_printf(&h, "%s: ", stage_label(stage));
 	if (v && item_get(v, "metric") >= 0) {
-		sb_printf(&h, "GPU time%s %.2f ms -> %.2f ms", item_bool(v, "per_step") ?
-		    " per step" : "", item_num(v, "base", 0) / 1000, item_num(v, "cand", 0) / 1000);
+		sb_printf(&h, "GPU time%s ", item_bool(v, "per_step") ? " per step" : "");
+		fmt_ms(&h, item_num(v, "base", 0));
+		sb_adds(&h, " -> ");
+		fmt_ms(&h, item_num(v, "cand", 0));
 		if (item_get(v, "delta_pct") >= 0)
 			sb_printf(&h, " (%+.1f%%)", item_num(v, "delta_pct", 0));
 		sb_printf(&h, ", %s", item_str(v, "verdict", &b, ""));

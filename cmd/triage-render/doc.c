@@ -21,7 +21,14 @@
 void
 fmt_ms(sbuf *out, double us)
 {
-	sb_printf(out, "%.2f ms", us / 1000.0);
+	char buf[64];
+
+	snprintf(buf, sizeof buf, "%.2f", us / 1000.0);
+	/* "0.00 ms" would say a kernel of 4 us took no time */
+	if (us != 0 && (strcmp(buf, "0.00") == 0 || strcmp(buf, "-0.00") == 0))
+		sb_adds(out, us < 0 ? "-<0.01 ms" : "<0.01 ms");
+	else
+		sb_printf(out, "%s ms", buf);
 }
 
 void
@@ -1262,8 +1269,15 @@ fuse_section(const struct run *run, struct doc *d, int in_use)
  * memory under neither); the step figures are of the steps' periods.
  */
 static const struct col gpu_cols[] = {
-	{ "kernels", "GPU items", 1 },
-	{ "copies", "Copies and sets", 1 },	/* of the items; the machine formats' (col_shown) */
+	/*
+	 * gpu_time's kernels counts every GPU item; the machine formats name it
+	 * items and count the kernels and the copies and sets apart, beside
+	 * the kernel time (col_shown: markdown's headline says them)
+	 */
+	{ "items", "GPU items", 1 },
+	{ "kernels", "Kernels", 1 },
+	{ "copies", "Copies and sets", 1 },
+	{ "kernel_us", "Kernel time", 1 },
 	{ "busy_us", "GPU busy", 1 },
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
@@ -1523,10 +1537,16 @@ gpu_section(const struct run *run, struct doc *d)
 			cl = add_row(t);
 			row_id(t, it);
 			for (c = 0; c < t->ncols; c++) {
-				if (!strcmp(t->cols[c].key, "copies"))	/* absent when 0 */
+				const char *key = t->cols[c].key;
+				if (!strcmp(key, "items"))
+					cell_int(&cl[c], item_int(it, "kernels", 0));
+				else if (!strcmp(key, "kernels"))
+					cell_int(&cl[c], item_int(it, "kernels", 0) -
+					    item_int(it, "copies", 0));
+				else if (!strcmp(key, "copies"))	/* absent when 0 */
 					cell_int(&cl[c], item_int(it, "copies", 0));
 				else
-					cell_member(&cl[c], it, t->cols[c].key);
+					cell_member(&cl[c], it, key);
 				/* no complete step had a count: the last step's rate (issue 25) */
 				if (!strcmp(t->cols[c].key, "tokens_per_s") &&
 				    item_bool(it, "tokens_from_last"))

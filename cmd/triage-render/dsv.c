@@ -2,9 +2,10 @@
  * One table of the report as CSV (RFC 4180) or TSV: a header of the
  * column names (the records' member names), the stage first; numbers as
  * plain numbers in the column's unit (microseconds, percent) rounded to
- * the figure's precision, an empty cell for a number the run does not
+ * the figure's precision, an empty cell for a figure the run does not
  * have; a shortened name's short form in a <key>_short column beside the
- * whole one; a cell's several values joined with "; " (issue 31).
+ * whole one; a list cell's values joined with "; " (issue 31); text as
+ * dsv_field writes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,67 +15,52 @@
 #include "render.h"
 #include "xalloc.h"
 
-/*
- * A text cell made safe (issue 27): control characters escaped (CSV keeps
- * tab and newline, which quoting holds; TSV turns them into spaces), and a
- * leading "'" when a spreadsheet would read the cell as a formula, unless
- * --raw-cells.
- */
 void
-dsv_safe(const char *s, char sep, sbuf *out)
+dsv_field(sbuf *out, const char *raw, char sep)
 {
-	size_t n = strlen(s);
+	sbuf b = SBUF_INIT;
+	const char *p;
+	int quote;
 
-	if (!raw_cells && esc_is_formula(s, n))
+	/* TSV has no quoting: a tab or line break kept would end the cell or the row */
+	esc_ctrl(raw, strlen(raw), sep == '\t' ? 0 : ESC_KEEP_TAB | ESC_KEEP_NL | ESC_KEEP_CR, &b);
+	quote = sep != '\t' && strpbrk(sb_str(&b), ",\"\r\n") != NULL;
+	if (quote)
+		sb_addc(out, '"');
+	/* the guard reads the cell as written: TSV's "\x09=..." is no formula */
+	if (!raw_cells && esc_is_formula(sb_str(&b), b.len))
 		sb_addc(out, '\'');
-	esc_ctrl(s, n, sep == '\t' ? 0 : ESC_KEEP_TAB | ESC_KEEP_NL, out);
-}
-
-static void
-field(sbuf *out, const char *raw, char sep)
-{
-	sbuf b = SBUF_INIT, t = SBUF_INIT;
-	const char *p, *s;
-
-	if (sep == '\t') {
-		/* TSV has no quoting: tabs and line breaks become spaces */
-		for (p = raw; *p; p++)
-			sb_addc(&t, *p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
-		dsv_safe(sb_str(&t), sep, out);
-		sb_free(&t);
-		return;
-	}
-	dsv_safe(raw, sep, &b);
-	s = sb_str(&b);
-	if (!strchr(s, ',') && !strchr(s, '"') && !strchr(s, '\n') && !strchr(s, '\r')) {
-		sb_adds(out, s);
-		sb_free(&b);
-		return;
-	}
-	sb_addc(out, '"');
-	for (p = s; *p; p++) {
-		if (*p == '"')
+	for (p = sb_str(&b); *p; p++) {
+		if (quote && *p == '"')
 			sb_addc(out, '"');
 		sb_addc(out, *p);
 	}
-	sb_addc(out, '"');
+	if (quote)
+		sb_addc(out, '"');
 	sb_free(&b);
 }
 
-/* A list cell's lines joined with "; ". */
+/*
+ * A text cell of column `key`: a list column's values (one a line; arrays
+ * in JSON) joined with "; ", any other text whole.
+ */
 static void
-list_field(sbuf *out, const char *s, char sep)
+text_field(sbuf *out, const char *s, const char *key, char sep)
 {
 	sbuf b = SBUF_INIT;
 	const char *p;
 
+	if (!col_is_list(key)) {
+		dsv_field(out, s, sep);
+		return;
+	}
 	for (p = s; *p; p++) {
 		if (*p == '\n')
 			sb_adds(&b, "; ");
 		else
 			sb_addc(&b, *p);
 	}
-	field(out, b.s ? b.s : "", sep);
+	dsv_field(out, b.s ? b.s : "", sep);
 	sb_free(&b);
 }
 
@@ -114,18 +100,20 @@ dsv_write(const struct doc *d, const char *table, char sep, sbuf *out)
 			if (strcmp(t->id, table) != 0)
 				continue;
 			for (r = 0; r < t->nrows; r++) {
-				field(out, t->stage ? t->stage : "", sep);
+				dsv_field(out, t->stage ? t->stage : "", sep);
 				for (c = 0; c < t->ncols; c++) {
 					const struct cell *x = &t->cells[r * t->ncols + c];
 					sb_addc(out, sep);
 					if (x->has_num)
 						sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
-					else if (!t->cols[c].num)
-						list_field(out, x->full ? x->full : x->text, sep);
-					/* a number the run does not have: an empty cell */
+					else if (!t->cols[c].num && !x->none)
+						text_field(out, x->full ? x->full : x->text,
+						    t->cols[c].key, sep);
+					/* a figure the run does not have: an empty cell */
 					if (c < first->ncols && shorts[c]) {
 						sb_addc(out, sep);
-						list_field(out, x->text, sep);
+						if (!x->none)
+							text_field(out, x->text, t->cols[c].key, sep);
 					}
 				}
 				sb_adds(out, eol);
@@ -216,9 +204,9 @@ dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, s
 		while ((tb = next_tab(dp[i], table, &si, &ti)) != NULL) {
 			any = 1;
 			for (r = 0; r < tb->nrows; r++) {
-				field(out, dp[i]->title ? dp[i]->title : "", sep);
+				dsv_field(out, dp[i]->title ? dp[i]->title : "", sep);
 				sb_addc(out, sep);
-				field(out, tb->stage ? tb->stage : "", sep);
+				dsv_field(out, tb->stage ? tb->stage : "", sep);
 				for (k = 0; k < nk; k++) {
 					const struct cell *x = NULL;
 					for (c = 0; c < tb->ncols; c++)
@@ -229,12 +217,12 @@ dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, s
 					sb_addc(out, sep);
 					if (x && x->has_num)
 						sb_adds(out, fig_num(x->num, keys[k], buf));
-					else if (x && !tb->cols[c].num)
-						list_field(out, x->full ? x->full : x->text, sep);
+					else if (x && !tb->cols[c].num && !x->none)
+						text_field(out, x->full ? x->full : x->text, keys[k], sep);
 					if (shortk[k]) {
 						sb_addc(out, sep);
-						if (x && x->text)
-							list_field(out, x->text, sep);
+						if (x && x->text && !x->none)
+							text_field(out, x->text, keys[k], sep);
 					}
 				}
 				sb_adds(out, eol);

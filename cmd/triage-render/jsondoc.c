@@ -42,15 +42,6 @@ list(sbuf *out, const char *s)
 	sb_addc(out, ']');
 }
 
-/* Columns whose cells hold several values, one a line. */
-static int
-is_list(const char *key)
-{
-	return strcmp(key, "location") == 0 || strcmp(key, "cpu_op") == 0 ||
-	    strcmp(key, "evidence") == 0 || strcmp(key, "current_locations") == 0 ||
-	    strcmp(key, "candidate_path") == 0;
-}
-
 /* Does any row of t carry its record's id (issue 29)? */
 static int
 has_ids(const struct tab *t)
@@ -117,9 +108,9 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 			sb_addc(out, ':');
 			if (x->has_num && isfinite(x->num))
 				sb_adds(out, fig_num(x->num, t->cols[c].key, buf));
-			else if (t->cols[c].num)
-				sb_adds(out, "null");	/* a number the run does not have ("-") */
-			else if (is_list(t->cols[c].key))
+			else if (t->cols[c].num || x->none)
+				sb_adds(out, "null");	/* a figure the run does not have ("-") */
+			else if (col_is_list(t->cols[c].key))
 				list(out, x->text);
 			else
 				str(out, x->full ? x->full : x->text);
@@ -127,7 +118,10 @@ table(sbuf *out, const struct doc *d, const struct tab *t)
 				sb_adds(out, ",\"");
 				sb_adds(out, t->cols[c].key);
 				sb_adds(out, "_short\":");
-				str(out, x->text);
+				if (x->none)
+					sb_adds(out, "null");
+				else
+					str(out, x->text);
 			}
 		}
 		sb_addc(out, '}');

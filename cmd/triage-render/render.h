@@ -86,6 +86,13 @@ struct col {
 };
 
 /*
+ * Is column `key` a list, several values a cell, one a line (Python
+ * sites, CPU ops, evidence)?  JSON writes its cells as arrays, CSV and
+ * TSV join the values with "; ".
+ */
+int col_is_list(const char *key);
+
+/*
  * Column sets (issue 31): the kernel table's duration statistics per
  * launch (mean_us, min_us, max_us, p50_us, p90_us) are in the machine
  * formats always, in markdown only with --stats (in place of the Python
@@ -113,6 +120,7 @@ struct cell {
 	char *full;		/* the whole text when text is shortened, else NULL */
 	double num;		/* the number behind a numeric cell (raw unit of the column) */
 	int has_num;
+	int none;		/* a text the run does not have: "-", null in JSON, empty in CSV */
 };
 
 struct tab {
@@ -249,8 +257,11 @@ void row_fold(struct tab *t);
 int row_folded(const struct tab *t, size_t r);
 size_t rows_shown(const struct tab *t);
 void cell_text(struct cell *c, const char *text);	/* NULL: "" */
+void cell_none(struct cell *c);	/* no value: "-" for people, none for machines */
+/* Member m of it as a text cell; cell_none when absent. */
+void cell_str_member(struct cell *c, const struct item *it, const char *m);
 void cell_num(struct cell *c, double v, const char *text);	/* text shown, v behind it */
-void cell_ms(struct cell *c, double us);	/* "1.23 ms", us behind it */
+void cell_ms(struct cell *c, double us);	/* fmt_ms's text, us behind it */
 void cell_pct(struct cell *c, double pct);	/* "12.3%" */
 void cell_int(struct cell *c, long long v);
 /*
@@ -360,7 +371,12 @@ char *fig_num(double v, const char *key, char *buf);
 int doc_col_has_short(const struct doc *d, const char *table, size_t c);
 
 /* Formatting helpers shared by the writers. */
-void fmt_ms(sbuf *out, double us);	/* "1.23 ms" */
+/*
+ * us microseconds as milliseconds: "1.23 ms"; a time that is not zero but
+ * would print as "0.00 ms" is "<0.01 ms" ("-<0.01 ms" below zero).
+ * --compat reference prints the reference's "%.2f ms" (compat.c).
+ */
+void fmt_ms(sbuf *out, double us);
 void fmt_pct(sbuf *out, double pct);	/* "12.3%" */
 
 /* ---- the writers ---- */
@@ -389,12 +405,16 @@ const char *dsv_empty_reason(const struct doc *d, const char *table);
  */
 size_t dsv_write_bundle(struct doc *const *dp, size_t n, const char *table, char sep, sbuf *out);
 /*
- * A text cell of CSV (sep ',') or TSV made safe, appended to out before
- * quoting: control characters escaped (esc_ctrl; CSV keeps tab and
- * newline) and a "'" before a cell a spreadsheet would read as a formula
- * (esc_is_formula) unless --raw-cells (issue 27).  compat.c's CSV too.
+ * The text raw as one cell of CSV (sep ',') or TSV (sep '\t'), appended
+ * to out; compat.c's CSV and TSV too.  CSV keeps the cell's tabs, LF and
+ * CR, and quotes a cell holding a comma, a double quote, CR or LF as RFC
+ * 4180 says (its quotes doubled); TSV has no quoting, so a tab, LF and CR
+ * show as "\x09", "\x0a", "\x0d".  Other control characters are shown
+ * as esc_ctrl shows them in both, and a cell that, as written, a
+ * spreadsheet would read as a formula (esc_is_formula) gets a leading
+ * "'" unless --raw-cells (issue 27).
  */
-void dsv_safe(const char *s, char sep, sbuf *out);
+void dsv_field(sbuf *out, const char *raw, char sep);
 extern int raw_cells;		/* --raw-cells: no "'" before formula-like cells */
 void jsondoc_write(const struct doc *const *docs, size_t n, const struct doc *summary, sbuf *out);
 

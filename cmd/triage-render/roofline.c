@@ -108,7 +108,7 @@ roofline_cells(const struct run *run, const char *stage, const char *kernel, str
 		cell_text(&c[0], "-");
 		cell_text(&c[1], "-");
 		cell_text(&c[2], "-");
-		cell_text(&c[3], "-");
+		cell_none(&c[3]);
 		return;
 	}
 	if (s.flops > 0)
@@ -120,8 +120,10 @@ roofline_cells(const struct run *run, const char *stage, const char *kernel, str
 		cell_pct(&c[2], 100.0 * s.roof / s.roofed_time);
 	else
 		cell_text(&c[2], "-");
-	cell_text(&c[3], s.compute && s.memory ? "mixed" : s.compute ? "compute" :
-	    s.memory ? "memory" : "-");
+	if (s.compute || s.memory)
+		cell_text(&c[3], s.compute && s.memory ? "mixed" : s.compute ? "compute" : "memory");
+	else
+		cell_none(&c[3]);	/* no GPU peaks: no bound */
 }
 
 static const struct col roof_cols[] = {
@@ -302,8 +304,8 @@ roofline_section(const struct run *run, struct doc *d)
 				if (strcmp(s, sb_str(&b)))
 					c[0].full = xstrdup(sb_str(&b));
 			}
-			cell_text(&c[1], item_str(it, "op", &b, "-"));
-			cell_text(&c[2], item_str(it, "shape", &b, "-"));
+			cell_str_member(&c[1], it, "op");
+			cell_str_member(&c[2], it, "shape");
 			cell_ms(&c[3], item_num(it, "time_us", 0));
 			cell_int(&c[4], item_int(it, "launches", 0));
 			if (item_num(it, "flops", 0) > 0)
@@ -315,7 +317,7 @@ roofline_section(const struct run *run, struct doc *d)
 				cell_opt_num(&c[7], it, "intensity", "%.1f");
 			else
 				cell_text(&c[7], "-");
-			cell_text(&c[8], item_str(it, "bound", &b, "-"));
+			cell_str_member(&c[8], it, "bound");
 			if (item_get(it, "roof_us") >= 0)
 				cell_ms(&c[9], item_num(it, "roof_us", 0));
 			else
@@ -324,7 +326,7 @@ roofline_section(const struct run *run, struct doc *d)
 				cell_pct(&c[10], item_num(it, "pct_of_roof", 0));
 			else
 				cell_text(&c[10], "-");
-			cell_text(&c[11], item_str(it, "dtype", &b, "-"));
+			cell_str_member(&c[11], it, "dtype");
 			cell_text(&c[12], item_str(it, "estimate", &b, "exact"));
 			cell_text(&c[13], item_str(it, "source", &b, "trace"));
 			cell_opt_num(&c[14], it, "flops", "%.4g");
