@@ -66,7 +66,7 @@ t_csv_json() {
 	has "$T/k.csv" '^extend,void gemm_kernel<128>,void gemm_kernel<128>,gemm,300,75,4,3.5,120,'
 	has "$T/k.csv" '^extend,void norm_kernel<128>,void norm_kernel<128>,norm,100,25,6,,,'
 	"$RENDER" --format json <"$F" >"$T/r.json"
-	eq 'launch:extend:host_bound:host-bound launch:decode:stalled:stalled launch:all:-:-' \
+	eq 'launch:extend:host_bound:host-bound launch:decode:stalled:stalled launch:all:null:null' \
 	    "$(jq -r '[.reports[0].tables[] | select(.table == "launch") |
 	    "launch:\(.stage):\(.rows[0].verdict):\(.rows[0].verdict_short)"] | join(" ")' "$T/r.json")"
 	eq '1800' "$(jq '.reports[0].tables[] | select(.table == "launch" and .stage == "decode") | .rows[0].p50_us' "$T/r.json")"

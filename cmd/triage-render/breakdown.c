@@ -188,10 +188,15 @@ launch_tab(const struct run *run, struct section *sec, const char *stage)
 	cell_delay(&c[2], ld, "p90_us");
 	cell_delay(&c[3], ld, "max_us");
 	cell_member(&c[4], ld, "over");
-	cell_text(&c[5], verdict_text(item_str(ld, "verdict", &v, "")));
-	/* json, csv and tsv keep the record's own word (verdict_short has the label) */
-	if (v.len && strcmp(c[5].text, v.s) != 0)
-		c[5].full = xstrdup(v.s);
+	item_str(ld, "verdict", &v, "");
+	if (!v.len) {
+		cell_none(&c[5]);	/* no verdict: "-", null for machines */
+	} else {
+		cell_text(&c[5], verdict_text(v.s));
+		/* json, csv and tsv keep the record's own word (verdict_short has the label) */
+		if (strcmp(c[5].text, v.s) != 0)
+			c[5].full = xstrdup(v.s);
+	}
 	t->total = launch_line(ld, stage_item(run, RT_gpu_time, stage));
 	sb_free(&v);
 }
