@@ -24,6 +24,8 @@ trace_free(struct trace *tr)
 	imap_free(&tr->pyname);
 	free(tr->stats_line);
 	xsort_free(tr->kq);
+	xsort_free(tr->oq);
+	xsort_free(tr->ox);
 	xsort_free(tr->lq);
 	xsort_free(tr->sq);
 	xsort_free(tr->cq);
@@ -40,8 +42,6 @@ trace_reader_init(struct trace_reader *r, strtab *str, const struct trace_ops *o
 	memset(r, 0, sizeof *r);
 	r->ops = *ops;
 	r->str = str;
-	if (ops->queue && (ops->sel_only || (ops->collect & TR_MASK(cpu_op))))
-		die(EXIT_DATA, "internal error: a queue-mode reader with sel_only or CPU ops");
 	for (i = 0; i < sizeof r->last / sizeof r->last[0]; i++)
 		r->last[i] = NOSTR;
 }
@@ -59,7 +59,8 @@ trace_reader_free(struct trace_reader *r)
 	r->pyok = NULL;
 	stages_reset(r);
 	xsort_free(r->kneed);
-	r->kneed = NULL;
+	xsort_free(r->oneed);
+	r->kneed = r->oneed = NULL;
 	imap_free(&r->seen_t);
 	imap_free(&r->kref);
 	r->cappyok = 0;
@@ -538,29 +539,57 @@ corrcur_get(struct corrcur *m, long long corr, long long *ext)
 }
 
 /*
+ * The map's ids of the records of need (struct tkext: index, correlation),
+ * by index: apply_corr's join, made by sorting both sides.  Frees need.
+ */
+static struct xsort *
+corr_join(struct xsort *cq, struct xsort *need)
+{
+	struct corrcur m = { cq, NULL, { 0, 0 }, 0 };
+	struct xsort *out = xsort_new(sizeof(struct tkext), by_first, NULL);
+	const struct tkext *n;
+	long long ext;
+
+	xsort_rewind(cq);
+	m.next = xsort_next(cq);
+	while ((n = xsort_next(need)) != NULL)
+		if (corrcur_get(&m, n->ext, &ext)) {
+			struct tkext x = { n->k, ext };
+			xsort_add(out, &x);
+		}
+	xsort_free(need);
+	return out;
+}
+
+/*
  * The trace's end in queue mode: the kernels without an External id of
- * their own that the corr map has one for, by index (apply_corr's join,
- * made by sorting both sides).
+ * their own that the corr map has one for, and the CPU ops when the tool
+ * reads corr records (apply_corr's ops_too); with sel_only, the count of
+ * the kernels of the analyzed process.
  */
 static void
 queue_corr(struct trace_reader *r)
 {
 	struct trace *tr = &r->tr;
-	struct corrcur m = { tr->cq, NULL, { 0, 0 }, 0 };
-	const struct tkext *n;
-	long long ext;
 
-	if (!r->kneed || !tr->cq)
-		return;
-	tr->kx = xsort_new(sizeof(struct tkext), by_first, NULL);
-	m.next = xsort_next(tr->cq);
-	while ((n = xsort_next(r->kneed)) != NULL)
-		if (corrcur_get(&m, n->ext, &ext)) {
-			struct tkext x = { n->k, ext };
-			xsort_add(tr->kx, &x);
-		}
-	xsort_free(r->kneed);
-	r->kneed = NULL;
+	if (r->kneed && tr->cq)
+		tr->kx = corr_join(tr->cq, r->kneed);
+	else
+		xsort_free(r->kneed);
+	if (r->oneed && tr->cq && (r->ops.collect & TR_MASK(corr)))
+		tr->ox = corr_join(tr->cq, r->oneed);
+	else
+		xsort_free(r->oneed);
+	r->kneed = r->oneed = NULL;
+	if (r->ops.sel_only) {
+		struct tkcursor c;
+		unsigned long long n = 0;
+		tr->q_sel_only = 1;
+		trace_kernel_rewind(tr, &c);
+		while (trace_kernel_next(&c))
+			n++;
+		tr->nk = (size_t)n;
+	}
 }
 
 void
@@ -586,9 +615,11 @@ trace_kernel_rewind(struct trace *tr, struct tkcursor *c)
 const struct tkernel *
 trace_kernel_next(struct tkcursor *c)
 {
-	const struct tkernel *k = c->tr->kq ? xsort_next(c->tr->kq) : NULL;
+	const struct tkernel *k;
 	const struct tkext *x;
 
+again:
+	k = c->tr->kq ? xsort_next(c->tr->kq) : NULL;
 	if (!k)
 		return NULL;
 	c->k = *k;
@@ -616,7 +647,49 @@ trace_kernel_next(struct tkcursor *c)
 		}
 	}
 	c->i++;
+	if (c->tr->q_sel_only && !c->k.sel)
+		goto again;
 	return &c->k;
+}
+
+void
+trace_op_rewind(struct trace *tr, struct tocursor *c)
+{
+	const struct tkext *x;
+
+	memset(c, 0, sizeof *c);
+	c->tr = tr;
+	if (tr->oq)
+		xsort_rewind(tr->oq);
+	if (tr->ox) {
+		xsort_rewind(tr->ox);
+		if ((x = xsort_next(tr->ox)) != NULL) {
+			c->x = *x;
+			c->have_x = 1;
+		}
+	}
+}
+
+const struct tcall *
+trace_op_next(struct tocursor *c)
+{
+	const struct tcall *o = c->tr->oq ? xsort_next(c->tr->oq) : NULL;
+	const struct tkext *x;
+
+	if (!o)
+		return NULL;
+	c->c = *o;
+	if (c->have_x && c->x.k == c->i) {
+		c->c.ext = c->x.ext;
+		c->c.ext_src = EXT_CORR;
+		x = xsort_next(c->tr->ox);
+		if (x)
+			c->x = *x;
+		else
+			c->have_x = 0;
+	}
+	c->i++;
+	return &c->c;
 }
 
 static void
@@ -670,7 +743,7 @@ add_kernel(struct trace_reader *r)
 	} else
 		k->name = trace_intern(r, x.name);
 	k->cat = intern_last(r, LAST_CAT, x.cat);
-	if (r->ops.sel_only && !staged)
+	if (r->ops.sel_only && !staged && !r->ops.queue)
 		k->thread = lazy_put(r, x.pid, x.tid);	/* made once its stage says sel */
 	else
 		k->thread = thread_of(r, x.pid, x.tid);
@@ -806,7 +879,7 @@ finish_stages(struct trace_reader *r)
 	if (r->kst_seen && r->kst_next != r->nkrec)
 		rec_die(&r->rd, "the kernel_stages records of trace %lld cover %zu of its %zu "
 		    "kernel records (the stream lost records?)", r->tr.t, r->kst_next, r->nkrec);
-	if (r->ops.sel_only && r->late) {
+	if (r->ops.sel_only && r->late && !r->ops.queue) {
 		for (i = 0; i < r->tr.nk; i++)
 			if (r->tr.k[i].sel) {
 				r->tr.k[m] = r->tr.k[i];
@@ -831,8 +904,14 @@ add_call(struct trace_reader *r, enum rec_type t)
 		need_trace(r, t, o.t);
 		if (!keep(r, t, &o))
 			return;
-		xgrow(&r->tr.op, &r->tr.capop, r->tr.nop + 1, sizeof *r->tr.op);
-		c = &r->tr.op[r->tr.nop++];
+		if (r->ops.queue) {
+			c = &one;
+			memset(c, 0, sizeof *c);
+		} else {
+			xgrow(&r->tr.op, &r->tr.capop, r->tr.nop + 1, sizeof *r->tr.op);
+			c = &r->tr.op[r->tr.nop];
+		}
+		r->tr.nop++;
 		c->ts = o.ts;
 		c->dur = o.dur;
 		c->ext = o.external_id;
@@ -879,8 +958,19 @@ add_call(struct trace_reader *r, enum rec_type t)
 	}
 	c->name = t == RT_launch ? intern_last(r, LAST_LAUNCH, name) : trace_intern(r, name);
 	c->thread = thread_of(r, pid, tid);
-	if (c == &one)
+	if (c != &one)
+		return;
+	if (t == RT_launch) {
 		enqueue(&r->tr.lq, sizeof *c, c);
+		return;
+	}
+	if (c->ext_src == EXT_NONE && c->has_corr) {
+		struct tkext need = { r->tr.nop - 1, c->corr };
+		if (!r->oneed)
+			r->oneed = xsort_new(sizeof need, by_second, NULL);
+		xsort_add(r->oneed, &need);
+	}
+	enqueue(&r->tr.oq, sizeof *c, c);
 }
 
 /* A "sync" record: a blocking synchronize call (issue 25 follow-up). */
@@ -1042,7 +1132,8 @@ close_trace(struct trace_reader *r)
 	trace_free(&r->tr);
 	stages_reset(r);
 	xsort_free(r->kneed);
-	r->kneed = NULL;
+	xsort_free(r->oneed);
+	r->kneed = r->oneed = NULL;
 	r->open = 0;
 }
 

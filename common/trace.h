@@ -109,17 +109,20 @@ struct trace {
 	struct rec_stats stats;		/* its spans point into stats_line */
 	char *stats_line;
 	/*
-	 * Queue mode (trace_ops.queue, issue 30): the kernels, launches and
-	 * syncs wait in queues of struct tkernel and struct tcall (xsort.h: a
-	 * temporary file past a fixed budget) instead of the arrays, which
-	 * stay empty; nk, nln and nsy count them.  The corr records are in cq;
-	 * read the kernels with trace_kernel_next, which gives them the map's
-	 * External ids.
+	 * Queue mode (trace_ops.queue, issue 30): the kernels, CPU ops,
+	 * launches and syncs wait in queues of struct tkernel and struct
+	 * tcall (xsort.h: a temporary file past a fixed budget) instead of the
+	 * arrays, which stay empty; nk, nop, nln and nsy count them (nk the
+	 * kernels trace_kernel_next gives: with sel_only, those of the
+	 * analyzed process).  The corr records are in cq; read the kernels
+	 * with trace_kernel_next and the CPU ops with trace_op_next, which give
+	 * them the map's External ids.
 	 */
-	struct xsort *kq, *lq, *sq;
+	struct xsort *kq, *oq, *lq, *sq;
 	struct xsort *cq;		/* struct tcorr by correlation (the later entry last) */
-	struct xsort *kx;		/* struct tkext: the map's ids of kernels, by kernel index */
+	struct xsort *kx, *ox;		/* struct tkext: the map's ids of kernels and ops, by index */
 	struct xsort *rq;		/* struct trun: the kernel_stages runs, in order */
+	int q_sel_only;			/* trace_kernel_next leaves out the kernels not sel */
 };
 
 /* A run of kernel records' stage and sel (kernel_stages), in queue mode. */
@@ -163,10 +166,10 @@ struct trace_reader;
  *   on_trace  the trace is complete (its stats record read, the corr map
  *             applied): called before the stats line is copied
  *   on_line   every line of a type not collected, before it is copied
- *   queue     kernels, launches and syncs go to queues, not arrays (struct
- *             trace, issue 30): memory independent of their number; the
- *             kernel_stages runs too, which trace_kernel_next applies.  Not
- *             with sel_only or cpu_op (an internal error, exit 1)
+ *   queue     kernels, CPU ops, launches and syncs go to queues, not
+ *             arrays (struct trace, issue 30): memory independent of their
+ *             number; the kernel_stages runs too, which trace_kernel_next
+ *             applies (and with sel_only, leaves out the kernels not sel)
  *
  * Stages given late (trace-stage --late-stages, issue 30): kernel records
  * without a stage member are collected as they come, and the trace's
@@ -231,7 +234,7 @@ struct trace_reader {
 	size_t kst_cursor;		/* the collected kernel the next ordinal maps to, at most */
 	int kst_seen;			/* the trace has kernel_stages records */
 	int late;			/* a collected kernel came without its stage */
-	struct xsort *kneed;		/* queue mode: struct tkext (index, correlation) by correlation */
+	struct xsort *kneed, *oneed;	/* queue mode: struct tkext (index, correlation) by correlation */
 };
 
 /* Prepare a reader; str is the caller's string table (not owned). */
@@ -269,7 +272,7 @@ size_t trace_stage_runs(rec_reader *rd, const struct rec_kernel_stages *x, size_
  */
 struct tkcursor {
 	struct trace *tr;
-	unsigned long long i;		/* index of the next kernel */
+	unsigned long long i;		/* queue index of the next kernel */
 	int have_x;			/* x holds the next map entry */
 	struct tkext x;
 	int have_run;			/* run holds the run at or after the last kernel */
@@ -278,6 +281,17 @@ struct tkcursor {
 };
 void trace_kernel_rewind(struct trace *tr, struct tkcursor *c);
 const struct tkernel *trace_kernel_next(struct tkcursor *c);
+
+/* The same for the CPU ops, in record order, with the map's External ids. */
+struct tocursor {
+	struct trace *tr;
+	unsigned long long i;
+	int have_x;
+	struct tkext x;
+	struct tcall c;
+};
+void trace_op_rewind(struct trace *tr, struct tocursor *c);
+const struct tcall *trace_op_next(struct tocursor *c);
 
 /* The (pid, tid) strings of a thread id. */
 uint32_t trace_thread_pid(const struct trace_reader *r, uint32_t thread);

@@ -14,6 +14,7 @@
 #include "rules.h"
 #include "text.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 strtab *km_str;
 
@@ -118,126 +119,210 @@ km_cache_free(void)
 
 /* ---- timed matching (§4.2) ---- */
 
-typedef struct {
-	long long id;
-	double ts;
-	uint32_t i;		/* index into the call array: file order */
-} tkey;
-
 static int
 cmp_dbl(double a, double b)
 {
 	return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/* A call (a CPU op by External id, a launch by correlation) as the match reads it. */
+struct mcall {
+	long long id;
+	double ts;
+	unsigned long long idx;	/* its index among the trace's calls: ties in file order */
+	double dur;
+	uint32_t name, thread, py_loc, py_stack;
+};
+
+/* A kernel waiting for its call: the probe is its start. */
+struct mwait {
+	long long id;
+	double p;
+	unsigned long long i;	/* the kernel's index */
+};
+
+/* A kernel's call. */
+struct mres {
+	unsigned long long i;
+	struct mcall c;
+};
+
 static int
-cmp_tkey(const void *pa, const void *pb)
+cmp_mcall(const void *pa, const void *pb, void *ctx)
 {
-	const tkey *a = pa, *b = pb;
+	const struct mcall *a = pa, *b = pb;
 	int c;
 
+	(void)ctx;
 	if (a->id != b->id)
 		return a->id < b->id ? -1 : 1;
 	if ((c = cmp_dbl(a->ts, b->ts)) != 0)
 		return c;
-	return a->i < b->i ? -1 : a->i > b->i;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int
+cmp_mwait(const void *pa, const void *pb, void *ctx)
+{
+	const struct mwait *a = pa, *b = pb;
+	int c;
+
+	(void)ctx;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if ((c = cmp_dbl(a->p, b->p)) != 0)
+		return c;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+static int
+cmp_res(const void *pa, const void *pb, void *ctx)
+{
+	unsigned long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
 }
 
 /*
- * Group the calls by id (a CPU op's External id, own or through the corr
- * map; a launch's correlation), each group by ts, stable; calls without an
- * id are left out.
+ * A group's members (the calls of one id) read in order, with the first
+ * two at hand before any is consumed: match_timed's choice when none has
+ * started by the probe.
  */
-static tkey *
-build_index(const struct tcall *ev, size_t n, int by_corr, size_t *out_n)
-{
-	tkey *k = xmalloc((n ? n : 1) * sizeof *k);
-	size_t i, m = 0;
+struct members {
+	struct xsort *q;
+	const struct mcall *next;	/* the sort's next record, any group */
+	long long id;
+	struct mcall la[2];		/* looked ahead, not consumed */
+	size_t nla;
+	struct mcall last[4];		/* the last four consumed, a ring */
+	unsigned long long r;		/* consumed: members that started by the probe */
+};
 
-	for (i = 0; i < n; i++) {
-		if (by_corr ? !ev[i].has_corr : ev[i].ext_src == EXT_NONE)
-			continue;
-		k[m].id = by_corr ? ev[i].corr : ev[i].ext;
-		k[m].ts = ev[i].ts;
-		k[m].i = (uint32_t)i;
-		m++;
+/* The group of id, members looked ahead; returns 0 when there is none. */
+static int
+members_open(struct members *m, long long id)
+{
+	while (m->next && m->next->id < id)
+		m->next = xsort_next(m->q);
+	m->id = id;
+	m->nla = 0;
+	m->r = 0;
+	while (m->nla < 2 && m->next && m->next->id == id) {
+		m->la[m->nla++] = *m->next;
+		m->next = xsort_next(m->q);
 	}
-	xqsort(k, m, sizeof *k, cmp_tkey);
-	*out_n = m;
-	return k;
+	return m->nla > 0;
 }
 
-/* match_timed_event: the member of group `id` nearest the probe p, or NOSTR. */
-static uint32_t
-match_timed(const tkey *k, size_t n, const struct tcall *ev, long long id, double p)
+/* Consume the members that start no later than lim. */
+static void
+members_upto(struct members *m, double lim)
 {
-	size_t lo = 0, hi = n, g0, g1, r, i, best;
-	double lim = p + 1e-3, d, bd;
+	for (;;) {
+		struct mcall c;
+		if (m->nla) {
+			if (!(m->la[0].ts <= lim))
+				return;
+			c = m->la[0];
+			m->la[0] = m->la[1];
+			m->nla--;
+		} else if (m->next && m->next->id == m->id && m->next->ts <= lim) {
+			c = *m->next;
+			m->next = xsort_next(m->q);
+		} else
+			return;
+		m->last[m->r % 4] = c;
+		m->r++;
+	}
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	g0 = lo;
-	hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid].id <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	g1 = lo;
-	if (g0 == g1)
-		return NOSTR;
-	/* r: members starting no later than p + 1e-3 */
-	lo = g0;
-	hi = g1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid].ts <= lim)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	r = lo - g0;
-	if (r > 0) {
-		i = r > 4 ? g0 + r - 4 : g0;
-		best = i;
-		bd = fabs((ev[k[i].i].ts + ev[k[i].i].dur) - p);
-		for (i++; i < g0 + r; i++) {
-			d = fabs((ev[k[i].i].ts + ev[k[i].i].dur) - p);
+/*
+ * match_timed_event (§4.2): the member of the kernel's group nearest its
+ * start p: of the members started by p + 1e-3, the last four, nearest by
+ * end; else the first two, nearest by start.  Kernels come by (id, p).
+ */
+static const struct mcall *
+members_match(struct members *m, double p)
+{
+	const struct mcall *best;
+	double bd, d;
+	unsigned long long k, from;
+
+	members_upto(m, p + 1e-3);
+	if (m->r > 0) {
+		from = m->r > 4 ? m->r - 4 : 0;
+		best = &m->last[from % 4];
+		bd = fabs((best->ts + best->dur) - p);
+		for (k = from + 1; k < m->r; k++) {
+			d = fabs((m->last[k % 4].ts + m->last[k % 4].dur) - p);
 			if (d < bd) {
 				bd = d;
-				best = i;
+				best = &m->last[k % 4];
 			}
 		}
-	} else {
-		best = g0;
-		bd = fabs(ev[k[g0].i].ts - p);
-		if (g0 + 1 < g1 && fabs(ev[k[g0 + 1].i].ts - p) < bd)
-			best = g0 + 1;
+		return best;
 	}
-	return k[best].i;
+	best = &m->la[0];
+	if (m->nla > 1 && fabs(m->la[1].ts - p) < fabs(m->la[0].ts - p))
+		best = &m->la[1];
+	return best;
+}
+
+/* Each waiting kernel's call, by kernel index (struct mres).  Frees both sorts. */
+static struct xsort *
+match_calls(struct xsort *calls, struct xsort *waits)
+{
+	struct xsort *out = xsort_new(sizeof(struct mres), cmp_res, NULL);
+	struct members m;
+	const struct mwait *w;
+	int have = 0, in = 0;
+
+	memset(&m, 0, sizeof m);
+	m.q = calls;
+	m.next = xsort_next(calls);
+	while ((w = xsort_next(waits)) != NULL) {
+		const struct mcall *c;
+		struct mres x;
+		if (!have || w->id != m.id) {
+			in = members_open(&m, w->id);
+			have = 1;
+		}
+		if (!in || !(c = members_match(&m, w->p)))
+			continue;
+		x.i = w->i;
+		x.c = *c;
+		xsort_add(out, &x);
+	}
+	xsort_free(calls);
+	xsort_free(waits);
+	return out;
 }
 
 /* ---- active frames (§4.3) ---- */
 
+/* A query of the frames: where a kernel's op (slot 2i) or launch (2i + 1) was. */
 typedef struct {
 	uint32_t thread;
 	double q;
-	uint32_t slot;		/* index into the per-query result arrays */
+	unsigned long long slot;
 } query_t;
 
+/* A query's answer. */
+typedef struct {
+	unsigned long long slot;
+	uint32_t loc, stack;
+} qres_t;
+
 static int
-cmp_query(const void *pa, const void *pb)
+cmp_query(const void *pa, const void *pb, void *ctx)
 {
 	const query_t *a = pa, *b = pb;
 	int c;
 
+	(void)ctx;
 	if (a->thread != b->thread)
 		return a->thread < b->thread ? -1 : 1;
 	if ((c = cmp_dbl(a->q, b->q)) != 0)
@@ -397,21 +482,23 @@ resolve_active(const struct tframe *fr, const uint32_t *act, size_t n, uint32_t 
  * appended as their start passes, and dropped once they end more than
  * 1e-3 before the query (queries only grow, so they never come back).
  */
-static void
-resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32_t *rstack)
+static struct xsort *
+resolve_queries(struct trace *tr, struct xsort *qs)
 {
+	struct xsort *out = xsort_new(sizeof(qres_t), cmp_res, NULL);
 	uint32_t *act = NULL;
-	size_t nact = 0, capact = 0, fi = 0, qi, j, m;
+	size_t nact = 0, capact = 0, fi = 0, j, m;
 	sbuf b = SBUF_INIT;
 	uint32_t cur = NOSTR;
 	double lastq = 0;
 	uint32_t lastloc = NOSTR, laststack = NOSTR;
 	int have_last = 0;
+	const query_t *q;
 
 	sort_frames(tr->fr, tr->nfr);
-	xqsort(qs, nq, sizeof qs[0], cmp_query);
-	for (qi = 0; qi < nq; qi++) {
-		const query_t *q = &qs[qi];
+	while ((q = xsort_next(qs)) != NULL) {
+		qres_t x;
+		x.slot = q->slot;
 		if (q->thread != cur) {
 			cur = q->thread;
 			nact = 0;
@@ -420,8 +507,9 @@ resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32
 				fi++;
 		}
 		if (have_last && q->q == lastq) {
-			rloc[q->slot] = lastloc;
-			rstack[q->slot] = laststack;
+			x.loc = lastloc;
+			x.stack = laststack;
+			xsort_add(out, &x);
 			continue;
 		}
 		while (fi < tr->nfr && tr->fr[fi].thread == cur && tr->fr[fi].ts <= q->q) {
@@ -438,11 +526,14 @@ resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32
 			resolve_active(tr->fr, act, nact, &lastloc, &laststack, &b);
 		lastq = q->q;
 		have_last = 1;
-		rloc[q->slot] = lastloc;
-		rstack[q->slot] = laststack;
+		x.loc = lastloc;
+		x.stack = laststack;
+		xsort_add(out, &x);
 	}
 	free(act);
 	sb_free(&b);
+	xsort_free(qs);
+	return out;
 }
 
 /*
@@ -451,7 +542,7 @@ resolve_queries(struct trace *tr, query_t *qs, size_t nq, uint32_t *rloc, uint32
  * the location frame and the stack frames, to be normalized and joined.
  */
 static void
-resolve_context(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint32_t *stack,
+resolve_context(const kmtrace_t *kt, const struct mcall *c, uint32_t *loc, uint32_t *stack,
     sbuf *b)
 {
 	uint32_t st[4];
@@ -477,7 +568,7 @@ resolve_context(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint3
  * the pair to the answer, loc in the high half.
  */
 static void
-context_of(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint32_t *stack, sbuf *b,
+context_of(const kmtrace_t *kt, const struct mcall *c, uint32_t *loc, uint32_t *stack, sbuf *b,
     imap *memo)
 {
 	uint64_t *v;
@@ -497,102 +588,183 @@ context_of(const kmtrace_t *kt, const struct tcall *c, uint32_t *loc, uint32_t *
 	}
 }
 
-void
-attribute_kernels(kmtrace_t *kt)
+/* A kernel's two calls, as matched (has: bit 1 the op, bit 2 the launch). */
+struct kcalls {
+	unsigned long long i;
+	int has;
+	struct mcall op, ln;
+};
+
+/* The next match of a kernel index from a sort of struct mres, at or after i. */
+static const struct mres *
+res_at(struct xsort *x, const struct mres **cur, unsigned long long i)
+{
+	while (*cur && (*cur)->i < i)
+		*cur = xsort_next(x);
+	return *cur && (*cur)->i == i ? *cur : NULL;
+}
+
+struct xsort *
+attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 {
 	struct trace *tr = kt->tr;
-	tkey *opk, *lnk;
-	size_t nopk, nlnk, i, nq = 0;
-	uint32_t *opm, *lnm, *rloc, *rstack;
-	query_t *qs;
+	struct xsort *wop = xsort_new(sizeof(struct mwait), cmp_mwait, NULL);
+	struct xsort *wln = xsort_new(sizeof(struct mwait), cmp_mwait, NULL);
+	struct xsort *cop = xsort_new(sizeof(struct mcall), cmp_mcall, NULL);
+	struct xsort *cln = xsort_new(sizeof(struct mcall), cmp_mcall, NULL);
+	struct xsort *mop, *mln, *calls, *qs = NULL, *qr = NULL;
+	struct xsort *out = xsort_new(sizeof(struct kres), NULL, NULL);
+	struct tkcursor kc;
+	struct tocursor oc;
+	const struct tkernel *k;
+	const struct tcall *c;
+	const struct mres *po, *pl;
+	const struct kcalls *kx;
+	const qres_t *q = NULL;
+	unsigned long long i, n;
+	size_t ni = 0;
 	uint32_t unresolved = km_intern("unresolved", 10);
+	sbuf b = SBUF_INIT;
+	imap memo = { 0 };
 
-	opk = build_index(tr->op, tr->nop, 0, &nopk);
-	lnk = build_index(tr->ln, tr->nln, 1, &nlnk);
-	opm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *opm);
-	lnm = xmalloc((tr->nk ? tr->nk : 1) * sizeof *lnm);
-	qs = xmalloc((2 * tr->nk + 1) * sizeof *qs);
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
-		opm[i] = lnm[i] = NOSTR;
-		if (!kt->ka[i].need)
-			continue;
-		if (k->ext_src != EXT_NONE)
-			opm[i] = match_timed(opk, nopk, tr->op, k->ext, k->ts);
-		if (k->has_corr)
-			lnm[i] = match_timed(lnk, nlnk, tr->ln, k->corr, k->ts);
-		if (opm[i] != NOSTR) {
-			const struct tcall *op = &tr->op[opm[i]];
-			double half = op->dur * 0.5;
-			qs[nq].thread = op->thread;
-			qs[nq].q = op->ts + (1.0 < half ? 1.0 : half);
-			qs[nq].slot = (uint32_t)(2 * i);
-			nq++;
+	/* the kernels to attribute, waiting for their CPU op and launch call */
+	trace_kernel_rewind(tr, &kc);
+	for (i = 0; (k = trace_kernel_next(&kc)) != NULL; i++) {
+		if (need) {
+			if (ni == nneed || need[ni] != i)
+				continue;
+			ni++;
 		}
-		if (lnm[i] != NOSTR) {
-			const char *ln = strtab_str(km_str, tr->ln[lnm[i]].name);
-			kt->ka[i].graph = strstr(ln, "GraphLaunch") != NULL;
-			qs[nq].thread = tr->ln[lnm[i]].thread;
-			qs[nq].q = tr->ln[lnm[i]].ts;
-			qs[nq].slot = (uint32_t)(2 * i + 1);
-			nq++;
+		if (k->ext_src != EXT_NONE) {
+			struct mwait w = { k->ext, k->ts, i };
+			xsort_add(wop, &w);
+		}
+		if (k->has_corr) {
+			struct mwait w = { k->corr, k->ts, i };
+			xsort_add(wln, &w);
 		}
 	}
-	rloc = xmalloc((2 * tr->nk + 1) * sizeof *rloc);
-	rstack = xmalloc((2 * tr->nk + 1) * sizeof *rstack);
-	if (tr->py_context) {
-		/* trace-extract resolved each call's frames: no frames to sweep */
-		sbuf b = SBUF_INIT;
-		imap memo = { 0 };
-		for (i = 0; i < tr->nk; i++) {
-			if (!kt->ka[i].need)
+	/* the calls by id, each id's by start, stable (build_index) */
+	if (xsort_count(wop)) {
+		trace_op_rewind(tr, &oc);
+		for (n = 0; (c = trace_op_next(&oc)) != NULL; n++)
+			if (c->ext_src != EXT_NONE) {
+				struct mcall x = { c->ext, c->ts, n, c->dur, c->name, c->thread,
+				    c->py_loc, c->py_stack };
+				xsort_add(cop, &x);
+			}
+	}
+	if (xsort_count(wln) && tr->lq) {
+		xsort_rewind(tr->lq);
+		for (n = 0; (c = xsort_next(tr->lq)) != NULL; n++)
+			if (c->has_corr) {
+				struct mcall x = { c->corr, c->ts, n, c->dur, c->name, c->thread,
+				    c->py_loc, c->py_stack };
+				xsort_add(cln, &x);
+			}
+	}
+	mop = match_calls(cop, wop);
+	mln = match_calls(cln, wln);
+
+	/* each kernel's two calls, by index; the frames' queries when there are frames */
+	calls = xsort_new(sizeof(struct kcalls), NULL, NULL);
+	if (!tr->py_context)
+		qs = xsort_new(sizeof(query_t), cmp_query, NULL);
+	po = xsort_next(mop);
+	pl = xsort_next(mln);
+	trace_kernel_rewind(tr, &kc);
+	ni = 0;
+	for (i = 0; (k = trace_kernel_next(&kc)) != NULL; i++) {
+		struct kcalls x;
+		const struct mres *o, *l;
+		if (need) {
+			if (ni == nneed || need[ni] != i)
 				continue;
-			if (opm[i] != NOSTR)
-				context_of(kt, &tr->op[opm[i]], &rloc[2 * i], &rstack[2 * i], &b, &memo);
-			if (lnm[i] != NOSTR)
-				context_of(kt, &tr->ln[lnm[i]], &rloc[2 * i + 1], &rstack[2 * i + 1],
-				    &b, &memo);
+			ni++;
 		}
-		imap_free(&memo);
-		sb_free(&b);
-	} else
-		resolve_queries(tr, qs, nq, rloc, rstack);
+		memset(&x, 0, sizeof x);
+		x.i = i;
+		if ((o = res_at(mop, &po, i)) != NULL) {
+			x.has |= 1;
+			x.op = o->c;
+		}
+		if ((l = res_at(mln, &pl, i)) != NULL) {
+			x.has |= 2;
+			x.ln = l->c;
+		}
+		xsort_add(calls, &x);
+		if (qs && (x.has & 1)) {
+			double half = x.op.dur * 0.5;
+			query_t y = { x.op.thread, x.op.ts + (1.0 < half ? 1.0 : half), 2 * i };
+			xsort_add(qs, &y);
+		}
+		if (qs && (x.has & 2)) {
+			query_t y = { x.ln.thread, x.ln.ts, 2 * i + 1 };
+			xsort_add(qs, &y);
+		}
+	}
+	xsort_free(mop);
+	xsort_free(mln);
+	if (qs) {
+		qr = resolve_queries(tr, qs);
+		q = xsort_next(qr);
+	}
 
 	/*
 	 * The ladder of §4.6.  Its launch-name quirk (no frames at the launch:
 	 * the CPU-op cell names the launch, cudaLaunchKernel, even when a CPU
 	 * op matched) only under --compat reference (docs/deviations.md C14).
 	 */
-	for (i = 0; i < tr->nk; i++) {
-		kattr_t *a = &kt->ka[i];
-		uint32_t op = opm[i], ln = lnm[i];
-		if (!a->need)
-			continue;
-		if (op != NOSTR && rloc[2 * i] != NOSTR) {
-			a->loc = rloc[2 * i];
-			a->stack = rstack[2 * i];
-			a->op = tr->op[op].name;
-		} else if (ln != NOSTR && rloc[2 * i + 1] != NOSTR) {
-			a->loc = rloc[2 * i + 1];
-			a->stack = rstack[2 * i + 1];
-			a->op = op != NOSTR ? tr->op[op].name : tr->ln[ln].name;
-		} else if (ln != NOSTR) {
-			a->loc = unresolved;
-			a->stack = NOSTR;
-			a->op = op != NOSTR && !compat_reference ? tr->op[op].name : tr->ln[ln].name;
+	while ((kx = xsort_next(calls)) != NULL) {
+		struct kres a;
+		uint32_t oloc = NOSTR, ostack = NOSTR, lloc = NOSTR, lstack = NOSTR;
+		int op = kx->has & 1, ln = (kx->has & 2) != 0;
+		memset(&a, 0, sizeof a);
+		a.i = kx->i;
+		if (ln)
+			a.graph = strstr(strtab_str(km_str, kx->ln.name), "GraphLaunch") != NULL;
+		if (tr->py_context) {
+			/* trace-extract resolved each call's frames: no frames to sweep */
+			if (op)
+				context_of(kt, &kx->op, &oloc, &ostack, &b, &memo);
+			if (ln)
+				context_of(kt, &kx->ln, &lloc, &lstack, &b, &memo);
 		} else {
-			a->loc = unresolved;
-			a->stack = NOSTR;
-			a->op = op != NOSTR ? tr->op[op].name : NOSTR;
+			if (op && q && q->slot == 2 * kx->i) {
+				oloc = q->loc;
+				ostack = q->stack;
+				q = xsort_next(qr);
+			}
+			if (ln && q && q->slot == 2 * kx->i + 1) {
+				lloc = q->loc;
+				lstack = q->stack;
+				q = xsort_next(qr);
+			}
 		}
-		if (a->op != NOSTR && strtab_len(km_str, a->op) == 0)
-			a->op = NOSTR;
+		if (op && oloc != NOSTR) {
+			a.loc = oloc;
+			a.stack = ostack;
+			a.op = kx->op.name;
+		} else if (ln && lloc != NOSTR) {
+			a.loc = lloc;
+			a.stack = lstack;
+			a.op = op ? kx->op.name : kx->ln.name;
+		} else if (ln) {
+			a.loc = unresolved;
+			a.stack = NOSTR;
+			a.op = op && !compat_reference ? kx->op.name : kx->ln.name;
+		} else {
+			a.loc = unresolved;
+			a.stack = NOSTR;
+			a.op = op ? kx->op.name : NOSTR;
+		}
+		if (a.op != NOSTR && strtab_len(km_str, a.op) == 0)
+			a.op = NOSTR;
+		xsort_add(out, &a);
 	}
-	free(opk);
-	free(lnk);
-	free(opm);
-	free(lnm);
-	free(qs);
-	free(rloc);
-	free(rstack);
+	xsort_free(calls);
+	xsort_free(qr);
+	imap_free(&memo);
+	sb_free(&b);
+	return out;
 }

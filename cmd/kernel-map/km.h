@@ -26,25 +26,32 @@ uint32_t km_intern(const char *s, size_t n);
 const char *km_s(uint32_t id);			/* NOSTR gives NULL */
 void km_cache_free(void);
 
-/* What kernel-map derives for one kernel of a trace. */
-typedef struct {
-	uint32_t canon, stage;
-	const char *category;
-	uint32_t loc, stack, op;	/* attribution result (§4.6) */
-	unsigned need : 1;		/* attribute it */
-	unsigned graph : 1;		/* its launch call was a CUDA/HIP graph launch */
-} kattr_t;
-
-/* One complete trace: the reader's arrays (kernels of the selected process) and ours. */
+/*
+ * One complete trace, read in the reader's queue mode (trace.h, issue 30):
+ * its kernels are those of the selected process, numbered from 0 in the
+ * order trace_kernel_next gives them.
+ */
 typedef struct {
 	struct trace *tr;
 	const struct trace_reader *rd;	/* its reader: the names of py_* contexts */
-	kattr_t *ka;			/* one per tr->k */
 	int sglang;			/* mapping framework is exactly sglang */
 } kmtrace_t;
 
-/* Resolve (loc, stack, op) of every kernel with `need` set (§4.1-§4.6). */
-void attribute_kernels(kmtrace_t *kt);
+/* What the attribution gives one kernel (§4.6). */
+struct kres {
+	unsigned long long i;		/* the kernel's number */
+	uint32_t loc, stack, op;
+	int graph;			/* its launch call was a CUDA/HIP graph launch */
+};
+
+/*
+ * Resolve (loc, stack, op) of the kernels numbered need[0..nneed)
+ * (ascending), or of every kernel when need is NULL (§4.1-§4.6): the calls
+ * matched by sorting kernels and calls by id and time and merging.
+ * Returns a sort (xsort.h) of struct kres, one per kernel in number order,
+ * which the caller reads and frees.
+ */
+struct xsort *attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed);
 
 /*
  * Insertion-ordered counter of string ids.  The first key lives in the
@@ -84,8 +91,8 @@ typedef struct {
 } sitestats;
 
 void sitestats_free(sitestats *st);
-/* Add kernels idx[0..n) of kt (their attribution must be resolved). */
-void sitestats_add(sitestats *st, const kmtrace_t *kt, const size_t *idx, size_t n);
+/* Add one kernel: its canonical name, attribution and duration. */
+void sitestats_add(sitestats *st, uint32_t canon, const struct kres *a, double dur);
 /* merge_site_stats (§5.3): add src into dst. */
 void sitestats_merge(sitestats *dst, const sitestats *src);
 /*
@@ -94,14 +101,17 @@ void sitestats_merge(sitestats *dst, const sitestats *src);
  */
 void sitestats_merge_move(sitestats *dst, sitestats *src);
 
-/* canonical id -> category, last write wins (§2.2). */
+/* canonical id -> category, last write wins (§2.2); keys in first-set order. */
 typedef struct {
 	imap m;
 	const char **cat;
+	uint32_t *canon;
 	size_t n, cap;
 } catmap;
 
 void catmap_set(catmap *c, uint32_t canon, const char *cat);
+/* Set every entry of src into dst, in src's order: as if src's sets were made on dst. */
+void catmap_merge(catmap *dst, const catmap *src);
 const char *catmap_get(const catmap *c, uint32_t canon);	/* NULL if absent */
 void catmap_free(catmap *c);
 
@@ -116,11 +126,20 @@ void build_payload_each(const sitestats *st, const catmap *cats,
     void (*fn)(void *ctx, const entry_t *e), void *ctx);
 
 /*
- * sample_kernels_for_mapping (§5.5.2) of kernels idx[0..n) of kt: at most
- * 16 per canonical name, sorted by (ts, raw name).  Returns the count
- * written to out (room for n).
+ * sample_kernels_for_mapping (§5.5.2) of one stage group: at most 16
+ * kernels per canonical name, at sample_position's places among that
+ * name's kernels in record order, sorted by (ts, raw name, then name by
+ * name in byte order).  A sampler is fed the group's kernels twice: first
+ * each one's canonical name (sampler_count), then each one again in the
+ * same order (sampler_pick); sampler_done returns the picks (their
+ * numbers, *n of them; the caller frees them).
  */
-size_t sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out);
+struct sampler;
+struct sampler *sampler_new(void);
+void sampler_count(struct sampler *s, uint32_t canon);
+void sampler_pick(struct sampler *s, uint32_t canon, unsigned long long i, double ts,
+    uint32_t name);
+unsigned long long *sampler_done(struct sampler *s, size_t *n);
 
 /* ---- table.c: the passes over a trace and the records they write ---- */
 

@@ -3,8 +3,9 @@
  * build the kernel table (kernel-table.md §4-§5, Appendix C).
  *
  * Reads the record stream of trace-extract | trace-stage one trace at a
- * time, and when a trace's "stats" record arrives turns it into compact
- * per-stage aggregates.  Writes "site" records (the payloads) and
+ * time (the reader's queue mode: its kernels, CPU ops and launches in
+ * bounded memory, issue 30), and when a trace's "stats" record arrives
+ * turns it into compact per-stage aggregates by passes over them.  Writes "site" records (the payloads) and
  * "kernel_row" records, and passes every record it does not consume.
  */
 #include <limits.h>
@@ -119,10 +120,8 @@ static void
 on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 {
 	kmtrace_t kt = { 0 };
-	size_t i;
 
 	(void)ctx;
-	(void)r;
 	if (tr->nk == 0) {
 		note_categories(tr);
 		return;
@@ -130,19 +129,10 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	kt.tr = tr;
 	kt.rd = r;
 	kt.sglang = run.sglang;
-	kt.ka = xcalloc(tr->nk, sizeof *kt.ka);
-	for (i = 0; i < tr->nk; i++) {
-		kattr_t *a = &kt.ka[i];
-		a->canon = km_canon(tr->k[i].name);
-		a->category = km_category(tr->k[i].name);
-		a->stage = tr->k[i].stage != NOSTR ? tr->k[i].stage : tr->stage;
-		a->loc = a->stack = a->op = NOSTR;
-	}
 	run.kernel_traces++;
 	process_trace(&kt, run.mapping_file == NULL, !run.sites_only);
 	if (run.mapping_file)
 		flush_pending();	/* the mapping map is final already */
-	free(kt.ka);
 }
 
 static int
@@ -265,6 +255,7 @@ main(int argc, char **argv)
 	ops.pass = !run.sites_only;
 	ops.keep = keep;
 	ops.sel_only = 1;
+	ops.queue = 1;	/* kernels, ops and launches in bounded memory (issue 30) */
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;
 	trace_reader_init(&rd, km_str, &ops);

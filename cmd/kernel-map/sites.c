@@ -144,20 +144,16 @@ site_get(sitestats *st, uint32_t canon, uint32_t loc)
 }
 
 void
-sitestats_add(sitestats *st, const kmtrace_t *kt, const size_t *idx, size_t n)
+sitestats_add(sitestats *st, uint32_t canon, const struct kres *a, double dur)
 {
-	size_t i;
+	site_acc *s = site_get(st, canon, a->loc);
 
-	for (i = 0; i < n; i++) {
-		const kattr_t *a = &kt->ka[idx[i]];
-		site_acc *s = site_get(st, a->canon, a->loc);
-		s->total += kt->tr->k[idx[i]].dur;
-		s->count++;
-		if (a->op != NOSTR)
-			counter_add(&s->ops, a->op, 1);
-		if (a->stack != NOSTR)
-			counter_add(&s->stacks, a->stack, 1);
-	}
+	s->total += dur;
+	s->count++;
+	if (a->op != NOSTR)
+		counter_add(&s->ops, a->op, 1);
+	if (a->stack != NOSTR)
+		counter_add(&s->stacks, a->stack, 1);
 }
 
 void
@@ -207,10 +203,23 @@ catmap_set(catmap *c, uint32_t canon, const char *cat)
 	uint64_t *v = imap_put(&c->m, canon, &isnew);
 
 	if (isnew) {
+		size_t cap = c->cap;
 		xgrow(&c->cat, &c->cap, c->n + 1, sizeof c->cat[0]);
+		if (c->cap != cap)
+			c->canon = xreallocarray(c->canon, c->cap, sizeof c->canon[0]);
+		c->canon[c->n] = canon;
 		*v = c->n++;
 	}
 	c->cat[*v] = cat;
+}
+
+void
+catmap_merge(catmap *dst, const catmap *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->n; i++)
+		catmap_set(dst, src->canon[i], src->cat[i]);
 }
 
 const char *
@@ -226,6 +235,7 @@ catmap_free(catmap *c)
 {
 	imap_free(&c->m);
 	free(c->cat);
+	free(c->canon);
 	memset(c, 0, sizeof *c);
 }
 
@@ -373,26 +383,120 @@ build_payload(const sitestats *st, const catmap *cats, payload_t *out)
 
 /* ---- sampling (§5.5.2) ---- */
 
-typedef struct {
+/* A canonical name of the group: its kernels, and where its samples are among them. */
+struct sname {
 	uint32_t canon;
-	size_t *idx;
-	size_t n, cap;
-} group_t;
-
-static int
-cmp_group(const void *pa, const void *pb)
-{
-	const group_t *a = pa, *b = pb;
-
-	return strcmp(km_s(a->canon), km_s(b->canon));
-}
+	unsigned long long n, seen;	/* kernels counted, and met again so far */
+	unsigned long long at[16];	/* the sampled places, ascending */
+	size_t nat, next;		/* how many, and the next to meet */
+	size_t rank;			/* its place among the names in byte order */
+};
 
 /* A sampled kernel with its sort key (ts, raw name, then sample order). */
 typedef struct {
 	double ts;
 	uint32_t name;
-	size_t k, pos;
+	unsigned long long k, pos;
+	size_t sname, j;
 } pick_t;
+
+struct sampler {
+	imap ix;			/* canon -> index into names */
+	struct sname *names;
+	size_t nnames, capnames;
+	pick_t *pk;
+	size_t npk, cappk;
+	int picking;
+};
+
+struct sampler *
+sampler_new(void)
+{
+	return xcalloc(1, sizeof(struct sampler));
+}
+
+void
+sampler_count(struct sampler *s, uint32_t canon)
+{
+	int isnew;
+	uint64_t *v = imap_put(&s->ix, canon, &isnew);
+
+	if (isnew) {
+		xgrow(&s->names, &s->capnames, s->nnames + 1, sizeof s->names[0]);
+		memset(&s->names[s->nnames], 0, sizeof s->names[0]);
+		s->names[s->nnames].canon = canon;
+		*v = s->nnames++;
+	}
+	s->names[*v].n++;
+}
+
+static int
+cmp_sname(const void *pa, const void *pb)
+{
+	const struct sname *a = *(const struct sname *const *)pa, *b = *(const struct sname *const *)pb;
+
+	return strcmp(km_s(a->canon), km_s(b->canon));
+}
+
+/* After the counts: each name's sampled places, and its rank by name. */
+static void
+sampler_places(struct sampler *s)
+{
+	struct sname **by = xmalloc((s->nnames ? s->nnames : 1) * sizeof *by);
+	size_t i, j;
+
+	for (i = 0; i < s->nnames; i++) {
+		struct sname *n = &s->names[i];
+		n->nat = n->n <= 16 ? (size_t)n->n : 16;
+		for (j = 0; j < n->nat; j++)
+			n->at[j] = n->n <= 16 ? j : sample_position(j, (size_t)n->n);
+		by[i] = n;
+	}
+	if (s->nnames)
+		xqsort(by, s->nnames, sizeof *by, cmp_sname);
+	for (i = 0; i < s->nnames; i++)
+		by[i]->rank = i;
+	free(by);
+	s->picking = 1;
+}
+
+void
+sampler_pick(struct sampler *s, uint32_t canon, unsigned long long i, double ts, uint32_t name)
+{
+	uint64_t *v;
+	struct sname *n;
+
+	if (!s->picking)
+		sampler_places(s);
+	if (!(v = imap_get(&s->ix, canon)))
+		return;
+	n = &s->names[*v];
+	while (n->next < n->nat && n->at[n->next] == n->seen) {
+		pick_t *p;
+		xgrow(&s->pk, &s->cappk, s->npk + 1, sizeof s->pk[0]);
+		p = &s->pk[s->npk++];
+		p->ts = ts;
+		p->name = name;
+		p->k = i;
+		p->sname = (size_t)*v;
+		p->j = n->next++;
+	}
+	n->seen++;
+}
+
+/* Sample order: the names by byte order, each name's samples by place. */
+static const struct sampler *sort_s;
+
+static int
+cmp_order(const void *pa, const void *pb)
+{
+	const pick_t *a = pa, *b = pb;
+	size_t ra = sort_s->names[a->sname].rank, rb = sort_s->names[b->sname].rank;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (a->j > b->j) - (a->j < b->j);
+}
 
 static int
 cmp_pick(const void *pa, const void *pb)
@@ -407,46 +511,23 @@ cmp_pick(const void *pa, const void *pb)
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-size_t
-sample_kernels(const kmtrace_t *kt, const size_t *idx, size_t n, size_t *out)
+unsigned long long *
+sampler_done(struct sampler *s, size_t *n)
 {
-	imap gm = { 0 };
-	group_t *g = NULL;
-	size_t ng = 0, capg = 0, i, j, m = 0;
-	pick_t *pk;
+	unsigned long long *out = xmalloc((s->npk ? s->npk : 1) * sizeof *out);
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		int isnew;
-		uint64_t *v = imap_put(&gm, kt->ka[idx[i]].canon, &isnew);
-		group_t *gi;
-		if (isnew) {
-			xgrow(&g, &capg, ng + 1, sizeof g[0]);
-			*v = ng++;
-			memset(&g[*v], 0, sizeof g[*v]);
-			g[*v].canon = kt->ka[idx[i]].canon;
-		}
-		gi = &g[*v];
-		xgrow(&gi->idx, &gi->cap, gi->n + 1, sizeof gi->idx[0]);
-		gi->idx[gi->n++] = idx[i];
-	}
-	if (ng)
-		xqsort(g, ng, sizeof g[0], cmp_group);
-	pk = xmalloc((n ? n : 1) * sizeof *pk);
-	for (i = 0; i < ng; i++) {
-		size_t take = g[i].n <= 16 ? g[i].n : 16;
-		for (j = 0; j < take; j++, m++) {
-			pk[m].k = g[i].idx[g[i].n <= 16 ? j : sample_position(j, g[i].n)];
-			pk[m].pos = m;
-			pk[m].ts = kt->tr->k[pk[m].k].ts;
-			pk[m].name = kt->tr->k[pk[m].k].name;
-		}
-		free(g[i].idx);
-	}
-	xqsort(pk, m, sizeof *pk, cmp_pick);
-	for (i = 0; i < m; i++)
-		out[i] = pk[i].k;
-	free(pk);
-	free(g);
-	imap_free(&gm);
-	return m;
+	sort_s = s;
+	xqsort(s->pk, s->npk, sizeof s->pk[0], cmp_order);
+	for (i = 0; i < s->npk; i++)
+		s->pk[i].pos = i;
+	xqsort(s->pk, s->npk, sizeof s->pk[0], cmp_pick);
+	for (i = 0; i < s->npk; i++)
+		out[i] = s->pk[i].k;
+	*n = s->npk;
+	imap_free(&s->ix);
+	free(s->names);
+	free(s->pk);
+	free(s);
+	return out;
 }

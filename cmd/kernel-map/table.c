@@ -15,6 +15,7 @@
 #include "rules.h"
 #include "sbuf.h"
 #include "xalloc.h"
+#include "xsort.h"
 
 /*
  * One row of a (trace, stage) of the kernel table, waiting for the final
@@ -190,10 +191,25 @@ flush_pending(void)
 
 /* ---- per-trace processing ---- */
 
+/*
+ * One stage group of a trace (group_kernels_by_stage, §3.3): what the
+ * passes over its kernels add up, since the kernels themselves are not
+ * held (issue 30).
+ */
 typedef struct {
 	uint32_t stage;
-	size_t *idx, n, cap;
-	size_t *sample, nsample;
+	catmap cats;			/* its kernels' categories, record order */
+	/* formal: the rows (§5.1), by canonical name in first-seen order */
+	imap rowix;
+	agg_t *rows;
+	size_t nrows, caprows;
+	nsum sum;
+	sitestats fst;			/* formal statistics, every kernel */
+	sitestats mst;			/* mapping statistics: every kernel, or the sample */
+	struct sampler *smp;		/* mapping, not SGLang: the sample */
+	unsigned long long *sample;	/* its picks, in sample order */
+	size_t nsample;
+	double all, graph;		/* kernel time, and of it in CUDA graphs */
 } sgroup_t;
 
 static mapstage_t *
@@ -243,76 +259,86 @@ stage_before(const sgroup_t *a, const sgroup_t *b)
 	return stage_index(km_s(a->stage)) < stage_index(km_s(b->stage));
 }
 
-/*
- * The p50 and p90 of each row's launch durations (nearest rank, as
- * step-stats' step percentiles): the group's durations laid out row by
- * row (a counting sort by row; 8 bytes a launch, freed on return, beside
- * the caller's 4 of row[]), each row's run selected in place.  row[j] is
- * the row of the group's kernel j.
- */
-static void
-row_percentiles(const kmtrace_t *kt, const sgroup_t *g, const uint32_t *row, agg_t *rows,
-    size_t nrows)
-{
-	double *dur = xmalloc((g->n ? g->n : 1) * sizeof *dur);
-	size_t *at = xcalloc(nrows + 1, sizeof *at), j, r;
+/* A launch's duration in a row, for the percentiles: (group, row, duration). */
+struct rdur {
+	unsigned long long g, row;
+	double dur;
+};
 
-	for (j = 0; j < g->n; j++)
-		at[row[j] + 1]++;
-	for (r = 0; r < nrows; r++)
-		at[r + 1] += at[r];
-	for (j = 0; j < g->n; j++)
-		dur[at[row[j]]++] = kt->tr->k[g->idx[j]].dur;
-	/* at[r] is now the end of row r's run, the start of row r + 1's */
-	for (r = 0; r < nrows; r++) {
-		size_t start = r ? at[r - 1] : 0, n = at[r] - start;
-		rows[r].p90 = num_percentile(dur + start, n, 90);
-		rows[r].p50 = num_percentile(dur + start, n, 50);
-	}
-	free(at);
-	free(dur);
+static int
+cmp_rdur(const void *pa, const void *pb, void *ctx)
+{
+	const struct rdur *a = pa, *b = pb;
+
+	(void)ctx;
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return (a->dur > b->dur) - (a->dur < b->dur);
 }
 
-/* Row aggregates of one stage group (§5.1): by canonical name, first-seen order. */
+/* One kernel into its group's rows (§5.1: the first-seen order, the last category). */
 static void
-aggregate(const kmtrace_t *kt, const sgroup_t *g, pending_t *p)
+agg_add(sgroup_t *g, size_t gi, uint32_t canon, const char *category, double dur,
+    struct xsort *pd)
 {
-	imap idx = { 0 };
-	nsum sum = NSUM_INIT;
-	uint32_t *row = xmalloc((g->n ? g->n : 1) * sizeof *row);
-	size_t j;
+	int isnew;
+	uint64_t *v = imap_put(&g->rowix, canon, &isnew);
+	agg_t *r;
+	struct rdur x;
 
-	p->rows = xmalloc((g->n ? g->n : 1) * sizeof p->rows[0]);
-	for (j = 0; j < g->n; j++) {
-		const kattr_t *a = &kt->ka[g->idx[j]];
-		double dur = kt->tr->k[g->idx[j]].dur;
-		int isnew;
-		uint64_t *v = imap_put(&idx, a->canon, &isnew);
-		agg_t *r;
-		nsum_add(&sum, dur);
-		if (isnew) {
-			*v = p->nrows++;
-			r = &p->rows[*v];
-			r->canon = a->canon;
-			r->total = 0.0;
-			r->count = 0;
-			r->min = r->max = dur;
-		}
-		r = &p->rows[*v];
-		r->total += dur;
-		r->count++;
-		if (dur < r->min)
-			r->min = dur;
-		if (dur > r->max)
-			r->max = dur;
-		r->category = a->category;	/* the last kernel's (§2.2) */
-		row[j] = (uint32_t)*v;
+	nsum_add(&g->sum, dur);
+	if (isnew) {
+		xgrow(&g->rows, &g->caprows, g->nrows + 1, sizeof g->rows[0]);
+		*v = g->nrows++;
+		r = &g->rows[*v];
+		memset(r, 0, sizeof *r);
+		r->canon = canon;
+		r->min = r->max = dur;
 	}
-	p->stage_total = nsum_value(&sum);
-	imap_free(&idx);
-	row_percentiles(kt, g, row, p->rows, p->nrows);
-	free(row);
-	sort_aggs(p->rows, p->nrows);
+	r = &g->rows[*v];
+	r->total += dur;
+	r->count++;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+	r->category = category;
+	x.g = gi;
+	x.row = *v;
+	x.dur = dur;
+	xsort_add(pd, &x);
+}
+
+/*
+ * The p50 and p90 of each row's launch durations (nearest rank, as
+ * step-stats' step percentiles), from every launch's (group, row,
+ * duration) sorted: a row's run, ascending, holds its count of them.
+ */
+static void
+row_percentiles(sgroup_t *g, struct xsort *pd)
+{
+	const struct rdur *x;
+	unsigned long long at = 0, cg = (unsigned long long)-1, cr = 0;
+
+	while ((x = xsort_next(pd)) != NULL) {
+		agg_t *r = &g[x->g].rows[x->row];
+		unsigned long long n = (unsigned long long)r->count, k50, k90;
+		if (x->g != cg || x->row != cr) {
+			cg = x->g;
+			cr = x->row;
+			at = 0;
+		}
+		at++;
+		/* rank ceil(p * n / 100), at least 1 (num_percentile) */
+		k50 = (50 * n + 99) / 100;
+		k90 = (90 * n + 99) / 100;
+		if (at == (k50 ? k50 : 1))
+			r->p50 = x->dur;
+		if (at == (k90 ? k90 : 1))
+			r->p90 = x->dur;
+	}
 }
 
 /* A note record of trace t about stage st (triage-records(5) note). */
@@ -345,24 +371,16 @@ stage_whose(char *out, size_t n, const char *prefix, const char *st)
 static void
 note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
 {
-	double all = 0, graph = 0;
-	size_t j;
 	char text[512], whose[64];
 	const char *st = km_s(g->stage);
 
-	for (j = 0; j < g->n; j++) {
-		double d = kt->tr->k[g->idx[j]].dur;
-		all += d;
-		if (kt->ka[g->idx[j]].graph)
-			graph += d;
-	}
-	if (!(all > 0) || pct(graph, all) < 10.0)
+	if (!(g->all > 0) || pct(g->graph, g->all) < 10.0)
 		return;
 	stage_whose(whose, sizeof whose, "the", st);
 	snprintf(text, sizeof text, "%.1f%% of %s kernel time ran in CUDA graphs: those "
 	    "kernels are attributed to the graph launch's Python site. For each kernel's "
 	    "own site, pair a graph-off trace with this one: triage --mapping-input EAGER "
-	    "--formal-input GRAPH.", pct(graph, all), whose);
+	    "--formal-input GRAPH.", pct(g->graph, g->all), whose);
 	put_note(kt->tr->t, st, "graph_launch_attribution", text);
 }
 
@@ -372,42 +390,45 @@ note_graph_attribution(const kmtrace_t *kt, const sgroup_t *g)
  * its kernel time or more), their sites are the graph launch's, and the
  * formal trace's kernels take them too (the mapping/formal flow, run with
  * the same graph-on trace twice, or a graph-on mapping).  Launches found
- * by correlation, over every kernel of the stage.
+ * by correlation, over every kernel of the stage: g->all and g->graph.
  */
 static void
 note_mapping_graphs(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
 {
-	const struct trace *tr = kt->tr;
-	imap glaunch = { 0 };
-	size_t i, j;
-	uint64_t *v;
-	int isnew;
+	size_t i;
 
-	for (i = 0; i < tr->nln; i++) {
-		v = imap_put(&glaunch, (uint64_t)tr->ln[i].corr, &isnew);
-		if (isnew)	/* a correlation's first launch, as the attribution takes */
-			*v = strstr(strtab_str(km_str, tr->ln[i].name), "GraphLaunch") != NULL;
-	}
 	for (i = 0; i < ng; i++) {
-		double all = 0, graph = 0;
 		char text[512], whose[64];
 		const char *st = km_s(g[i].stage);
-		for (j = 0; j < g[i].n; j++) {
-			const struct tkernel *k = &tr->k[g[i].idx[j]];
-			all += k->dur;
-			if (k->has_corr && (v = imap_get(&glaunch, (uint64_t)k->corr)) && *v)
-				graph += k->dur;
-		}
-		if (!(all > 0) || pct(graph, all) < 10.0)
+		if (!(g[i].all > 0) || pct(g[i].graph, g[i].all) < 10.0)
 			continue;
 		stage_whose(whose, sizeof whose, "its", st);
 		snprintf(text, sizeof text, "The mapping trace ran %.1f%% of %s kernel time in CUDA "
 		    "graphs: those kernels take the graph launch's Python site, and so do the "
 		    "formal trace's. A mapping trace is profiled with CUDA graphs off (SGLang "
-		    "--disable-cuda-graph, vLLM --enforce-eager).", pct(graph, all), whose);
-		put_note(tr->t, st, "mapping_in_graphs", text);
+		    "--disable-cuda-graph, vLLM --enforce-eager).", pct(g[i].graph, g[i].all), whose);
+		put_note(kt->tr->t, st, "mapping_in_graphs", text);
 	}
-	imap_free(&glaunch);
+}
+
+/*
+ * The formal_stage site records of one stage group from its statistics st
+ * (every kernel of the group), held in *local when local is not NULL,
+ * then the group's graph-attribution note.
+ */
+static void
+formal_group(const kmtrace_t *kt, const sgroup_t *g, const sitestats *st, payload_t *local)
+{
+	if (local) {
+		build_payload(st, &g->cats, local);
+		write_payload("formal_stage", &kt->tr->t, km_s(g->stage), local);
+	} else {
+		/* written entry by entry, never held whole */
+		struct site_out o = { "formal_stage", km_s(g->stage), &kt->tr->t };
+		build_payload_each(st, &g->cats, write_site_cb, &o);
+	}
+	if (!compat_reference && !km_formal_with_mapping)
+		note_graph_attribution(kt, g);
 }
 
 /*
@@ -421,56 +442,20 @@ note_mapping_graphs(const kmtrace_t *kt, const sgroup_t *g, size_t ng)
  * map, the lookup always hits, so `keep_local` is 0 and the payloads are
  * dropped once written -- their memory per distinct kernel name is the
  * largest part of a trace where every kernel has a name of its own
- * (issue 21).
- */
-/*
- * The formal_stage site records of one stage group from its statistics st
- * (every kernel of the group), held in *local when local is not NULL,
- * then the group's graph-attribution note.
+ * (issue 21).  `written`: the mapping pass wrote the groups' site records
+ * already (formal_group), from the statistics it had built of the same
+ * kernels.
  */
 static void
-formal_group(const kmtrace_t *kt, const sgroup_t *g, const sitestats *st, payload_t *local)
-{
-	catmap cats = { 0 };
-	size_t j;
-
-	for (j = 0; j < g->n; j++)
-		catmap_set(&cats, kt->ka[g->idx[j]].canon, kt->ka[g->idx[j]].category);
-	if (local) {
-		build_payload(st, &cats, local);
-		write_payload("formal_stage", &kt->tr->t, km_s(g->stage), local);
-	} else {
-		/* written entry by entry, never held whole */
-		struct site_out o = { "formal_stage", km_s(g->stage), &kt->tr->t };
-		build_payload_each(st, &cats, write_site_cb, &o);
-	}
-	if (!compat_reference && !km_formal_with_mapping)
-		note_graph_attribution(kt, g);
-	catmap_free(&cats);
-}
-
-/*
- * `written`: the mapping pass wrote the groups' site records already
- * (formal_group), from the statistics it had built of the same kernels.
- */
-static void
-formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local, int written)
+formal_trace(const kmtrace_t *kt, sgroup_t *g, size_t ng, int keep_local, int written,
+    double trace_total)
 {
 	payload_t *local = xcalloc(ng, sizeof *local);
 	size_t *ord = xmalloc(ng * sizeof *ord), a, b, i;
 	uint32_t all = km_intern("all", 3);
-	nsum tsum = NSUM_INIT;
-	double trace_total;
 
-	for (i = 0; i < ng && !written; i++) {
-		sitestats st = { 0 };
-		sitestats_add(&st, kt, g[i].idx, g[i].n);
-		formal_group(kt, &g[i], &st, keep_local ? &local[i] : NULL);
-		sitestats_free(&st);
-	}
-	for (i = 0; i < kt->tr->nk; i++)
-		nsum_add(&tsum, kt->tr->k[i].dur);
-	trace_total = nsum_value(&tsum);
+	for (i = 0; i < ng && !written; i++)
+		formal_group(kt, &g[i], &g[i].fst, keep_local ? &local[i] : NULL);
 
 	/* stable insertion sort of the (at most three) groups by stage order */
 	for (a = 0; a < ng; a++) {
@@ -479,14 +464,19 @@ formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local, 
 		ord[b] = a;
 	}
 	for (a = 0; a < ng; a++) {
-		const sgroup_t *sg = &g[ord[a]];
+		sgroup_t *sg = &g[ord[a]];
 		pending_t *p;
 		xgrow(&pend, &cappend, npend + 1, sizeof pend[0]);
 		p = &pend[npend];
 		memset(p, 0, sizeof *p);
 		p->t = kt->tr->t;
 		p->stage = sg->stage;
-		aggregate(kt, sg, p);
+		p->stage_total = nsum_value(&sg->sum);
+		p->rows = sg->rows;	/* moved */
+		p->nrows = sg->nrows;
+		sg->rows = NULL;
+		sg->nrows = 0;
+		sort_aggs(p->rows, p->nrows);
 		if (sg->stage == all && kt->tr->stage == all &&
 		    pct(p->stage_total, trace_total) < 1.0) {
 			free(p->rows);
@@ -500,44 +490,151 @@ formal_trace(const kmtrace_t *kt, const sgroup_t *g, size_t ng, int keep_local, 
 	free(local);
 }
 
+/* A kernel's correlation and number, for the graph launches of a mapping trace. */
+struct kcorr {
+	long long corr;
+	unsigned long long i;
+};
+
+static int
+cmp_kcorr(const void *pa, const void *pb, void *ctx)
+{
+	long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+/*
+ * The kernels whose correlation's first launch record is a CUDA/HIP graph
+ * launch, as a bitmap by kernel number (the caller frees it): the launches
+ * by correlation merged with the kernels by correlation.
+ */
+static unsigned char *
+graph_kernels(struct trace *tr, unsigned long long nk)
+{
+	struct xsort *kc = xsort_new(sizeof(struct kcorr), cmp_kcorr, NULL);
+	struct xsort *lc = xsort_new(sizeof(struct kcorr), cmp_kcorr, NULL);
+	unsigned char *bits = xcalloc(nk / 8 + 1, 1);
+	struct tkcursor cur;
+	const struct tkernel *k;
+	const struct tcall *l;
+	const struct kcorr *x, *y;
+	unsigned long long i;
+
+	trace_kernel_rewind(tr, &cur);
+	for (i = 0; (k = trace_kernel_next(&cur)) != NULL; i++)
+		if (k->has_corr) {
+			struct kcorr c = { k->corr, i };
+			xsort_add(kc, &c);
+		}
+	if (tr->lq) {
+		xsort_rewind(tr->lq);
+		while ((l = xsort_next(tr->lq)) != NULL) {
+			/* the flag in the second word: the sort keeps the first launch first */
+			struct kcorr c = { l->corr,
+			    strstr(strtab_str(km_str, l->name), "GraphLaunch") != NULL };
+			xsort_add(lc, &c);
+		}
+	}
+	y = xsort_next(lc);
+	while ((x = xsort_next(kc)) != NULL) {
+		struct kcorr first;
+		while (y && y->corr < x->corr)
+			y = xsort_next(lc);
+		if (!y || y->corr != x->corr)
+			continue;
+		first = *y;
+		if (first.i)
+			bits[x->i >> 3] |= (unsigned char)(1u << (x->i & 7));
+	}
+	xsort_free(kc);
+	xsort_free(lc);
+	return bits;
+}
+
+static int
+cmp_ull(const void *pa, const void *pb)
+{
+	unsigned long long a = *(const unsigned long long *)pa, b = *(const unsigned long long *)pb;
+
+	return (a > b) - (a < b);
+}
+
 void
 process_trace(kmtrace_t *kt, int build_map, int formal)
 {
-	const struct trace *tr = kt->tr;
+	struct trace *tr = kt->tr;
 	sgroup_t *g = NULL;
-	size_t ng = 0, capg = 0, i, j;
-	imap gidx = { 0 };
-	int written;
+	size_t ng = 0, capg = 0, i, j, nneed = 0;
+	imap gidx = { 0 }, picked = { 0 };
+	struct xsort *pd = formal ? xsort_new(sizeof(struct rdur), cmp_rdur, NULL) : NULL;
+	struct xsort *res = NULL;
+	struct tkcursor cur;
+	const struct tkernel *k;
+	const struct kres *a;
+	struct spick {
+		struct kres r;
+		uint32_t canon;
+		double dur;
+	} *sres = NULL;
+	unsigned long long n, *need = NULL;
+	unsigned char *gbits = NULL;
+	nsum tsum = NSUM_INIT;
+	int written, sampled = build_map && !kt->sglang;
+	int all_attr = formal || !build_map || kt->sglang;
 
 	/* group_kernels_by_stage (§3.3): stages by first appearance, file order */
-	for (i = 0; i < tr->nk; i++) {
+	trace_kernel_rewind(tr, &cur);
+	for (n = 0; (k = trace_kernel_next(&cur)) != NULL; n++) {
 		int isnew;
-		uint64_t *v = imap_put(&gidx, kt->ka[i].stage, &isnew);
+		uint32_t stage = k->stage != NOSTR ? k->stage : tr->stage;
+		uint32_t canon = km_canon(k->name);
+		const char *category = km_category(k->name);
+		uint64_t *v = imap_put(&gidx, stage, &isnew);
 		sgroup_t *gi;
 		if (isnew) {
 			xgrow(&g, &capg, ng + 1, sizeof g[0]);
 			*v = ng++;
 			memset(&g[*v], 0, sizeof g[*v]);
-			g[*v].stage = kt->ka[i].stage;
+			g[*v].stage = stage;
+			g[*v].sum = (nsum)NSUM_INIT;
+			if (sampled)
+				g[*v].smp = sampler_new();
 		}
 		gi = &g[*v];
-		xgrow(&gi->idx, &gi->cap, gi->n + 1, sizeof gi->idx[0]);
-		gi->idx[gi->n++] = i;
+		catmap_set(&gi->cats, canon, category);
+		if (formal)
+			agg_add(gi, (size_t)*v, canon, category, k->dur, pd);
+		nsum_add(&tsum, k->dur);
+		if (sampled)
+			sampler_count(gi->smp, canon);
 	}
 
 	/* attribute only what the passes read: the sample, or every kernel */
-	for (i = 0; i < ng; i++) {
-		if (build_map && !kt->sglang) {
-			g[i].sample = xmalloc(g[i].n * sizeof g[i].sample[0]);
-			g[i].nsample = sample_kernels(kt, g[i].idx, g[i].n, g[i].sample);
-			for (j = 0; j < g[i].nsample; j++)
-				kt->ka[g[i].sample[j]].need = 1;
+	if (sampled) {
+		trace_kernel_rewind(tr, &cur);
+		for (n = 0; (k = trace_kernel_next(&cur)) != NULL; n++) {
+			uint32_t stage = k->stage != NOSTR ? k->stage : tr->stage;
+			sampler_pick(g[*imap_get(&gidx, stage)].smp, km_canon(k->name), n, k->ts,
+			    k->name);
 		}
-		if (formal || !build_map || kt->sglang)
-			for (j = 0; j < g[i].n; j++)
-				kt->ka[g[i].idx[j]].need = 1;
+		for (i = 0; i < ng; i++) {
+			g[i].sample = sampler_done(g[i].smp, &g[i].nsample);
+			g[i].smp = NULL;
+			nneed += g[i].nsample;
+		}
+		if (!all_attr) {
+			need = xmalloc((nneed ? nneed : 1) * sizeof *need);
+			for (i = 0, nneed = 0; i < ng; i++)
+				for (j = 0; j < g[i].nsample; j++)
+					need[nneed++] = g[i].sample[j];
+			xqsort(need, nneed, sizeof *need, cmp_ull);
+		}
 	}
-	attribute_kernels(kt);
+	res = attribute_kernels(kt, all_attr ? NULL : need, nneed);
 
 	/*
 	 * An SGLang trace's mapping statistics are of every kernel, as the
@@ -546,17 +643,69 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 	 * (issue 21).  Without --mapping only: the local payloads go unheld.
 	 */
 	written = build_map && formal && kt->sglang;
+	if (!formal && build_map && !compat_reference)
+		gbits = graph_kernels(tr, (unsigned long long)tr->nk);
+	if (sampled) {
+		/* the sample's attributions, by kernel number */
+		sres = xmalloc((nneed ? nneed : 1) * sizeof *sres);
+		for (i = 0; i < ng; i++)
+			for (j = 0; j < g[i].nsample; j++)
+				imap_put(&picked, g[i].sample[j], NULL);
+	}
+	/* every kernel again, with its attribution when it has one */
+	trace_kernel_rewind(tr, &cur);
+	a = xsort_next(res);
+	for (n = 0, j = 0; (k = trace_kernel_next(&cur)) != NULL; n++) {
+		uint32_t stage = k->stage != NOSTR ? k->stage : tr->stage;
+		sgroup_t *gi = &g[*imap_get(&gidx, stage)];
+		struct kres one;
+		const struct kres *kr = NULL;
+		if (a && a->i == n) {
+			/* a copy: the sort's next record takes its place */
+			one = *a;
+			kr = &one;
+			if (sres && imap_get(&picked, n)) {
+				*imap_put(&picked, n, NULL) = j;
+				sres[j].r = *kr;
+				sres[j].canon = km_canon(k->name);
+				sres[j++].dur = k->dur;
+			}
+			if (all_attr) {
+				uint32_t canon = km_canon(k->name);
+				if (build_map && kt->sglang)
+					sitestats_add(&gi->mst, canon, kr, k->dur);
+				if (formal && !written)
+					sitestats_add(&gi->fst, canon, kr, k->dur);
+			}
+			a = xsort_next(res);
+		}
+		if (formal) {
+			gi->all += k->dur;
+			if (kr && kr->graph)
+				gi->graph += k->dur;
+		} else if (gbits) {
+			gi->all += k->dur;
+			if (gbits[n >> 3] >> (n & 7) & 1)
+				gi->graph += k->dur;
+		}
+	}
+	xsort_free(res);
+	if (sampled)
+		for (i = 0; i < ng; i++)
+			for (j = 0; j < g[i].nsample; j++) {
+				const struct spick *sp = &sres[*imap_get(&picked, g[i].sample[j])];
+				sitestats_add(&g[i].mst, sp->canon, &sp->r, sp->dur);
+			}
+	if (formal)
+		row_percentiles(g, pd);
+
 	if (build_map) {
 		/* mapping pass (§5.5): merge per stage and globally, in group order */
 		for (i = 0; i < ng; i++) {
 			mapstage_t *ms = mapstage(g[i].stage);
-			sitestats st = { 0 };
-			if (kt->sglang)
-				sitestats_add(&st, kt, g[i].idx, g[i].n);
-			else
-				sitestats_add(&st, kt, g[i].sample, g[i].nsample);
+			sitestats *st = &g[i].mst;
 			if (written)
-				formal_group(kt, &g[i], &st, NULL);
+				formal_group(kt, &g[i], st, NULL);
 			if (mglobal_alias >= 0) {
 				/* a second merge: the global stats become their own */
 				sitestats_merge(&mglobal, &mstages[mglobal_alias].sites);
@@ -565,29 +714,35 @@ process_trace(kmtrace_t *kt, int build_map, int formal)
 			if (mglobal.nk == 0 && mglobal.ns == 0 && ms->sites.nk == 0 &&
 			    ms->sites.ns == 0) {
 				/* both would be copies of st: the stage takes it, global points at it */
-				sitestats_merge_move(&ms->sites, &st);
+				sitestats_merge_move(&ms->sites, st);
 				mglobal_alias = (long)(ms - mstages);
 			} else {
-				sitestats_merge(&mglobal, &st);
-				sitestats_merge_move(&ms->sites, &st);
+				sitestats_merge(&mglobal, st);
+				sitestats_merge_move(&ms->sites, st);
 			}
-			for (j = 0; j < g[i].n; j++) {
-				const kattr_t *a = &kt->ka[g[i].idx[j]];
-				catmap_set(&ms->cats, a->canon, a->category);
-				catmap_set(&mglobal_cats, a->canon, a->category);
-			}
+			catmap_merge(&ms->cats, &g[i].cats);
+			catmap_merge(&mglobal_cats, &g[i].cats);
 		}
 	}
 	if (formal)
-		formal_trace(kt, g, ng, !build_map, written);
+		formal_trace(kt, g, ng, !build_map, written, nsum_value(&tsum));
 	else if (build_map && !compat_reference)
 		note_mapping_graphs(kt, g, ng);
 	for (i = 0; i < ng; i++) {
-		free(g[i].idx);
+		catmap_free(&g[i].cats);
+		imap_free(&g[i].rowix);
+		free(g[i].rows);
+		sitestats_free(&g[i].fst);
+		sitestats_free(&g[i].mst);
 		free(g[i].sample);
 	}
 	free(g);
+	free(need);
+	free(sres);
+	free(gbits);
+	xsort_free(pd);
 	imap_free(&gidx);
+	imap_free(&picked);
 }
 
 void
