@@ -203,4 +203,26 @@ t_verdicts() {
 }
 check 'verdicts: host-bound, bursty, GPU-bound and balanced, from the delays and the idle figures' t_verdicts
 
+# Issue 30: the items wait in sorts, spilled to runs of a few records on
+# disk past TRIAGE_SPOOL_MEM: every record the same as in memory.
+t_spilled() {
+	trace >"$T/in"
+	"$BIN/step-stats" -q "$T/in" >"$T/mem"
+	TRIAGE_SPOOL_MEM=64 "$BIN/step-stats" -q "$T/in" >"$T/disk"
+	same "$T/mem" "$T/disk"
+	rec annotation_time '[.name, .count, .busy_us] | @tsv' "$T/disk" >"$T/got"
+	printf '%s\n' 'nccl:all_reduce	2	140' 'outer	1	63' 'layer	2	58' >"$T/want"
+	same "$T/want" "$T/got"
+	for a in "" "--streams 2" "--graph" "-f vllm" "-d gpu-ahead" "-d two-gpus" "-d orphan"; do
+		# shellcheck disable=SC2086
+		"$TESTDIR/gen-trace" -s both -n 8 -l 3 $a -o "$T/g.json"
+		"$BIN/trace-extract" -q "$T/g.json" | "$BIN/trace-stage" -q --late-stages >"$T/g.s"
+		"$BIN/step-stats" -q "$T/g.s" >"$T/mem"
+		TRIAGE_SPOOL_MEM=64 "$BIN/step-stats" -q "$T/g.s" >"$T/disk"
+		same "$T/mem" "$T/disk"
+	done
+	eq 2 "$(grep -c '"type":"gpu_time"' "$T/disk")" "gpu_time records"
+}
+check 'every record the same with the items in runs on disk' t_spilled
+
 done_testing

@@ -17,9 +17,18 @@
 #include "ss.h"
 #include "xalloc.h"
 
-/* An interval of one annotation name (its row). */
-struct piece {
+/* A GPU annotation range that counts, in the trace's annotation order. */
+struct win {
+	uint32_t name, stream;
+	double ts, end;
+	long long overlaps;	/* merged stretches of the stage's work it meets */
+	int counted;		/* it cut a piece of positive length from them */
 	size_t row;
+};
+
+/* A piece of work inside a range: its range (index into the windows), clipped. */
+struct piece {
+	size_t w;
 	double ts, end;
 };
 
@@ -29,24 +38,26 @@ struct arow {
 	double busy_us, range_us;
 };
 
-static int
-piece_cmp(const void *pa, const void *pb)
+int
+items_by_stream(const void *pa, const void *pb, void *str)
 {
-	const struct piece *a = pa, *b = pb;
+	const struct item *a = pa, *b = pb;
+	int c = stage_cmp(str, a->stage, b->stage);
 
-	if (a->row != b->row)
-		return a->row < b->row ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	if (c)
+		return c;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return items_by_start(pa, pb, NULL);
 }
 
-/* The stage's items by stream, then start: the order ranges are looked up in. */
+/* The windows by (stream, start), for the sweep. */
+static const struct win *sort_w;
+
 static int
-by_stream(const void *pa, const void *pb, void *items)
+win_by_stream(const void *pa, const void *pb)
 {
-	const struct item *it = items;
-	const struct item *a = &it[*(const size_t *)pa], *b = &it[*(const size_t *)pb];
+	const struct win *a = &sort_w[*(const size_t *)pa], *b = &sort_w[*(const size_t *)pb];
 
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
@@ -55,18 +66,28 @@ by_stream(const void *pa, const void *pb, void *items)
 	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
-/* One GPU annotation range that counts: its row and the merged intervals it meets. */
-struct win {
-	size_t row, lo, hi;	/* merged intervals [lo, hi) of its stream */
-	double ts, end;
-};
+/* Pieces by (row, start, end): ctx is the windows, which know their rows. */
+static int
+piece_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct piece *a = pa, *b = pb;
+	const struct win *w = ctx;
+
+	if (w[a->w].row != w[b->w].row)
+		return w[a->w].row < w[b->w].row ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
 
 static int
-win_cmp(const void *pa, const void *pb)
+range_cmp(const void *pa, const void *pb)
 {
-	const struct win *a = pa, *b = pb;
+	const struct span *a = pa, *b = pb;
 
-	return a->row < b->row ? -1 : a->row > b->row;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
 }
 
 /* Most busy first, then by name. */
@@ -90,113 +111,139 @@ arow_cmp(const void *pa, const void *pb, void *str)
 #define PIECES_PER_ITEM 16
 #define PIECES_MIN (1u << 22)
 
+/*
+ * One merged stretch [ms, me) of a stream's work against the ranges of
+ * that stream: ix[*p..) by start, act the ranges open so far.
+ */
+struct sweep {
+	struct win *w;
+	size_t *ix, nw, p;	/* the ranges by (stream, start); the next to open */
+	size_t *act, nact, capact;
+	uint32_t stream;
+	struct xsort *pieces;	/* in the order cut; sorted once the rows are known */
+};
+
+static void
+stretch(struct sweep *s, uint32_t stream, double ms, double me)
+{
+	size_t j, m;
+
+	if (stream != s->stream) {
+		s->stream = stream;
+		s->nact = 0;
+		while (s->p < s->nw && s->w[s->ix[s->p]].stream < stream)
+			s->p++;
+	}
+	while (s->p < s->nw && s->w[s->ix[s->p]].stream == stream && s->w[s->ix[s->p]].ts < me) {
+		xgrow(&s->act, &s->capact, s->nact + 1, sizeof *s->act);
+		s->act[s->nact++] = s->ix[s->p++];
+	}
+	for (j = m = 0; j < s->nact; j++) {
+		struct win *w = &s->w[s->act[j]];
+		double ps, pe;
+		if (!(w->end > ms))
+			continue;	/* ended: later stretches start later still */
+		s->act[m++] = s->act[j];
+		w->overlaps++;
+		ps = ms > w->ts ? ms : w->ts;
+		pe = me < w->end ? me : w->end;
+		if (pe > ps) {
+			struct piece x = { s->act[j], ps, pe };
+			xsort_add(s->pieces, &x);
+			w->counted = 1;
+		}
+	}
+	s->nact = m;
+}
+
 void
 annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, uint32_t stage,
-    const struct item *it, size_t n, double busy_us)
+    struct xsort *by_stream, const struct item **cur, size_t n, double busy_us)
 {
 	uint32_t gua = strtab_find(r->str, "gpu_user_annotation", 19);
-	size_t *ix, i, j, k, lo, hi, mid, nrow = 0, caprow = 0, np = 0, capp = 0, nr = 0, capr = 0;
-	size_t nm = 0, nw = 0, capw = 0, *run0, *run1, nrun = 0;
-	unsigned long long total = 0;
-	double *ms, *me;
-	uint32_t *mstream;
-	struct piece *p = NULL, *rg = NULL;
-	struct win *w = NULL;
+	struct sweep sw;
 	struct arow *rows = NULL;
+	struct span *rg = NULL;
+	const struct piece *pc;
 	imap by_name = { 0 };
-	int isnew;
+	size_t i, j, k, nrow = 0, caprow = 0, nr, capr = 0, capw = 0;
+	struct xsort *sorted = NULL;
+	unsigned long long total = 0;
+	double ms = 0, me = 0;
+	uint32_t mstream = 0;
+	int open = 0, isnew;
 
-	if (gua == NOSTR || gpu_pid == NOSTR || n == 0)
-		return;
-	ix = xmalloc(n * sizeof *ix);
-	for (i = 0; i < n; i++)
-		ix[i] = i;
-	if (n > 1)
-		xqsort_r(ix, n, sizeof *ix, by_stream, (void *)it);
-	/*
-	 * Each stream's items merged as a union accumulator merges them (touching
-	 * ones join): a range cut from these gives the pieces the items would,
-	 * joined, so the same union and the same sums, from fewer pieces.
-	 */
-	ms = xmalloc(n * sizeof *ms);
-	me = xmalloc(n * sizeof *me);
-	mstream = xmalloc(n * sizeof *mstream);
-	run0 = xmalloc(n * sizeof *run0);
-	run1 = xmalloc(n * sizeof *run1);
-	for (i = 0; i < n; i++) {
-		const struct item *x = &it[ix[i]];
-		if (nm && mstream[nm - 1] == x->stream && !(x->ts > me[nm - 1])) {
-			if (x->end > me[nm - 1])
-				me[nm - 1] = x->end;
-			continue;
-		}
-		if (!nm || mstream[nm - 1] != x->stream) {
-			if (nrun)
-				run1[nrun - 1] = nm;
-			run0[nrun++] = nm;
-		}
-		ms[nm] = x->ts;
-		me[nm] = x->end;
-		mstream[nm++] = x->stream;
-	}
-	run1[nrun - 1] = nm;
-	for (k = 0; k < tr->nan; k++) {
+	memset(&sw, 0, sizeof sw);
+	for (k = 0; gua != NOSTR && gpu_pid != NOSTR && k < tr->nan; k++) {
 		const struct tannot *a = &tr->an[k];
-		uint32_t stream;
-		size_t rl = 0, rh = nrun, first, last;
-		double aend;
-		uint64_t *v;
 		if (a->cat != gua || trace_thread_pid(r, a->thread) != gpu_pid || !(a->dur > 0) ||
 		    ss_bad_time(a->ts + (double)tr->time_base, a->dur))
 			continue;
-		aend = a->ts + a->dur;
-		stream = trace_thread_tid(r, a->thread);
-		while (rl < rh) {	/* the stream's run of merged intervals */
-			mid = (rl + rh) / 2;
-			if (mstream[run0[mid]] < stream)
-				rl = mid + 1;
-			else
-				rh = mid;
-		}
-		if (rl == nrun || mstream[run0[rl]] != stream)
+		xgrow(&sw.w, &capw, sw.nw + 1, sizeof *sw.w);
+		memset(&sw.w[sw.nw], 0, sizeof sw.w[0]);
+		sw.w[sw.nw].name = a->name;
+		sw.w[sw.nw].stream = trace_thread_tid(r, a->thread);
+		sw.w[sw.nw].ts = a->ts;
+		sw.w[sw.nw].end = a->ts + a->dur;
+		sw.nw++;
+	}
+	sw.ix = xmalloc((sw.nw ? sw.nw : 1) * sizeof *sw.ix);
+	for (i = 0; i < sw.nw; i++)
+		sw.ix[i] = i;
+	sort_w = sw.w;
+	if (sw.nw > 1)
+		xqsort(sw.ix, sw.nw, sizeof *sw.ix, win_by_stream);
+	sw.pieces = xsort_new(sizeof(struct piece), NULL, NULL);
+	sw.stream = NOSTR;
+	/*
+	 * The stage's items, stream by stream, merged as a union accumulator
+	 * merges them (touching ones join): the ranges cut the pieces the items
+	 * would, joined, so the same union and the same sums from fewer pieces.
+	 */
+	for (i = 0; i < n && *cur; i++, *cur = xsort_next(by_stream)) {
+		const struct item *x = *cur;
+		if (sw.nw == 0)
+			continue;	/* still read: the next stage's items follow */
+		if (open && mstream == x->stream && !(x->ts > me)) {
+			if (x->end > me)
+				me = x->end;
 			continue;
-		first = run0[rl];
-		last = run1[rl];
-		lo = first;
-		hi = last;
-		while (lo < hi) {	/* the first interval ending after the range starts */
-			mid = (lo + hi) / 2;
-			if (me[mid] > a->ts)
-				hi = mid;
-			else
-				lo = mid + 1;
 		}
-		first = lo;
-		hi = last;
-		while (lo < hi) {	/* the first interval starting at or after its end */
-			mid = (lo + hi) / 2;
-			if (ms[mid] < aend)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == first)
+		if (open)
+			stretch(&sw, mstream, ms, me);
+		open = 1;
+		mstream = x->stream;
+		ms = x->ts;
+		me = x->end;
+	}
+	if (open)
+		stretch(&sw, mstream, ms, me);
+	if (sw.nw == 0 || n == 0)
+		goto out;
+	/* rows by name, in the order of the ranges that met some work */
+	for (i = 0; i < sw.nw; i++) {
+		uint64_t *v;
+		if (!sw.w[i].overlaps)
 			continue;
-		v = imap_insert(&by_name, a->name, nrow, &isnew);
+		total += (unsigned long long)sw.w[i].overlaps;
+		v = imap_insert(&by_name, sw.w[i].name, nrow, &isnew);
 		if (isnew) {
 			xgrow(&rows, &caprow, nrow + 1, sizeof *rows);
-			rows[nrow++] = (struct arow){ a->name, 0, 0, 0 };
+			rows[nrow++] = (struct arow){ sw.w[i].name, 0, 0, 0 };
 		}
-		xgrow(&w, &capw, nw + 1, sizeof *w);
-		w[nw++] = (struct win){ (size_t)*v, first, lo, a->ts, aend };
-		total += lo - first;
+		sw.w[i].row = (size_t)*v;
+		if (sw.w[i].counted)
+			rows[*v].count++;
 	}
 	if (total > (unsigned long long)PIECES_PER_ITEM * n + PIECES_MIN) {
 		char text[320];
+		size_t nwin = 0;
+		for (i = 0; i < sw.nw; i++)
+			nwin += sw.w[i].overlaps > 0;
 		snprintf(text, sizeof text, "The GPU time inside the GPU annotations is not measured: "
 		    "%zu annotation ranges overlap %llu stretches of the stage's GPU work, more than "
-		    "%llu (ranges that each span most of the trace); the other figures are.", nw, total,
-		    (unsigned long long)PIECES_PER_ITEM * n + PIECES_MIN);
+		    "%llu (ranges that each span most of the trace); the other figures are.", nwin,
+		    total, (unsigned long long)PIECES_PER_ITEM * n + PIECES_MIN);
 		rec_begin(RT_note);
 		rec_int(RM_note_t, tr->t);
 		rec_cstr(RM_note_stage, strtab_str(r->str, stage));
@@ -204,42 +251,34 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 		rec_cstr(RM_note_text, text);
 		rec_end();
 		warn_msg("%s", text);
-		nrow = 0;
-		nw = 0;
+		goto out;
 	}
-	/* row by row: only one row's pieces are held at a time */
-	if (nw > 1)
-		xqsort(w, nw, sizeof *w, win_cmp);
-	for (i = 0; i < nw; i = j) {
-		struct uacc u = { 0 }, ur = { 0 };
-		size_t row = w[i].row;
-		np = nr = 0;
-		for (j = i; j < nw && w[j].row == row; j++) {
-			size_t from = np, m;
-			for (m = w[j].lo; m < w[j].hi; m++) {
-				double ps = ms[m] > w[j].ts ? ms[m] : w[j].ts;
-				double pe = me[m] < w[j].end ? me[m] : w[j].end;
-				if (!(pe > ps))
-					continue;
-				xgrow(&p, &capp, np + 1, sizeof *p);
-				p[np++] = (struct piece){ row, ps, pe };
-			}
-			if (np > from) {	/* the range met some work: it counts */
-				rows[row].count++;
-				xgrow(&rg, &capr, nr + 1, sizeof *rg);
-				rg[nr++] = (struct piece){ row, w[j].ts, w[j].end };
-			}
-		}
-		if (np > 1)
-			xqsort(p, np, sizeof *p, piece_cmp);
-		for (k = 0; k < np; k++)
-			uacc_add(&u, p[k].ts, p[k].end);
+	/* each row's busy time: the union of its pieces, in order */
+	sorted = xsort_new(sizeof(struct piece), piece_cmp, sw.w);
+	while ((pc = xsort_next(sw.pieces)) != NULL)
+		xsort_add(sorted, pc);
+	pc = xsort_next(sorted);
+	while (pc) {
+		size_t row = sw.w[pc->w].row;
+		struct uacc u = { 0 };
+		for (; pc && sw.w[pc->w].row == row; pc = xsort_next(sorted))
+			uacc_add(&u, pc->ts, pc->end);
 		rows[row].busy_us = uacc_value(&u);
+	}
+	/* and how long its counted ranges were open: their union */
+	for (j = 0; j < nrow; j++) {
+		struct uacc ur = { 0 };
+		nr = 0;
+		for (i = 0; i < sw.nw; i++)
+			if (sw.w[i].overlaps && sw.w[i].counted && sw.w[i].row == j) {
+				xgrow(&rg, &capr, nr + 1, sizeof *rg);
+				rg[nr++] = (struct span){ sw.w[i].ts, sw.w[i].end };
+			}
 		if (nr > 1)
-			xqsort(rg, nr, sizeof *rg, piece_cmp);
+			xqsort(rg, nr, sizeof *rg, range_cmp);
 		for (k = 0; k < nr; k++)
 			uacc_add(&ur, rg[k].ts, rg[k].end);
-		rows[row].range_us = uacc_value(&ur);
+		rows[j].range_us = uacc_value(&ur);
 	}
 	/* rows whose ranges met only zero-length items: none of their own */
 	for (i = 0, j = 0; i < nrow; i++)
@@ -259,15 +298,13 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 		rec_num(RM_annotation_time_range_us, rows[i].range_us);
 		rec_end();
 	}
+out:
 	imap_free(&by_name);
 	free(rows);
-	free(p);
 	free(rg);
-	free(w);
-	free(ms);
-	free(me);
-	free(mstream);
-	free(run0);
-	free(run1);
-	free(ix);
+	free(sw.w);
+	free(sw.ix);
+	free(sw.act);
+	xsort_free(sw.pieces);
+	xsort_free(sorted);
 }

@@ -22,48 +22,63 @@ bcall_cmp(const void *pa, const void *pb)
 
 /* A synchronous copy's call returns once its copy is done (as trace-stage reads it). */
 static int
-sync_copy(const struct trace_reader *r, const struct tcall *l)
+sync_copy(const struct trace_reader *r, const struct item *x)
 {
-	const char *n = strtab_str(r->str, l->name);
+	const char *n = strtab_str(r->str, x->lname);
 
-	return l->kind == LAUNCH_MEMCPY && !strstr(n, "Async") && !strstr(n, "async");
+	return x->lkind == LAUNCH_MEMCPY && !strstr(n, "Async") && !strstr(n, "async");
 }
 
 /* base: the trace's time base, for the corrupt-time bounds (ss_bad_time). */
 static void
-add_call(struct blockset *bs, size_t *cap, const struct tcall *l, double base)
+add_call(struct blockset *bs, double ts, double dur, uint32_t name, double base)
 {
-	if (ss_bad_time(l->ts + base, l->dur))
+	if (ss_bad_time(ts + base, dur))
 		return;	/* no interval to measure: the call counts nowhere */
-	xgrow(&bs->c, cap, bs->n + 1, sizeof *bs->c);
-	bs->c[bs->n].ts = l->ts;
-	bs->c[bs->n].end = l->ts + (l->dur > 0 ? l->dur : 0);
-	bs->c[bs->n++].name = l->name;
+	xgrow(&bs->c, &bs->cap, bs->n + 1, sizeof *bs->c);
+	bs->c[bs->n].ts = ts;
+	bs->c[bs->n].end = ts + (dur > 0 ? dur : 0);
+	bs->c[bs->n++].name = name;
 }
 
 void
-blockset_make(struct trace_reader *r, const struct trace *tr, const struct item *it, size_t n,
-    struct blockset *bs)
+blockset_init(struct blockset *bs, size_t nln)
 {
-	imap pids = { 0 };	/* host processes that launched the items */
-	unsigned char *seen = xcalloc(tr->nln ? tr->nln : 1, 1);
-	size_t i, cap = 0, capu = 0;
+	memset(bs, 0, sizeof *bs);
+	bs->nseen = nln;
+	bs->seen = xcalloc(nln / 8 + 1, 1);
+}
+
+void
+blockset_item(struct trace_reader *r, const struct trace *tr, struct blockset *bs,
+    const struct item *x)
+{
+	size_t l;
 	int isnew;
 
-	memset(bs, 0, sizeof *bs);
-	for (i = 0; i < n; i++) {
-		const struct tcall *l;
-		if (it[i].launch < 0 || seen[it[i].launch])
-			continue;
-		seen[it[i].launch] = 1;
-		l = &tr->ln[it[i].launch];
-		imap_put(&pids, trace_thread_pid(r, l->thread), &isnew);
-		if (sync_copy(r, l))
-			add_call(bs, &cap, l, (double)tr->time_base);
+	if (x->launch < 0 || (size_t)x->launch >= bs->nseen)
+		return;
+	l = (size_t)x->launch;
+	if (bs->seen[l >> 3] >> (l & 7) & 1)
+		return;
+	bs->seen[l >> 3] |= (unsigned char)(1u << (l & 7));
+	imap_put(&bs->pids, x->lpid, &isnew);
+	if (sync_copy(r, x))
+		add_call(bs, x->lts, x->ldur, x->lname, (double)tr->time_base);
+}
+
+void
+blockset_finish(struct trace_reader *r, struct trace *tr, struct blockset *bs)
+{
+	const struct tcall *sy;
+	size_t i, capu = 0;
+
+	if (tr->sq) {
+		xsort_rewind(tr->sq);
+		while ((sy = xsort_next(tr->sq)) != NULL)
+			if (imap_get(&bs->pids, trace_thread_pid(r, sy->thread)))
+				add_call(bs, sy->ts, sy->dur, sy->name, (double)tr->time_base);
 	}
-	for (i = 0; i < tr->nsy; i++)
-		if (imap_get(&pids, trace_thread_pid(r, tr->sy[i].thread)))
-			add_call(bs, &cap, &tr->sy[i], (double)tr->time_base);
 	xqsort(bs->c, bs->n, sizeof *bs->c, bcall_cmp);
 	for (i = 0; i < bs->n; i++) {
 		if (bs->nu && bs->c[i].ts <= bs->u[bs->nu - 1].end) {
@@ -74,8 +89,9 @@ blockset_make(struct trace_reader *r, const struct trace *tr, const struct item 
 		xgrow(&bs->u, &capu, bs->nu + 1, sizeof *bs->u);
 		bs->u[bs->nu++] = (struct span){ bs->c[i].ts, bs->c[i].end };
 	}
-	free(seen);
-	imap_free(&pids);
+	free(bs->seen);
+	bs->seen = NULL;
+	imap_free(&bs->pids);
 }
 
 void
@@ -83,6 +99,8 @@ blockset_free(struct blockset *bs)
 {
 	free(bs->c);
 	free(bs->u);
+	free(bs->seen);
+	imap_free(&bs->pids);
 	memset(bs, 0, sizeof *bs);
 }
 

@@ -29,27 +29,109 @@
  */
 #define KD_MIN_PCT 0.5
 
+/* A delay with its stage (the stages' order, from 0) and kernel name. */
 struct dl {
+	unsigned long long stage;
 	uint32_t canon;
 	double us;
 };
 
+/* By stage, then delay: a stage's distribution in order. */
 static int
-dbl_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-static int
-dl_cmp(const void *pa, const void *pb)
+by_stage(const void *pa, const void *pb, void *ctx)
 {
 	const struct dl *a = pa, *b = pb;
 
+	(void)ctx;
+	if (a->stage != b->stage)
+		return a->stage < b->stage ? -1 : 1;
+	return a->us < b->us ? -1 : a->us > b->us;
+}
+
+/* By stage, kernel name (id), then delay: each name's distribution in order. */
+static int
+by_name(const void *pa, const void *pb, void *ctx)
+{
+	const struct dl *a = pa, *b = pb;
+
+	(void)ctx;
+	if (a->stage != b->stage)
+		return a->stage < b->stage ? -1 : 1;
 	if (a->canon != b->canon)
 		return a->canon < b->canon ? -1 : 1;
 	return a->us < b->us ? -1 : a->us > b->us;
+}
+
+struct delays {
+	struct xsort *all, *named;	/* struct dl: by_stage, by_name */
+	const struct dl *pa, *pn;	/* their next records */
+	int started;
+	/* per stage: its names' kernel time (in stage order), its delays' count and outliers */
+	imap names;			/* stage << 32 | canon -> index into name_us, name_nd */
+	double *name_us;
+	long long *name_nd;		/* the name's delays */
+	size_t nn, capn;
+	long long *nd, *over;
+	size_t nst, capst;
+};
+
+struct delays *
+delays_new(void)
+{
+	struct delays *d = xcalloc(1, sizeof *d);
+
+	d->all = xsort_new(sizeof(struct dl), by_stage, NULL);
+	d->named = xsort_new(sizeof(struct dl), by_name, NULL);
+	return d;
+}
+
+void
+delays_free(struct delays *d)
+{
+	if (!d)
+		return;
+	xsort_free(d->all);
+	xsort_free(d->named);
+	imap_free(&d->names);
+	free(d->name_us);
+	free(d->name_nd);
+	free(d->nd);
+	free(d->over);
+	free(d);
+}
+
+void
+delay_item(struct delays *d, size_t stage, const struct item *x)
+{
+	int isnew;
+	uint64_t *v = imap_insert(&d->names, (uint64_t)stage << 32 | x->canon, d->nn, &isnew);
+
+	if (isnew) {
+		size_t cap = d->capn;
+		xgrow(&d->name_us, &d->capn, d->nn + 1, sizeof *d->name_us);
+		if (cap != d->capn)
+			d->name_nd = xreallocarray(d->name_nd, d->capn, sizeof *d->name_nd);
+		d->name_us[d->nn] = 0;
+		d->name_nd[d->nn++] = 0;
+	}
+	d->name_us[*v] += x->dur;
+	if (stage >= d->nst) {
+		size_t old = d->capst;
+		xgrow(&d->nd, &d->capst, stage + 1, sizeof *d->nd);
+		if (old != d->capst)
+			d->over = xreallocarray(d->over, d->capst, sizeof *d->over);
+		for (old = d->nst; old <= stage; old++)
+			d->nd[old] = d->over[old] = 0;
+		d->nst = stage + 1;
+	}
+	if (x->has_delay) {
+		struct dl e = { stage, x->canon, x->delay };
+		xsort_add(d->all, &e);
+		xsort_add(d->named, &e);
+		d->nd[stage]++;
+		d->over[stage] += x->delay > LD_OVER_US;
+		d->name_nd[*v]++;
+	}
 }
 
 /* One kernel name's delays, for the kernel_delay records. */
@@ -98,88 +180,98 @@ verdict(double p50, const struct figures *f)
 }
 
 void
-delay_write(const struct trace_reader *r, long long t, uint32_t stage, const struct item *it,
-    size_t n, const struct figures *f, int has_offset, double offset_us)
+delay_write(struct delays *d, const struct trace_reader *r, long long t, size_t k,
+    uint32_t stage, const struct figures *f, int has_offset, double offset_us)
 {
-	struct dl *d = xmalloc((n ? n : 1) * sizeof *d);
-	double *v = xmalloc((n ? n : 1) * sizeof *v), *name_us = NULL;
-	imap names = { 0 };	/* canonical name -> index into name_us */
-	struct kd *k;
-	size_t i, j, nd = 0, nk = 0, nn = 0, capn = 0;
-	long long over = 0;
-	int isnew;
+	long long nd = k < d->nst ? d->nd[k] : 0, i, j;
+	double p50, p90, max = 0;
+	struct kd *kd = NULL;
+	size_t nk = 0, capk = 0;
+	unsigned long long rank50, rank90;
 
-	for (i = 0; i < n; i++) {
-		uint64_t *x = imap_insert(&names, it[i].canon, nn, &isnew);
-		if (isnew) {
-			xgrow(&name_us, &capn, nn + 1, sizeof *name_us);
-			name_us[nn++] = 0;
-		}
-		name_us[*x] += it[i].dur;
-		if (it[i].has_delay) {
-			d[nd].canon = it[i].canon;
-			d[nd].us = it[i].delay;
-			v[nd] = it[i].delay;
-			over += it[i].delay > LD_OVER_US;
-			nd++;
-		}
+	if (!d->started) {
+		d->pa = xsort_next(d->all);
+		d->pn = xsort_next(d->named);
+		d->started = 1;
 	}
 	if (nd == 0)
-		goto out;
+		return;
 	rec_begin(RT_launch_delay);
 	rec_int(RM_launch_delay_t, t);
 	rec_cstr(RM_launch_delay_stage, strtab_str(r->str, stage));
-	rec_int(RM_launch_delay_launches, (long long)nd);
+	rec_int(RM_launch_delay_launches, nd);
 	if (has_offset) {
 		/* every delay carries the offset: no figure, no verdict */
 		rec_num(RM_launch_delay_clock_offset_us, offset_us);
 		rec_end();
-		goto out;
+		/* skip the stage's delays in both sorts */
+		for (i = 0; i < nd; i++) {
+			d->pa = xsort_next(d->all);
+			d->pn = xsort_next(d->named);
+		}
+		return;
 	}
-	xqsort(v, nd, sizeof *v, dbl_cmp);
-	rec_num(RM_launch_delay_p50_us, percentile(v, nd, 50));
-	rec_num(RM_launch_delay_p90_us, percentile(v, nd, 90));
-	rec_num(RM_launch_delay_max_us, v[nd - 1]);
+	/* the stage's distribution: the nearest ranks of p50 and p90 (percentile) */
+	rank50 = ((unsigned long long)50 * (unsigned long long)nd + 99) / 100;
+	rank90 = ((unsigned long long)90 * (unsigned long long)nd + 99) / 100;
+	if (rank50 < 1)
+		rank50 = 1;
+	if (rank90 < 1)
+		rank90 = 1;
+	p50 = p90 = 0;
+	for (i = 1; i <= nd && d->pa; i++) {
+		if ((unsigned long long)i == rank50)
+			p50 = d->pa->us;
+		if ((unsigned long long)i == rank90)
+			p90 = d->pa->us;
+		max = d->pa->us;
+		d->pa = xsort_next(d->all);
+	}
+	rec_num(RM_launch_delay_p50_us, p50);
+	rec_num(RM_launch_delay_p90_us, p90);
+	rec_num(RM_launch_delay_max_us, max);
 	rec_num(RM_launch_delay_threshold_us, LD_OVER_US);
-	rec_int(RM_launch_delay_over, over);
-	rec_cstr(RM_launch_delay_verdict, verdict(percentile(v, nd, 50), f));
+	rec_int(RM_launch_delay_over, d->over[k]);
+	rec_cstr(RM_launch_delay_verdict, verdict(p50, f));
 	rec_end();
-
-	/* per kernel name of the kernel table's size: its delays sorted within the name */
-	xqsort(d, nd, sizeof *d, dl_cmp);
-	k = xmalloc(nd * sizeof *k);
-	for (i = 0; i < nd; i = j) {
-		for (j = i; j < nd && d[j].canon == d[i].canon; j++)
-			v[j - i] = d[j].us;
-		if (f->kernel_us > 0 &&
-		    pct(name_us[*imap_get(&names, d[i].canon)], f->kernel_us) < KD_MIN_PCT)
+	/* per kernel name of the kernel table's size: its delays in order within the name */
+	for (i = 0; i < nd && d->pn; i = j) {
+		uint32_t canon = d->pn->canon;
+		const uint64_t *ni = imap_get(&d->names, (uint64_t)k << 32 | canon);
+		long long n = ni ? d->name_nd[*ni] : 0, m = 0, over = 0;
+		unsigned long long r50 = ((unsigned long long)50 * (unsigned long long)n + 99) / 100;
+		double p = 0, mx = 0;
+		if (r50 < 1)
+			r50 = 1;
+		for (j = i; j < nd && d->pn && d->pn->canon == canon; j++) {
+			if ((unsigned long long)++m == r50)
+				p = d->pn->us;
+			mx = d->pn->us;
+			over += d->pn->us > LD_OVER_US;
+			d->pn = xsort_next(d->named);
+		}
+		if (f->kernel_us > 0 && ni && pct(d->name_us[*ni], f->kernel_us) < KD_MIN_PCT)
 			continue;
-		k[nk].canon = d[i].canon;
-		k[nk].launches = (long long)(j - i);
-		k[nk].p50 = percentile(v, j - i, 50);
-		k[nk].max = v[j - i - 1];
-		k[nk].over = 0;
-		for (; i < j; i++)
-			k[nk].over += d[i].us > LD_OVER_US;
+		xgrow(&kd, &capk, nk + 1, sizeof *kd);
+		kd[nk].canon = canon;
+		kd[nk].launches = m;
+		kd[nk].p50 = p;
+		kd[nk].max = mx;
+		kd[nk].over = over;
 		nk++;
 	}
 	if (nk > 1)
-		xqsort_r(k, nk, sizeof *k, kd_cmp, (void *)r->str);
-	for (i = 0; i < nk; i++) {
+		xqsort_r(kd, nk, sizeof *kd, kd_cmp, (void *)r->str);
+	for (i = 0; i < (long long)nk; i++) {
 		rec_begin(RT_kernel_delay);
 		rec_int(RM_kernel_delay_t, t);
 		rec_cstr(RM_kernel_delay_stage, strtab_str(r->str, stage));
-		rec_cstr(RM_kernel_delay_kernel, strtab_str(r->str, k[i].canon));
-		rec_int(RM_kernel_delay_launches, k[i].launches);
-		rec_num(RM_kernel_delay_p50_us, k[i].p50);
-		rec_num(RM_kernel_delay_max_us, k[i].max);
-		rec_int(RM_kernel_delay_over, k[i].over);
+		rec_cstr(RM_kernel_delay_kernel, strtab_str(r->str, kd[i].canon));
+		rec_int(RM_kernel_delay_launches, kd[i].launches);
+		rec_num(RM_kernel_delay_p50_us, kd[i].p50);
+		rec_num(RM_kernel_delay_max_us, kd[i].max);
+		rec_int(RM_kernel_delay_over, kd[i].over);
 		rec_end();
 	}
-	free(k);
-out:
-	imap_free(&names);
-	free(name_us);
-	free(d);
-	free(v);
+	free(kd);
 }

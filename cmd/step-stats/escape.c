@@ -84,44 +84,72 @@ erow_cmp(const void *pa, const void *pb)
 	return strcmp(strtab_str(esc.str, a->kernel), strtab_str(esc.str, b->kernel));
 }
 
+/* One stage's eager kernels by canonical name (the reader's ids), first-seen order. */
+struct escrows {
+	imap by_name;		/* canonical id -> index into rows */
+	struct { uint32_t canon; long long launches; double total_us; } *rows;
+	size_t n, cap;
+};
+
+struct escrows *
+escape_new(void)
+{
+	return xcalloc(1, sizeof(struct escrows));
+}
+
 void
-escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct item *it,
-    size_t n, double kernel_us)
+escape_item(struct escrows *e, const struct item *x)
+{
+	int isnew;
+	uint64_t *v;
+
+	if (!x->kernel || x->graph)
+		return;
+	v = imap_insert(&e->by_name, x->canon, e->n, &isnew);
+	if (isnew) {
+		xgrow(&e->rows, &e->cap, e->n + 1, sizeof *e->rows);
+		e->rows[e->n].canon = x->canon;
+		e->rows[e->n].launches = 0;
+		e->rows[e->n].total_us = 0;
+		e->n++;
+	}
+	e->rows[*v].launches++;
+	e->rows[*v].total_us += x->dur;
+}
+
+void
+escape_drop(struct escrows *e)
+{
+	if (!e)
+		return;
+	imap_free(&e->by_name);
+	free(e->rows);
+	free(e);
+}
+
+void
+escape_add(struct escrows *e, struct trace_reader *r, long long t, uint32_t stage,
+    double kernel_us)
 {
 	const char *st = strtab_str(r->str, stage);
-	imap by_name = { 0 };	/* canonical id -> row index */
-	imap by_canon = { 0 };	/* the reader's canonical id -> esc.str's */
 	size_t i, first;
 	uint32_t sid;
-	int isnew;
 
 	esc_init();
 	sid = strtab_intern(esc.str, st, strlen(st));
 	first = esc.nrow;
-	for (i = 0; i < n; i++) {
-		uint64_t *v;
-		uint32_t cid;
-		if (!it[i].kernel || it[i].graph)
-			continue;
-		/* the item's canonical name (make_items), in the rows' own table once per name */
-		v = imap_put(&by_canon, it[i].canon, &isnew);
-		if (isnew)
-			*v = strtab_intern(esc.str, strtab_str(r->str, it[i].canon),
-			    strtab_len(r->str, it[i].canon));
-		cid = (uint32_t)*v;
-		v = imap_insert(&by_name, cid, esc.nrow, &isnew);
-		if (isnew) {
-			xgrow(&esc.row, &esc.caprow, esc.nrow + 1, sizeof *esc.row);
-			esc.row[esc.nrow++] = (struct erow){ t, sid, cid, 0, 0, 0 };
-		}
-		esc.row[*v].launches++;
-		esc.row[*v].total_us += it[i].dur;
+	for (i = 0; i < e->n; i++) {
+		/* the row's canonical name, in the rows' own table */
+		uint32_t cid = strtab_intern(esc.str, strtab_str(r->str, e->rows[i].canon),
+		    strtab_len(r->str, e->rows[i].canon));
+		xgrow(&esc.row, &esc.caprow, esc.nrow + 1, sizeof *esc.row);
+		esc.row[esc.nrow++] = (struct erow){ t, sid, cid, e->rows[i].launches,
+		    e->rows[i].total_us, 0 };
 	}
 	for (i = first; i < esc.nrow; i++)
 		esc.row[i].share_pct = kernel_us > 0 ? 100.0 * esc.row[i].total_us / kernel_us : 0;
 	xqsort(esc.row + first, esc.nrow - first, sizeof *esc.row, erow_cmp);
-	imap_free(&by_name);
-	imap_free(&by_canon);
+	escape_drop(e);
 }
 
 void

@@ -6,7 +6,9 @@
  * kernel-map).
  *
  * Kernels, launches, step markers and GPU annotations are held per trace
- * until its "stats" record; then the trace's gpu_time records with their
+ * until its "stats" record (the kernels and launches in the reader's
+ * queues, issue 30); then the trace's items are sorted on disk in the
+ * orders the figures need (ss.h), and its gpu_time records with their
  * stages' breakdowns, and its step records, are written before the stats
  * line.  Every input record passes through.  graph_escape rows
  * wait for the end of the stream, where kernel-map's kernel_row records
@@ -144,6 +146,7 @@ main(int argc, char **argv)
 	ops.pass = 1;
 	ops.keep = keep;
 	ops.sel_only = 1;
+	ops.queue = 1;	/* kernels, launches and syncs in bounded memory (issue 30) */
 	ops.on_trace = on_trace;
 	ops.on_line = on_line;
 	trace_reader_init(&rd, str, &ops);
@@ -215,71 +218,179 @@ canon_of(strtab *str, uint32_t name, sbuf *b)
 	return run.canon[name] - 1;
 }
 
-/* The trace's GPU work items; n in *n.  Launch indexes come from the correlation. */
-static struct item *
-make_items(struct trace_reader *r, const struct trace *tr, size_t *n)
-{
-	struct item *it = xmalloc((tr->nk ? tr->nk : 1) * sizeof *it);
-	double *first = xmalloc((tr->nln ? tr->nln : 1) * sizeof *first);
-	imap by_corr = { 0 };
-	sbuf canon = SBUF_INIT;
-	size_t i, m = 0;
-	int isnew;
+/* A kernel's item waiting for its launch: its correlation first, for the join. */
+struct kwait {
+	long long corr;
+	struct item it;
+};
 
-	for (i = 0; i < tr->nln; i++) {
-		uint64_t *v = imap_put(&by_corr, (uint64_t)tr->ln[i].corr, &isnew);
-		if (isnew)	/* a duplicated correlation keeps its first launch */
-			*v = i;
-		first[i] = INFINITY;
+/* A launch record as the join reads it: its correlation first. */
+struct lrec {
+	long long corr;
+	unsigned long long l;	/* its index among the trace's launches */
+	double ts, dur;
+	uint32_t name, pid;
+	unsigned char kind;
+};
+
+static int
+by_corr(const void *pa, const void *pb, void *ctx)
+{
+	long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+/* Items by launch, then start and input order: a launch's first item first. */
+static int
+by_launch(const void *pa, const void *pb, void *ctx)
+{
+	const struct item *a = pa, *b = pb;
+
+	(void)ctx;
+	if (a->launch != b->launch)
+		return a->launch < b->launch ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+/* Where make_items puts each item: the sorts the analyses read, and the stages met. */
+struct sink {
+	struct xsort *by_step, *by_stage, *by_start, *by_stream;
+	const struct step *st;
+	size_t nst;
+	const double *maxend;
+	uint32_t *stages;
+	size_t nstages, capstages;
+	long long n;
+};
+
+static void
+sink_add(struct sink *k, struct item *x)
+{
+	size_t i;
+
+	x->step = step_of(k->st, k->nst, k->maxend, x);
+	xsort_add(k->by_step, x);
+	xsort_add(k->by_stage, x);
+	xsort_add(k->by_start, x);
+	xsort_add(k->by_stream, x);
+	for (i = 0; i < k->nstages && k->stages[i] != x->stage; i++)
+		;
+	if (i == k->nstages) {
+		xgrow(&k->stages, &k->capstages, k->nstages + 1, sizeof *k->stages);
+		k->stages[k->nstages++] = x->stage;
 	}
-	for (i = 0; i < tr->nk; i++) {
-		const struct tkernel *k = &tr->k[i];
+	k->n++;
+}
+
+/*
+ * The trace's GPU work items, each to the sink: the kernels joined to
+ * the first launch record of their correlation (by sorting both by
+ * correlation), then each launch's items by start, so that the first one
+ * carries the launch's delay.
+ */
+static void
+make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
+{
+	struct xsort *wait = xsort_new(sizeof(struct kwait), by_corr, NULL);
+	struct xsort *ln = xsort_new(sizeof(struct lrec), by_corr, NULL);
+	struct xsort *bylaunch = xsort_new(sizeof(struct item), by_launch, NULL);
+	struct tkcursor cur;
+	const struct tkernel *k;
+	const struct tcall *c;
+	const struct kwait *w;
+	const struct lrec *p;
+	const struct item *y;
+	struct lrec first = { 0, 0, 0, 0, 0, 0, 0 };
+	sbuf canon = SBUF_INIT;
+	unsigned long long m = 0, l = 0;
+	int have = 0;
+	long long cl = -1;
+	double cfirst = 0;
+
+	trace_kernel_rewind(tr, &cur);
+	while ((k = trace_kernel_next(&cur)) != NULL) {
 		const char *cat = strtab_str(r->str, k->cat);
-		struct item *x = &it[m];
-		uint64_t *v;
+		struct kwait x;
 		if (ss_bad_time(k->ts + (double)tr->time_base, k->dur)) {
 			run.bad_times++;
 			continue;
 		}
-		memset(x, 0, sizeof *x);
-		x->ts = k->ts;
-		x->dur = k->dur > 0 ? k->dur : 0;
-		x->end = x->ts + x->dur;
-		x->stage = k->stage != NOSTR ? k->stage : tr->stage;
-		x->name = k->name;
-		x->stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
-		x->canon = canon_of(r->str, k->name, &canon);
-		x->kernel = !strcmp(cat, "kernel") || !strcmp(cat, "Kernel");
-		x->bucket = bucket_of(r->str, k->name, !x->kernel);
-		x->launch = -1;
-		x->step = -1;
-		x->ord = m;
-		if (k->has_corr && (v = imap_get(&by_corr, (uint64_t)k->corr))) {
-			x->launch = (long)*v;
-			x->graph = graph_launch_name(strtab_str(r->str, tr->ln[*v].name),
-			    strtab_len(r->str, tr->ln[*v].name));
-			if (x->ts < first[*v])
-				first[*v] = x->ts;
-		}
-		m++;
+		memset(&x, 0, sizeof x);
+		x.it.ts = k->ts;
+		x.it.dur = k->dur > 0 ? k->dur : 0;
+		x.it.end = x.it.ts + x.it.dur;
+		x.it.stage = k->stage != NOSTR ? k->stage : tr->stage;
+		x.it.name = k->name;
+		x.it.stream = k->stream != NOSTR ? k->stream : trace_thread_tid(r, k->thread);
+		x.it.canon = canon_of(r->str, k->name, &canon);
+		x.it.kernel = !strcmp(cat, "kernel") || !strcmp(cat, "Kernel");
+		x.it.bucket = bucket_of(r->str, k->name, !x.it.kernel);
+		x.it.launch = -1;
+		x.it.step = -1;
+		x.it.ord = m++;
+		if (k->has_corr) {
+			x.corr = k->corr;
+			xsort_add(wait, &x);
+		} else
+			sink_add(snk, &x.it);
 	}
-	for (i = 0; i < m; i++)
-		it[i].first = it[i].launch >= 0 && it[i].ts == first[it[i].launch];
-	for (i = 0; i < m; i++) {
-		const struct tcall *l;
-		/* one delay a launch: its first item to start (of a tie, the first in input order) */
-		if (!it[i].first || first[it[i].launch] == -INFINITY)
-			continue;
-		l = &tr->ln[it[i].launch];
-		it[i].delay = it[i].ts - (l->ts + (l->dur > 0 ? l->dur : 0));
-		it[i].has_delay = 1;
-		first[it[i].launch] = -INFINITY;
-	}
-	imap_free(&by_corr);
 	sb_free(&canon);
-	free(first);
-	*n = m;
-	return it;
+	if (tr->lq) {
+		xsort_rewind(tr->lq);
+		while ((c = xsort_next(tr->lq)) != NULL) {
+			struct lrec x = { c->corr, l++, c->ts, c->dur, c->name,
+			    trace_thread_pid(r, c->thread), c->kind };
+			xsort_add(ln, &x);
+		}
+	}
+	/* a duplicated correlation keeps its first launch */
+	p = xsort_next(ln);
+	while ((w = xsort_next(wait)) != NULL) {
+		struct item it = w->it;
+		while (p && (!have || first.corr < w->corr)) {
+			first = *p;
+			have = 1;
+			while ((p = xsort_next(ln)) != NULL && p->corr == first.corr)
+				;
+		}
+		if (!have || first.corr != w->corr) {
+			sink_add(snk, &it);
+			continue;
+		}
+		it.launch = (long long)first.l;
+		it.lts = first.ts;
+		it.ldur = first.dur;
+		it.lname = first.name;
+		it.lpid = first.pid;
+		it.lkind = first.kind;
+		it.graph = graph_launch_name(strtab_str(r->str, first.name),
+		    strtab_len(r->str, first.name));
+		xsort_add(bylaunch, &it);
+	}
+	xsort_free(wait);
+	xsort_free(ln);
+	/*
+	 * Each launch's items by start: those at its first start are first; one
+	 * delay a launch, its first item's (of a tie, the first in input order)
+	 */
+	while ((y = xsort_next(bylaunch)) != NULL) {
+		struct item it = *y;
+		if (it.launch != cl) {
+			cl = it.launch;
+			cfirst = it.ts;
+			it.has_delay = 1;
+			it.delay = it.ts - (it.lts + (it.ldur > 0 ? it.ldur : 0));
+		}
+		it.first = it.ts == cfirst;
+		sink_add(snk, &it);
+	}
+	xsort_free(bylaunch);
 }
 
 /*
@@ -362,20 +473,19 @@ write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char 
 }
 
 /*
- * The stage's chosen idle gaps (stage_gaps): each with the item after it
+ * The stage's chosen idle gaps (gaps_sweep): each with the item after it
  * and that item's launch call; host_us only when measured (as
  * idle_launch_us in write_gpu_time).
  */
 static void
 write_gaps(const struct trace_reader *r, const struct trace *tr, const char *stage,
-    const struct item *it, const size_t *bound, size_t ns, const struct blockset *bs,
-    const struct figures *f, int host_bound)
+    struct gapsel *sel, int host_bound)
 {
-	struct gap *g;
-	size_t ng = stage_gaps(it, bound, ns, tr->ln, bs, f, host_bound, &g), i;
+	size_t ng, i;
+	struct gap *g = gaps_chosen(sel, &ng);
 
 	for (i = 0; i < ng; i++) {
-		const struct item *x = g[i].next;
+		const struct item *x = &g[i].next;
 		rec_begin(RT_idle_gap);
 		rec_int(RM_idle_gap_t, tr->t);
 		rec_cstr(RM_idle_gap_stage, stage);
@@ -388,11 +498,10 @@ write_gaps(const struct trace_reader *r, const struct trace *tr, const char *sta
 		}
 		rec_str(RM_idle_gap_kernel, strtab_str(r->str, x->name), strtab_len(r->str, x->name));
 		if (x->launch >= 0) {
-			const struct tcall *l = &tr->ln[x->launch];
-			rec_str(RM_idle_gap_launch, strtab_str(r->str, l->name),
-			    strtab_len(r->str, l->name));
-			rec_num(RM_idle_gap_launch_ts, l->ts);
-			rec_num(RM_idle_gap_launch_dur, l->dur > 0 ? l->dur : 0);
+			rec_str(RM_idle_gap_launch, strtab_str(r->str, x->lname),
+			    strtab_len(r->str, x->lname));
+			rec_num(RM_idle_gap_launch_ts, x->lts);
+			rec_num(RM_idle_gap_launch_dur, x->ldur > 0 ? x->ldur : 0);
 		}
 		rec_id(RM_idle_gap_id, "gap", ++run.ngap);
 		rec_end();
@@ -490,18 +599,18 @@ step_figures(const struct trace_reader *r, const struct step *st, size_t nst, ui
 }
 
 /*
- * The stages to report, in stage order: those of the items (one run each
- * after items_sort) and those of the steps.
+ * The stages to report, in stage order: those of the items and those of
+ * the steps.
  */
 static size_t
-report_stages(const strtab *str, const struct item *it, size_t n, const struct step *st,
+report_stages(const strtab *str, const uint32_t *ist, size_t ni, const struct step *st,
     size_t nst, uint32_t **out)
 {
-	uint32_t *s = xmalloc((n + nst + 1) * sizeof *s), tmp;
+	uint32_t *s = xmalloc((ni + nst + 1) * sizeof *s), tmp;
 	size_t i, j, ns = 0;
 
-	for (i = 0; i < n + nst; i++) {
-		uint32_t id = i < n ? it[i].stage : st[i - n].stage;
+	for (i = 0; i < ni + nst; i++) {
+		uint32_t id = i < ni ? ist[i] : st[i - ni].stage;
 		for (j = 0; j < ns && s[j] != id; j++)
 			;
 		if (j == ns)
@@ -521,14 +630,20 @@ static void
 on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 {
 	struct step *st;
-	struct item *it;
 	struct figures *f;
 	struct blockset bs;
+	struct sink snk;
+	struct figacc fa;
+	struct streams **ss;
+	struct escrows **es;
+	struct gapsel *sel;
+	struct delays *dl;
 	uint32_t *stages;
-	double *dur;
+	double *dur, *maxend;
 	struct stepfig sf;
-	size_t n, nst, ns, i, a, b, k, *bound;
-	int launches = tr->nln > 0, offset, host_bound;
+	size_t nst, ns, i, k, *count;
+	const struct item *x, *acur;
+	int launches = tr->nln > 0, offset, host_bound, open = 0;
 	uint32_t gpu_pid = run.gpu_pid;
 	double offset_us = run.offset_us;
 
@@ -543,53 +658,93 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	}
 	run.work = 0;
 	run.staged = 0;
-	it = make_items(r, tr, &n);
-	run.items += (long long)n;
 	nst = steps_find(r, tr, &st);
-	steps_assign(r, tr, st, nst, it, n);
-	steps_finish(r, tr, st, nst, it, n);
+	maxend = steps_maxend(st, nst);
+	memset(&snk, 0, sizeof snk);
+	snk.by_step = xsort_new(sizeof(struct item), items_by_step, NULL);
+	snk.by_stage = xsort_new(sizeof(struct item), items_by_stage, r->str);
+	snk.by_start = xsort_new(sizeof(struct item), items_by_start, NULL);
+	snk.by_stream = xsort_new(sizeof(struct item), items_by_stream, r->str);
+	snk.st = st;
+	snk.nst = nst;
+	snk.maxend = maxend;
+	make_items(r, tr, &snk);
+	run.items += snk.n;
+	free(maxend);
+	steps_finish(r, tr, st, nst, snk.by_step);
+	xsort_free(snk.by_step);
 	steps_periods(st, nst, offset, offset_us);
-	items_sort(it, n, r->str);
-	ns = report_stages(r->str, it, n, st, nst, &stages);
+	ns = report_stages(r->str, snk.stages, snk.nstages, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
-	bound = xmalloc((ns + 1) * sizeof *bound);
 	f = xcalloc(ns ? ns : 1, sizeof *f);
-	for (k = 0, b = 0; k < ns; k++) {	/* stage k's run: it[bound[k]..bound[k+1]) */
-		bound[k] = b;
-		while (b < n && it[b].stage == stages[k])
-			b++;
-		stage_figures(it + bound[k], b - bound[k], &f[k]);
-	}
-	bound[ns] = b;
+	ss = xcalloc(ns ? ns : 1, sizeof *ss);
+	es = xcalloc(ns ? ns : 1, sizeof *es);
+	sel = xcalloc(ns ? ns : 1, sizeof *sel);
+	count = xcalloc(ns ? ns : 1, sizeof *count);
+	dl = delays_new();
 	host_bound = launches && !offset;
 	if (host_bound)
-		blockset_make(r, tr, it, n, &bs);
+		blockset_init(&bs, tr->nln);
 	else
 		memset(&bs, 0, sizeof bs);
-	trace_idle(it, bound, ns, tr->ln, host_bound ? &bs : NULL, f);
+	/* each stage's items in order of start: its figures, streams, delays, escapes */
+	k = 0;
+	while ((x = xsort_next(snk.by_stage)) != NULL) {
+		if (!open || stages[k] != x->stage) {
+			if (open)
+				fig_done(&fa, &f[k]);
+			while (stages[k] != x->stage)
+				k++;
+			fig_init(&fa);
+			ss[k] = streams_new();
+			es[k] = escape_new();
+			open = 1;
+		}
+		fig_add(&fa, x);
+		streams_item(ss[k], x);
+		escape_item(es[k], x);
+		delay_item(dl, k, x);
+		if (host_bound)
+			blockset_item(r, tr, &bs, x);
+		count[k]++;
+	}
+	if (open)
+		fig_done(&fa, &f[k]);
+	xsort_free(snk.by_stage);
+	if (host_bound)
+		blockset_finish(r, tr, &bs);
+	/* the trace's gaps, over every stage's items by start */
+	gaps_sweep(snk.by_start, stages, ns, f, host_bound ? &bs : NULL, host_bound, sel);
+	xsort_free(snk.by_start);
+	acur = xsort_next(snk.by_stream);
 	for (k = 0; k < ns; k++) {
-		a = bound[k];
-		b = bound[k + 1];
 		step_figures(r, st, nst, stages[k], launches, dur, &sf);
 		write_gpu_time(r, tr, strtab_str(r->str, stages[k]), &f[k], &sf, launches, !offset,
 		    f[k].sync_max_us > 0 ? blockset_call(&bs, f[k].sync_max_ts, f[k].sync_max_end) :
 		    NOSTR);
-		write_gaps(r, tr, strtab_str(r->str, stages[k]), it, bound, ns,
-		    host_bound ? &bs : NULL, &f[k], host_bound);
+		write_gaps(r, tr, strtab_str(r->str, stages[k]), &sel[k], host_bound);
 		if (launches)
-			delay_write(r, tr->t, stages[k], it + a, b - a, &f[k], offset, offset_us);
-		streams_write(r, tr->t, stages[k], it + a, b - a);
-		annot_write(r, tr, gpu_pid, stages[k], it + a, b - a, f[k].busy_us);
-		if (launches && f[k].graph_mode)
-			escape_add(r, tr->t, stages[k], it + a, b - a, f[k].kernel_us);
+			delay_write(dl, r, tr->t, k, stages[k], &f[k], offset, offset_us);
+		if (ss[k])
+			streams_write(ss[k], r, tr->t, stages[k]);
+		annot_write(r, tr, gpu_pid, stages[k], snk.by_stream, &acur, count[k], f[k].busy_us);
+		if (es[k] && launches && f[k].graph_mode)
+			escape_add(es[k], r, tr->t, stages[k], f[k].kernel_us);
+		else
+			escape_drop(es[k]);
 	}
+	xsort_free(snk.by_stream);
+	delays_free(dl);
 	blockset_free(&bs);
-	free(bound);
 	free(f);
+	free(ss);
+	free(es);
+	free(sel);
+	free(count);
 	for (i = 0; i < nst; i++)
 		write_step(r, tr, &st[i], i, launches);
 	free(dur);
 	free(stages);
+	free(snk.stages);
 	free(st);
-	free(it);
 }

@@ -10,6 +10,12 @@
  * one string table (the trace reader's); NOSTR marks an absent one.  Every
  * array here is owned by the caller that passes it, unless a function says
  * it allocates.
+ *
+ * Issue 30: the items are never held together.  They are records in sorts
+ * (xsort.h), each read in the order an analysis needs (by stage and start,
+ * by start, by step, by stream), and every figure below is an accumulator
+ * fed one item at a time in that order, in memory that grows with the
+ * stages, streams, steps and kernel names, not with the items.
  */
 #ifndef SS_H
 #define SS_H
@@ -17,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imap.h"
 #include "trace.h"
+#include "xsort.h"
 
 /*
  * Corrupt times (microseconds), as trace-extract and trace-stage judge
@@ -53,9 +61,12 @@ struct item {
 	uint32_t stream;	/* the kernel record's stream, else its tid (string id) */
 	uint32_t canon;		/* canonical name (the kernel table's key), string id */
 	double delay;		/* launch delay (has_delay): ts - the call's end */
-	long launch;		/* index into the trace's launches, or -1 */
+	long long launch;	/* index among the trace's launches, or -1 */
+	double lts, ldur;	/* its launch call's start and duration (launch >= 0) */
+	uint32_t lname, lpid;	/* the call's name and process (string ids) */
 	long step;		/* index into the steps, or -1 */
-	size_t ord;		/* input order, the last sort key */
+	unsigned long long ord;	/* input order, the last sort key */
+	unsigned char lkind;	/* the call's LAUNCH_* */
 	unsigned char bucket;	/* B_* */
 	unsigned graph : 1;	/* launched by a graph launch */
 	unsigned kernel : 1;	/* a kernel (not a copy or set) */
@@ -144,29 +155,41 @@ void commacc_value(const struct commacc *c, double *total, double *overlap);
 int stage_cmp(const strtab *str, uint32_t a, uint32_t b);
 
 /*
- * Sort items by stage order (stage_index(), then the stage text), then by
- * start, end and input order, so each stage is one run sorted by start.
- * str resolves the stage ids.
+ * Item orders for the sorts (xsort.h comparators): by stage order
+ * (stage_cmp; ctx is the string table), then start, end and input order
+ * (items_by_stage: each stage one run sorted by start); and by start, end
+ * and input order alone (items_by_start: the trace's time line).
  */
-void items_sort(struct item *it, size_t n, const strtab *str);
+int items_by_stage(const void *a, const void *b, void *str);
+int items_by_start(const void *a, const void *b, void *ctx);
 
 /*
- * The figures of items it[0..n), one stage's run as items_sort leaves it.
- * The sweep needs scratch for the items running at once (at most n),
- * allocated and freed here.  Every figure is finite and non-negative.
- * idle_us is span_us - busy_us here (its own gaps); trace_idle sets the
- * idle figures.
+ * The figures of one stage, fed its items in order of start (a run of
+ * items_by_stage).  fig_init starts, fig_add takes each item, fig_done
+ * fills *f and frees the scratch (the items running at once).  Every
+ * figure is finite and non-negative; idle_us is span_us - busy_us here
+ * (its own gaps); gaps_sweep sets the idle figures.
  */
-void stage_figures(const struct item *it, size_t n, struct figures *f);
+struct hend;
+struct figacc {
+	struct figures f;
+	double cur_end, busy_ts;
+	struct commacc ca;
+	long long eager;
+	/* the bucket sweep: the ends still to come, a heap */
+	struct hend *h;
+	size_t nh, caph;
+	long cnt[B_COUNT], graph;
+	double prev;
+	int any;
+};
+void fig_init(struct figacc *a);
+void fig_add(struct figacc *a, const struct item *x);
+void fig_done(struct figacc *a, struct figures *f);
 
-/*
- * Measure of the union of [ts, end] of spans sorted by start, and their
- * span (last end minus first start) in *span.  n may be 0 (both 0).
- */
 struct span {
 	double ts, end;
 };
-double union_measure(const struct span *s, size_t n, double *span);
 
 /*
  * The host's blocking calls (issue 25): calls that return only once GPU
@@ -175,7 +198,8 @@ double union_measure(const struct span *s, size_t n, double *span);
  * cudaEventSynchronize, their HIP forms) and the launches of synchronous
  * copies (cudaMemcpy, hipMemcpyWithStream: kind memcpy, no "Async").  c:
  * the calls sorted by start; u: the union of their intervals, sorted,
- * disjoint.  Built by blockset_make (block.c).
+ * disjoint.  Built by blockset_item for each item (in stage order) and
+ * blockset_finish.
  */
 struct bcall {
 	double ts, end;
@@ -184,19 +208,21 @@ struct bcall {
 
 struct blockset {
 	struct bcall *c;
-	size_t n;
+	size_t n, cap;
 	struct span *u;
 	size_t nu;
+	imap pids;		/* host processes that launched the items */
+	unsigned char *seen;	/* per launch: met already */
+	size_t nseen;
 };
 
-/*
- * The blocking calls of the processes that launched it[0..n) (the
- * processes of their items' launch calls): the trace's sync records on
- * those processes and the synchronous copies among the items' launches.
- * Fills *bs with heap arrays (blockset_free).
- */
-void blockset_make(struct trace_reader *r, const struct trace *tr, const struct item *it,
-    size_t n, struct blockset *bs);
+/* Start a blockset for a trace of nln launches. */
+void blockset_init(struct blockset *bs, size_t nln);
+/* An item: its launch's process, and its launch when that is a synchronous copy. */
+void blockset_item(struct trace_reader *r, const struct trace *tr, struct blockset *bs,
+    const struct item *x);
+/* The trace's sync records on those processes; then the calls sorted and their union. */
+void blockset_finish(struct trace_reader *r, struct trace *tr, struct blockset *bs);
 void blockset_free(struct blockset *bs);
 
 /*
@@ -224,30 +250,29 @@ uint32_t blockset_call(const struct blockset *bs, double ts, double end);
  */
 struct gap {
 	double ts, end, host_us, sync_us;
-	const struct item *next;
+	struct item next;
+};
+
+/* A stage's chosen gaps, at most 2 * SS_IDLE_GAPS. */
+struct gapsel {
+	struct gap *by_dur, *by_host;	/* the best so far, best first */
+	size_t ndur, nhost;
 };
 
 /*
- * Replace each stage's idle_us and idle_launch_us with the trace's gaps
- * inside its span (issue 25): time with no item of any stage running, so
- * that stages whose items interleave do not count each other's work as
- * idle; set other_us (the rest of the span outside the stage's busy
- * time) and the blocking-call figures (idle_sync_us, sync_max_*).
- * it[0..n) as items_sort leaves it; stage k is it[bound[k]..bound[k+1])
- * with figures f[k] (stage_figures); bs may be NULL (no blocking part).
- * One pass over the items, merging the stages' runs by start.
+ * The trace's gaps, from every item in order of start (items_by_start):
+ * each stage's idle_us and idle_launch_us become the trace's gaps inside
+ * its span (issue 25: time with no item of any stage running, so that
+ * stages whose items interleave do not count each other's work as idle),
+ * with other_us (the rest of the span outside the stage's busy time) and
+ * the blocking-call figures (idle_sync_us, sync_max_*); sel[k] gets stage
+ * k's chosen gaps (by_host: ranked by the host-bound part too).  stages:
+ * the ns stage ids of f[]; bs may be NULL (no blocking part).
  */
-void trace_idle(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
-    const struct blockset *bs, struct figures *f);
-
-/*
- * The chosen gaps of stage k (the trace's gaps inside its span f->first
- * .. f->last, as in trace_idle), as above, in order of start; by_host:
- * rank by the host-bound part too.  Returns the count and sets *out to a
- * heap array (NULL when none) the caller frees; the gaps point into it[].
- */
-size_t stage_gaps(const struct item *it, const size_t *bound, size_t ns, const struct tcall *ln,
-    const struct blockset *bs, const struct figures *f, int by_host, struct gap **out);
+void gaps_sweep(struct xsort *by_start, const uint32_t *stages, size_t ns, struct figures *f,
+    const struct blockset *bs, int by_host, struct gapsel *sel);
+/* A stage's chosen gaps in order of start; *n their count (a heap array, or NULL). */
+struct gap *gaps_chosen(struct gapsel *sel, size_t *n);
 
 /* ---- steps.c ---- */
 
@@ -293,21 +318,27 @@ struct step {
 size_t steps_find(struct trace_reader *r, const struct trace *tr, struct step **out);
 
 /*
- * Give each item the step whose marker contains its launch call's start,
- * on the same process (the latest-starting such marker).  Items without a
- * launch get none.
+ * The step of an item: the step whose marker contains its launch call's
+ * start, on the same process (the latest-starting such marker); -1 for
+ * an item without a launch, or outside every marker.  maxend: the
+ * markers' prefix maximum of ends (steps_maxend, a heap array the caller
+ * frees).
  */
-void steps_assign(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
-    struct item *it, size_t n);
+double *steps_maxend(const struct step *st, size_t nst);
+long step_of(const struct step *st, size_t nst, const double *maxend, const struct item *x);
+
+/* Item order by step (then start, end and input order), for steps_finish. */
+int items_by_step(const void *a, const void *b, void *ctx);
 
 /*
  * Per step: kernels, busy and span of its items, their communication
  * total and overlap (issue 32), and its stage (the stage
  * holding most of its items' time; without items the trace's path stage,
- * else the stage the marker names, else "all").  it[0..n) is reordered.
+ * else the stage the marker names, else "all").  by_step: the items in
+ * items_by_step order.
  */
 void steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
-    struct item *it, size_t n);
+    struct xsort *by_step);
 
 /*
  * Each step's period (step-stats(1), issue 25): from its start to the
@@ -342,35 +373,47 @@ double percentile(const double *v, size_t n, int p);
 #define LD_OVER_US 100.0
 
 /*
- * The launch_delay record of one stage and its kernel_delay records:
- * it[0..n) is the stage's run (sorted by start); f its figures (for the
- * verdict).  offset_us: the trace's clock offset when has_offset (then
- * only the count is written, step-stats(1)).  Allocates 16 bytes per
- * delay of the stage, freed before returning.
+ * The launch delays of a trace: each item that carries its launch's delay
+ * goes into two sorts (by stage, and by stage and kernel name), and each
+ * item's time into its name's total, in stage order (delay_item); then
+ * per stage, in the same order, the launch_delay record and its
+ * kernel_delay records (delay_write: f the stage's figures, for the
+ * verdict; offset_us the trace's clock offset when has_offset, then only
+ * the count is written, step-stats(1)).
  */
-void delay_write(const struct trace_reader *r, long long t, uint32_t stage,
-    const struct item *it, size_t n, const struct figures *f, int has_offset, double offset_us);
+struct delays;
+struct delays *delays_new(void);
+void delay_item(struct delays *d, size_t stage, const struct item *x);
+void delay_write(struct delays *d, const struct trace_reader *r, long long t, size_t k,
+    uint32_t stage, const struct figures *f, int has_offset, double offset_us);
+void delays_free(struct delays *d);
 
 /* ---- streams.c: per-stream busy and idle (issue 32) ---- */
 
 /*
- * The stream_time records of one stage's run it[0..n) (sorted by start):
- * one accumulator per distinct stream, one pass.
+ * The stream_time records of one stage: one accumulator per distinct
+ * stream, fed the stage's items in order of start (streams_item), then
+ * written (streams_write, which frees it).
  */
-void streams_write(const struct trace_reader *r, long long t, uint32_t stage,
-    const struct item *it, size_t n);
+struct streams;
+struct streams *streams_new(void);
+void streams_item(struct streams *s, const struct item *x);
+void streams_write(struct streams *s, const struct trace_reader *r, long long t, uint32_t stage);
 
 /* ---- annot.c: GPU time per GPU annotation (issue 32) ---- */
 
 /*
  * The annotation_time records of one stage: the trace's
  * gpu_user_annotation ranges on process gpu_pid (a string id; NOSTR: none
- * qualify) against the stage's run it[0..n), sorted by start.  busy_us is
- * the stage's GPU busy time (for share_pct).  Scratch: the stage's items
- * and the clipped pieces of the items inside ranges, freed here.
+ * qualify) against the stage's items, read from by_stream (every item of
+ * the trace by stage, stream, start, end and input order: items_by_stream)
+ * from its cursor on; n the stage's items.  busy_us is the stage's GPU busy
+ * time (for share_pct).  The clipped pieces of the items inside ranges
+ * wait in a sort.
  */
+int items_by_stream(const void *a, const void *b, void *str);
 void annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid,
-    uint32_t stage, const struct item *it, size_t n, double busy_us);
+    uint32_t stage, struct xsort *by_stream, const struct item **cur, size_t n, double busy_us);
 
 /* ---- escape.c ---- */
 
@@ -381,12 +424,18 @@ void annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pi
 void escape_note_row(long long t, struct rstr stage, struct rstr kernel, struct rstr location);
 
 /*
- * Queue the graph_escape rows of one graph-mode stage: the eager kernels
- * among it[0..n) grouped by canonical name, largest total first.
- * kernel_us is the stage's kernel time (for share_pct).
+ * The graph_escape rows of one stage: escape_item takes its items in
+ * order of start, grouping the eager kernels by canonical name; for a
+ * graph-mode stage escape_add then queues the rows, largest total first
+ * (kernel_us: the stage's kernel time, for share_pct); escape_drop
+ * forgets them otherwise.
  */
-void escape_add(struct trace_reader *r, long long t, uint32_t stage, const struct item *it,
-    size_t n, double kernel_us);
+struct escrows;
+struct escrows *escape_new(void);
+void escape_item(struct escrows *e, const struct item *x);
+void escape_add(struct escrows *e, struct trace_reader *r, long long t, uint32_t stage,
+    double kernel_us);
+void escape_drop(struct escrows *e);
 
 /* Write the queued rows with the locations noted so far, and free everything. */
 void escape_flush(void);

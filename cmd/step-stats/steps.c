@@ -231,51 +231,45 @@ steps_find(struct trace_reader *r, const struct trace *tr, struct step **out)
 	return k;
 }
 
-void
-steps_assign(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
-    struct item *it, size_t n)
+double *
+steps_maxend(const struct step *st, size_t nst)
 {
-	double *maxend;		/* prefix maximum of the markers' ends */
-	size_t i, k, lo, hi, mid;
+	double *maxend = xmalloc((nst ? nst : 1) * sizeof *maxend);
+	size_t k;
 
-	if (nst == 0)
-		return;
-	maxend = xmalloc(nst * sizeof *maxend);
 	for (k = 0; k < nst; k++) {
 		double e = st[k].ts + st[k].dur;
 		maxend[k] = k && maxend[k - 1] > e ? maxend[k - 1] : e;
 	}
-	for (i = 0; i < n; i++) {
-		const struct tcall *l;
-		uint32_t pid;
-		if (it[i].launch < 0)
-			continue;
-		l = &tr->ln[it[i].launch];
-		pid = trace_thread_pid(r, l->thread);
-		lo = 0;
-		hi = nst;
-		while (lo < hi) {	/* lo = markers starting at or before the call */
-			mid = (lo + hi) / 2;
-			if (st[mid].ts <= l->ts)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (k = lo; k-- > 0 && maxend[k] >= l->ts;) {
-			if (st[k].pid == pid && st[k].ts + st[k].dur >= l->ts) {
-				it[i].step = (long)k;
-				break;
-			}
-		}
-	}
-	free(maxend);
+	return maxend;
 }
 
-static int
-by_step(const void *pa, const void *pb)
+long
+step_of(const struct step *st, size_t nst, const double *maxend, const struct item *x)
+{
+	size_t k, lo = 0, hi = nst, mid;
+
+	if (nst == 0 || x->launch < 0)
+		return -1;
+	while (lo < hi) {	/* lo = markers starting at or before the call */
+		mid = (lo + hi) / 2;
+		if (st[mid].ts <= x->lts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k-- > 0 && maxend[k] >= x->lts;)
+		if (st[k].pid == x->lpid && st[k].ts + st[k].dur >= x->lts)
+			return (long)k;
+	return -1;
+}
+
+int
+items_by_step(const void *pa, const void *pb, void *ctx)
 {
 	const struct item *a = pa, *b = pb;
 
+	(void)ctx;
 	if (a->step != b->step)
 		return a->step < b->step ? -1 : 1;
 	if (a->ts != b->ts)
@@ -305,43 +299,69 @@ major_stage(struct trace_reader *r, const struct stime *s, size_t n)
 	return s[best].stage;
 }
 
+/* The figures of one step's items, fed in order of start. */
+struct stepacc {
+	struct uacc u;
+	struct commacc ca;
+	struct stime *stt;
+	size_t nstt, capstt;
+	long long n;
+	double first, last;
+};
+
+static void
+step_close(struct trace_reader *r, struct step *s, struct stepacc *a)
+{
+	s->kernels = a->n;
+	s->busy_us = uacc_value(&a->u);
+	s->span_us = a->last - a->first;
+	commacc_value(&a->ca, &s->comm_total_us, &s->comm_overlap_us);
+	s->gpu_ts = a->first;	/* sorted by start */
+	s->gpu_end = a->last;
+	s->stage = major_stage(r, a->stt, a->nstt);
+}
+
 void
 steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, size_t nst,
-    struct item *it, size_t n)
+    struct xsort *by_step)
 {
-	struct span *sp = xmalloc((n ? n : 1) * sizeof *sp);
-	struct stime *stt = NULL;
-	size_t i, j, k, nstt, capstt = 0;
+	struct stepacc a;
+	const struct item *x;
+	long cur = -1;
+	size_t k;
 
-	xqsort(it, n, sizeof *it, by_step);
-	for (i = 0; i < n && it[i].step < 0; i++)
-		;
-	while (i < n) {
-		struct step *s = &st[it[i].step];
-		struct commacc ca = { 0 };
-		nstt = 0;
-		for (j = i; j < n && it[j].step == it[i].step; j++) {
-			sp[j - i] = (struct span){ it[j].ts, it[j].end };
-			commacc_add(&ca, it[j].bucket, it[j].ts, it[j].end);
-			for (k = 0; k < nstt && stt[k].stage != it[j].stage; k++)
-				;
-			if (k == nstt) {
-				xgrow(&stt, &capstt, nstt + 1, sizeof *stt);
-				stt[nstt++] = (struct stime){ it[j].stage, 0 };
-			}
-			stt[k].us += it[j].dur;
+	memset(&a, 0, sizeof a);
+	xsort_rewind(by_step);
+	while ((x = xsort_next(by_step)) != NULL) {
+		if (x->step < 0)
+			continue;
+		if (x->step != cur) {
+			if (cur >= 0)
+				step_close(r, &st[cur], &a);
+			cur = x->step;
+			memset(&a.u, 0, sizeof a.u);
+			memset(&a.ca, 0, sizeof a.ca);
+			a.nstt = 0;
+			a.n = 0;
+			a.first = x->ts;
+			a.last = x->end;
 		}
-		s->kernels = (long long)(j - i);
-		s->busy_us = union_measure(sp, j - i, &s->span_us);
-		commacc_value(&ca, &s->comm_total_us, &s->comm_overlap_us);
-		s->gpu_ts = sp[0].ts;	/* sorted by start */
-		s->gpu_end = sp[0].end;
-		for (k = 1; k < j - i; k++)
-			if (sp[k].end > s->gpu_end)
-				s->gpu_end = sp[k].end;
-		s->stage = major_stage(r, stt, nstt);
-		i = j;
+		a.n++;
+		uacc_add(&a.u, x->ts, x->end);
+		commacc_add(&a.ca, x->bucket, x->ts, x->end);
+		if (x->end > a.last)
+			a.last = x->end;
+		for (k = 0; k < a.nstt && a.stt[k].stage != x->stage; k++)
+			;
+		if (k == a.nstt) {
+			xgrow(&a.stt, &a.capstt, a.nstt + 1, sizeof *a.stt);
+			a.stt[a.nstt++] = (struct stime){ x->stage, 0 };
+		}
+		a.stt[k].us += x->dur;
 	}
+	if (cur >= 0)
+		step_close(r, &st[cur], &a);
+	free(a.stt);
 	for (k = 0; k < nst; k++) {
 		const char *st_name;
 		if (st[k].stage != NOSTR)
@@ -351,8 +371,6 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
 			st_name = st[k].m.stage;
 		st[k].stage = strtab_intern(r->str, st_name, strlen(st_name));
 	}
-	free(sp);
-	free(stt);
 }
 
 void

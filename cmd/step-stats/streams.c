@@ -33,34 +33,49 @@ st_cmp(const void *pa, const void *pb, void *str)
 	return strcmp(strtab_str(str, a->stream), strtab_str(str, b->stream));
 }
 
-void
-streams_write(const struct trace_reader *r, long long t, uint32_t stage, const struct item *it,
-    size_t n)
-{
-	imap ix = { 0 };	/* stream id -> index into s */
-	struct st *s = NULL;
-	size_t ns = 0, cap = 0, i;
-	int isnew, b, kind;
+struct streams {
+	imap ix;		/* stream id -> index into s */
+	struct st *s;
+	size_t ns, cap;
+};
 
-	for (i = 0; i < n; i++) {
-		uint64_t *v = imap_insert(&ix, it[i].stream, ns, &isnew);
-		struct st *x;
-		if (isnew) {
-			xgrow(&s, &cap, ns + 1, sizeof *s);
-			memset(&s[ns], 0, sizeof s[ns]);
-			s[ns].stream = it[i].stream;
-			s[ns].first = it[i].ts;
-			s[ns].last = it[i].end;
-			ns++;
-		}
-		x = &s[*v];
-		x->kernels++;
-		x->kernel_us += it[i].dur;
-		x->bucket_us[it[i].bucket] += it[i].dur;
-		if (it[i].end > x->last)
-			x->last = it[i].end;
-		uacc_add(&x->u, it[i].ts, it[i].end);
+struct streams *
+streams_new(void)
+{
+	return xcalloc(1, sizeof(struct streams));
+}
+
+void
+streams_item(struct streams *ss, const struct item *x)
+{
+	int isnew;
+	uint64_t *v = imap_insert(&ss->ix, x->stream, ss->ns, &isnew);
+	struct st *a;
+
+	if (isnew) {
+		xgrow(&ss->s, &ss->cap, ss->ns + 1, sizeof *ss->s);
+		memset(&ss->s[ss->ns], 0, sizeof ss->s[ss->ns]);
+		ss->s[ss->ns].stream = x->stream;
+		ss->s[ss->ns].first = x->ts;
+		ss->s[ss->ns].last = x->end;
+		ss->ns++;
 	}
+	a = &ss->s[*v];
+	a->kernels++;
+	a->kernel_us += x->dur;
+	a->bucket_us[x->bucket] += x->dur;
+	if (x->end > a->last)
+		a->last = x->end;
+	uacc_add(&a->u, x->ts, x->end);
+}
+
+void
+streams_write(struct streams *ss, const struct trace_reader *r, long long t, uint32_t stage)
+{
+	struct st *s = ss->s;
+	size_t ns = ss->ns, i;
+	int b, kind;
+
 	if (ns > 1)
 		xqsort_r(s, ns, sizeof *s, st_cmp, (void *)r->str);
 	for (i = 0; i < ns; i++) {
@@ -81,6 +96,7 @@ streams_write(const struct trace_reader *r, long long t, uint32_t stage, const s
 		rec_num(RM_stream_time_idle_us, idle > 0 ? idle : 0);
 		rec_end();
 	}
-	imap_free(&ix);
+	imap_free(&ss->ix);
 	free(s);
+	free(ss);
 }
