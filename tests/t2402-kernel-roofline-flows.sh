@@ -121,4 +121,21 @@ t_html_chart() {
 }
 check "html: the roofline chart draws in a browser" t_html_chart
 
+t_late_spilled() {
+	# kernels without their stages wait in a spool until the kernel_stages
+	# records come (issue 30): the same records in memory and on disk
+	for f in shapes-trace formal mapping; do
+		"$BIN/trace-extract" -q "$FIX/kernel-roofline/$f.json" |
+		    "$BIN/trace-stage" -q --late-stages | "$BIN/kernel-map" -q |
+		    "$BIN/step-stats" -q >"$T/in"
+		"$BIN/kernel-roofline" -q --gpu-specs "$FIX/kernel-roofline/test-gpus.jsonl" \
+		    "$T/in" >"$T/mem"
+		TRIAGE_SPOOL_MEM=64 "$BIN/kernel-roofline" -q \
+		    --gpu-specs "$FIX/kernel-roofline/test-gpus.jsonl" "$T/in" >"$T/disk"
+		same "$T/mem" "$T/disk"
+	done
+	test "$(grep -c '"type":"kernel_eff"' "$T/disk")" -gt 0
+}
+check "late stages: the kernels waiting for them in a spool, the same rows" t_late_spilled
+
 done_testing

@@ -30,6 +30,7 @@
 #include "rec.h"
 #include "rules.h"
 #include "sbuf.h"
+#include "spool.h"
 #include "strtab.h"
 #include "text.h"
 #include "trace.h"
@@ -135,9 +136,13 @@ static struct {
 	int collecting;			/* reading the mapping file: no output */
 	long long kernel_traces;
 	long long nkern, nsel;		/* kernel records read, and those of the analyzed process */
-	/* kernels waiting for their stages (struct kview) */
-	struct kview *pend;
-	size_t npend, cappend, pcur;
+	/*
+	 * Kernels waiting for their stages (struct kview, in record order): a
+	 * spool, read from its front as the kernel_stages runs come, so that
+	 * memory stays a few megabytes whatever their number (issue 30).
+	 */
+	struct spool *pend;
+	size_t npend, pcur;
 	size_t nkrec, kcovered;		/* the trace's kernel records, and those its kernel_stages covered */
 	int kst_seen;
 } run;
@@ -170,6 +175,8 @@ trace_reset(void)
 	imap_free(&run.shape_ix);
 	run.nshp = run.nagg = run.nunm = run.nst = 0;
 	run.npend = run.pcur = run.nkrec = run.kcovered = 0;
+	spool_free(run.pend);
+	run.pend = NULL;
 	run.kst_seen = 0;
 	strtab_free(run.aggkeys);
 	strtab_free(run.unmkeys);
@@ -492,8 +499,10 @@ read_kernel(rec_reader *r)
 	v.shape_frac = k.shape_frac;
 	v.dur = k.dur;
 	if (late) {
-		xgrow(&run.pend, &run.cappend, run.npend + 1, sizeof *run.pend);
-		run.pend[run.npend++] = v;
+		if (!run.pend)
+			run.pend = spool_new();
+		spool_append(run.pend, &v, sizeof v);
+		run.npend++;
 		return;
 	}
 	account(&v, REC_HAS(&k, kernel, stage) ? intern(k.stage.s, k.stage.n) :
@@ -506,11 +515,16 @@ stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
 {
 	uint32_t id = stage ? intern(stage, strlen(stage)) :
 	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
+	struct kview v;
 
 	(void)ctx;
-	for (; run.pcur < run.npend && run.pend[run.pcur].ord < from + n; run.pcur++)
-		if (sel && run.pend[run.pcur].ord >= from)
-			account(&run.pend[run.pcur], id);
+	for (; run.pcur < run.npend; run.pcur++) {
+		spool_read(run.pend, (unsigned long long)run.pcur * sizeof v, &v, sizeof v);
+		if (v.ord >= from + n)
+			break;
+		if (sel && v.ord >= from)
+			account(&v, id);
+	}
 }
 
 static void
