@@ -564,8 +564,7 @@ corr_join(struct xsort *cq, struct xsort *need)
 /*
  * The trace's end in queue mode: the kernels without an External id of
  * their own that the corr map has one for, and the CPU ops when the tool
- * reads corr records (apply_corr's ops_too); with sel_only, the count of
- * the kernels of the analyzed process.
+ * reads corr records (apply_corr's ops_too).
  */
 static void
 queue_corr(struct trace_reader *r)
@@ -581,15 +580,16 @@ queue_corr(struct trace_reader *r)
 	else
 		xsort_free(r->oneed);
 	r->kneed = r->oneed = NULL;
-	if (r->ops.sel_only) {
-		struct tkcursor c;
-		unsigned long long n = 0;
-		tr->q_sel_only = 1;
-		trace_kernel_rewind(tr, &c);
-		while (trace_kernel_next(&c))
-			n++;
-		tr->nk = (size_t)n;
-	}
+	tr->q_sel_only = r->ops.sel_only;
+}
+
+int
+trace_kernel_any(struct trace *tr)
+{
+	struct tkcursor c;
+
+	trace_kernel_rewind(tr, &c);
+	return trace_kernel_next(&c) != NULL;
 }
 
 void

@@ -113,10 +113,11 @@ struct trace {
 	 * launches and syncs wait in queues of struct tkernel and struct
 	 * tcall (xsort.h: a temporary file past a fixed budget) instead of the
 	 * arrays, which stay empty; nk, nop, nln and nsy count them (nk the
-	 * kernels trace_kernel_next gives: with sel_only, those of the
-	 * analyzed process).  The corr records are in cq; read the kernels
-	 * with trace_kernel_next and the CPU ops with trace_op_next, which give
-	 * them the map's External ids.
+	 * kernels queued: with sel_only, at least those trace_kernel_next
+	 * gives, which leaves out the unselected among the late-staged).  The
+	 * corr records are in cq; read the kernels with trace_kernel_next and
+	 * the CPU ops with trace_op_next, which give them the map's External
+	 * ids.
 	 */
 	struct xsort *kq, *oq, *lq, *sq;
 	struct xsort *cq;		/* struct tcorr by correlation (the later entry last) */
@@ -281,6 +282,8 @@ struct tkcursor {
 };
 void trace_kernel_rewind(struct trace *tr, struct tkcursor *c);
 const struct tkernel *trace_kernel_next(struct tkcursor *c);
+/* Does trace_kernel_next give any kernel?  (It reads up to the first.) */
+int trace_kernel_any(struct trace *tr);
 
 /* The same for the CPU ops, in record order, with the map's External ids. */
 struct tocursor {

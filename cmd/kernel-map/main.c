@@ -122,7 +122,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	kmtrace_t kt = { 0 };
 
 	(void)ctx;
-	if (tr->nk == 0) {
+	if (!trace_kernel_any(tr)) {
 		note_categories(tr);
 		return;
 	}

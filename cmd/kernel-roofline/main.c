@@ -37,6 +37,7 @@
 #include "xalloc.h"
 
 #define NONE UINT32_MAX
+#define PEND_BLOCK 4096		/* waiting kernels read back at a time */
 #define UNMODELED_SHOWN 12
 
 enum { O_SPECS = OPT_LONG, O_GPU, O_MAPPING, O_DROP };
@@ -143,6 +144,8 @@ static struct {
 	 */
 	struct spool *pend;
 	size_t npend, pcur;
+	struct kview *pbuf;		/* read from the spool a block at a time: */
+	size_t pfrom, pn;		/* pbuf holds records [pfrom, pfrom + pn) */
 	size_t nkrec, kcovered;		/* the trace's kernel records, and those its kernel_stages covered */
 	int kst_seen;
 } run;
@@ -177,6 +180,9 @@ trace_reset(void)
 	run.npend = run.pcur = run.nkrec = run.kcovered = 0;
 	spool_free(run.pend);
 	run.pend = NULL;
+	free(run.pbuf);
+	run.pbuf = NULL;
+	run.pfrom = run.pn = 0;
 	run.kst_seen = 0;
 	strtab_free(run.aggkeys);
 	strtab_free(run.unmkeys);
@@ -515,15 +521,25 @@ stage_run(void *ctx, size_t from, size_t n, const char *stage, int sel)
 {
 	uint32_t id = stage ? intern(stage, strlen(stage)) :
 	    run.trace_stage != NONE ? run.trace_stage : intern_c("all");
-	struct kview v;
+	const struct kview *v;
 
 	(void)ctx;
 	for (; run.pcur < run.npend; run.pcur++) {
-		spool_read(run.pend, (unsigned long long)run.pcur * sizeof v, &v, sizeof v);
-		if (v.ord >= from + n)
+		if (run.pcur >= run.pfrom + run.pn) {
+			/* the next block of those appended so far */
+			size_t k = run.npend - run.pcur < PEND_BLOCK ? run.npend - run.pcur : PEND_BLOCK;
+			if (!run.pbuf)
+				run.pbuf = xmalloc(PEND_BLOCK * sizeof *run.pbuf);
+			spool_read(run.pend, (unsigned long long)run.pcur * sizeof *v, run.pbuf,
+			    k * sizeof *v);
+			run.pfrom = run.pcur;
+			run.pn = k;
+		}
+		v = &run.pbuf[run.pcur - run.pfrom];
+		if (v->ord >= from + n)
 			break;
-		if (sel && v.ord >= from)
-			account(&v, id);
+		if (sel && v->ord >= from)
+			account(v, id);
 	}
 }
 

@@ -41,14 +41,18 @@ struct arow {
 int
 items_by_stream(const void *pa, const void *pb, void *str)
 {
-	const struct item *a = pa, *b = pb;
+	const struct aitem *a = pa, *b = pb;
 	int c = stage_cmp(str, a->stage, b->stage);
 
 	if (c)
 		return c;
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
-	return items_by_start(pa, pb, NULL);
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
 /* The windows by (stream, start), for the sweep. */
@@ -158,7 +162,7 @@ stretch(struct sweep *s, uint32_t stream, double ms, double me)
 
 void
 annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, uint32_t stage,
-    struct xsort *by_stream, const struct item **cur, size_t n, double busy_us)
+    struct xsort *by_stream, const struct aitem **cur, size_t n, double busy_us)
 {
 	uint32_t gua = strtab_find(r->str, "gpu_user_annotation", 19);
 	struct sweep sw;
@@ -201,7 +205,7 @@ annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid, ui
 	 * would, joined, so the same union and the same sums from fewer pieces.
 	 */
 	for (i = 0; i < n && *cur; i++, *cur = xsort_next(by_stream)) {
-		const struct item *x = *cur;
+		const struct aitem *x = *cur;
 		if (sw.nw == 0)
 			continue;	/* still read: the next stage's items follow */
 		if (open && mstream == x->stream && !(x->ts > me)) {

@@ -31,13 +31,17 @@ items_by_stage(const void *pa, const void *pb, void *str)
 
 	if (c)
 		return c;
-	return items_by_start(pa, pb, NULL);
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
 int
 items_by_start(const void *pa, const void *pb, void *ctx)
 {
-	const struct item *a = pa, *b = pb;
+	const struct gitem *a = pa, *b = pb;
 
 	(void)ctx;
 	if (a->ts != b->ts)
@@ -192,7 +196,7 @@ fig_done(struct figacc *a, struct figures *f)
  * other kernels of a graph replay were submitted with the first.
  */
 static double
-host_part(const struct item *next, double gap_ts)
+host_part(const struct gitem *next, double gap_ts)
 {
 	double lend, h;
 
@@ -279,7 +283,7 @@ void
 gaps_sweep(struct xsort *by_start, const uint32_t *stages, size_t ns, struct figures *f,
     const struct blockset *bs, int by_host, struct gapsel *sel)
 {
-	const struct item *x;
+	const struct gitem *x;
 	double cur_end = 0;
 	struct gap g;
 	int started = 0;

@@ -274,11 +274,40 @@ sink_add(struct sink *k, struct item *x)
 {
 	size_t i;
 
+	struct gitem g;
+	struct sitem s;
+	struct aitem a;
+
 	x->step = step_of(k->st, k->nst, k->maxend, x);
-	xsort_add(k->by_step, x);
+	memset(&g, 0, sizeof g);
+	g.ts = x->ts;
+	g.end = x->end;
+	g.ord = x->ord;
+	g.lts = x->lts;
+	g.ldur = x->ldur;
+	g.launch = x->launch;
+	g.name = x->name;
+	g.lname = x->lname;
+	g.first = x->first;
+	memset(&s, 0, sizeof s);
+	s.step = x->step;
+	s.ts = x->ts;
+	s.end = x->end;
+	s.dur = x->dur;
+	s.ord = x->ord;
+	s.stage = x->stage;
+	s.bucket = x->bucket;
+	memset(&a, 0, sizeof a);
+	a.stage = x->stage;
+	a.stream = x->stream;
+	a.ts = x->ts;
+	a.end = x->end;
+	a.ord = x->ord;
+	if (x->step >= 0)	/* steps_finish reads only the items of a step */
+		xsort_add(k->by_step, &s);
 	xsort_add(k->by_stage, x);
-	xsort_add(k->by_start, x);
-	xsort_add(k->by_stream, x);
+	xsort_add(k->by_start, &g);
+	xsort_add(k->by_stream, &a);
 	for (i = 0; i < k->nstages && k->stages[i] != x->stage; i++)
 		;
 	if (i == k->nstages) {
@@ -485,7 +514,7 @@ write_gaps(const struct trace_reader *r, const struct trace *tr, const char *sta
 	struct gap *g = gaps_chosen(sel, &ng);
 
 	for (i = 0; i < ng; i++) {
-		const struct item *x = &g[i].next;
+		const struct gitem *x = &g[i].next;
 		rec_begin(RT_idle_gap);
 		rec_int(RM_idle_gap_t, tr->t);
 		rec_cstr(RM_idle_gap_stage, stage);
@@ -642,7 +671,8 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	double *dur, *maxend;
 	struct stepfig sf;
 	size_t nst, ns, i, k, *count;
-	const struct item *x, *acur;
+	const struct item *x;
+	const struct aitem *acur;
 	int launches = tr->nln > 0, offset, host_bound, open = 0;
 	uint32_t gpu_pid = run.gpu_pid;
 	double offset_us = run.offset_us;
@@ -661,10 +691,10 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	nst = steps_find(r, tr, &st);
 	maxend = steps_maxend(st, nst);
 	memset(&snk, 0, sizeof snk);
-	snk.by_step = xsort_new(sizeof(struct item), items_by_step, NULL);
+	snk.by_step = xsort_new(sizeof(struct sitem), items_by_step, NULL);
 	snk.by_stage = xsort_new(sizeof(struct item), items_by_stage, r->str);
-	snk.by_start = xsort_new(sizeof(struct item), items_by_start, NULL);
-	snk.by_stream = xsort_new(sizeof(struct item), items_by_stream, r->str);
+	snk.by_start = xsort_new(sizeof(struct gitem), items_by_start, NULL);
+	snk.by_stream = xsort_new(sizeof(struct aitem), items_by_stream, r->str);
 	snk.st = st;
 	snk.nst = nst;
 	snk.maxend = maxend;

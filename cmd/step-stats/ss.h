@@ -74,6 +74,35 @@ struct item {
 	unsigned has_delay : 1;	/* first, with a launch: it carries its launch's delay */
 };
 
+/*
+ * The parts of an item the other orders need, so that its sorts hold less
+ * than the whole item: the trace's time line (gaps_sweep: the item after a
+ * gap, with its launch call), the steps' (steps_finish) and the streams'
+ * (annot_write).
+ */
+struct gitem {
+	double ts, end;
+	unsigned long long ord;
+	double lts, ldur;	/* as in struct item */
+	long long launch;
+	uint32_t name, lname;
+	unsigned char first;
+};
+
+struct sitem {
+	long step;
+	double ts, end, dur;
+	unsigned long long ord;
+	uint32_t stage;
+	unsigned char bucket;
+};
+
+struct aitem {
+	uint32_t stage, stream;
+	double ts, end;
+	unsigned long long ord;
+};
+
 /* Interval figures of one set of items (a stage); see step-stats(1). */
 struct figures {
 	long long kernels, eager;
@@ -155,10 +184,11 @@ void commacc_value(const struct commacc *c, double *total, double *overlap);
 int stage_cmp(const strtab *str, uint32_t a, uint32_t b);
 
 /*
- * Item orders for the sorts (xsort.h comparators): by stage order
- * (stage_cmp; ctx is the string table), then start, end and input order
- * (items_by_stage: each stage one run sorted by start); and by start, end
- * and input order alone (items_by_start: the trace's time line).
+ * Item orders for the sorts (xsort.h comparators): struct item by stage
+ * order (stage_cmp; ctx is the string table), then start, end and input
+ * order (items_by_stage: each stage one run sorted by start); struct gitem
+ * by start, end and input order alone (items_by_start: the trace's time
+ * line).
  */
 int items_by_stage(const void *a, const void *b, void *str);
 int items_by_start(const void *a, const void *b, void *ctx);
@@ -250,7 +280,7 @@ uint32_t blockset_call(const struct blockset *bs, double ts, double end);
  */
 struct gap {
 	double ts, end, host_us, sync_us;
-	struct item next;
+	struct gitem next;
 };
 
 /* A stage's chosen gaps, at most 2 * SS_IDLE_GAPS. */
@@ -327,7 +357,7 @@ size_t steps_find(struct trace_reader *r, const struct trace *tr, struct step **
 double *steps_maxend(const struct step *st, size_t nst);
 long step_of(const struct step *st, size_t nst, const double *maxend, const struct item *x);
 
-/* Item order by step (then start, end and input order), for steps_finish. */
+/* struct sitem by step (then start, end and input order), for steps_finish. */
 int items_by_step(const void *a, const void *b, void *ctx);
 
 /*
@@ -405,15 +435,15 @@ void streams_write(struct streams *s, const struct trace_reader *r, long long t,
 /*
  * The annotation_time records of one stage: the trace's
  * gpu_user_annotation ranges on process gpu_pid (a string id; NOSTR: none
- * qualify) against the stage's items, read from by_stream (every item of
- * the trace by stage, stream, start, end and input order: items_by_stream)
- * from its cursor on; n the stage's items.  busy_us is the stage's GPU busy
+ * qualify) against the stage's items, read from by_stream (struct aitem
+ * of every item of the trace by stage, stream, start, end and input order:
+ * items_by_stream) from its cursor on; n the stage's items.  busy_us is the stage's GPU busy
  * time (for share_pct).  The clipped pieces of the items inside ranges
  * wait in a sort.
  */
 int items_by_stream(const void *a, const void *b, void *str);
 void annot_write(struct trace_reader *r, const struct trace *tr, uint32_t gpu_pid,
-    uint32_t stage, struct xsort *by_stream, const struct item **cur, size_t n, double busy_us);
+    uint32_t stage, struct xsort *by_stream, const struct aitem **cur, size_t n, double busy_us);
 
 /* ---- escape.c ---- */
 

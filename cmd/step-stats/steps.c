@@ -267,7 +267,7 @@ step_of(const struct step *st, size_t nst, const double *maxend, const struct it
 int
 items_by_step(const void *pa, const void *pb, void *ctx)
 {
-	const struct item *a = pa, *b = pb;
+	const struct sitem *a = pa, *b = pb;
 
 	(void)ctx;
 	if (a->step != b->step)
@@ -326,7 +326,7 @@ steps_finish(struct trace_reader *r, const struct trace *tr, struct step *st, si
     struct xsort *by_step)
 {
 	struct stepacc a;
-	const struct item *x;
+	const struct sitem *x;
 	long cur = -1;
 	size_t k;
 
