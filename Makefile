@@ -169,7 +169,8 @@ bench: all
 
 # The pathological shapes of issue 21 at SCALE_N and 10 x SCALE_N items:
 # fails when 10 x costs over 12 times the CPU, or when a process of the
-# report on ten million kernels of one name peaks over 256 MB (tests/scale.sh).
+# report on SCALE_SAME (a million) kernels of one name peaks over 256 MB
+# (tests/scale.sh).
 scale: all
 	sh tests/scale.sh
 
