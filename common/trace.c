@@ -4,6 +4,7 @@
 
 #include "err.h"
 #include "rules.h"
+#include "spool.h"
 #include "trace.h"
 #include "xalloc.h"
 #include "xsort.h"
@@ -31,6 +32,8 @@ trace_free(struct trace *tr)
 	xsort_free(tr->cq);
 	xsort_free(tr->kx);
 	xsort_free(tr->rq);
+	spool_free(tr->qlazy);
+	sb_free(&tr->qlazybuf);
 	memset(tr, 0, sizeof *tr);
 }
 
@@ -223,6 +226,83 @@ lazy_put(struct trace_reader *r, struct rstr pid, struct rstr tid)
 	sb_add(&r->lazy, (const char *)&tid.n, sizeof tid.n);
 	sb_add(&r->lazy, tid.s ? tid.s : "", tid.n);
 	return LAZY_THREAD | (uint32_t)n;
+}
+
+/*
+ * lazy_put in queue mode: the texts go to the trace's qlazy spool in
+ * kernel order, read back by trace_kernel_next, which makes the threads
+ * of the selected kernels only.  Returns LAZY_THREAD, or the thread when
+ * the kernel's process is the late kernel's before it.
+ */
+static uint32_t
+lazy_queue(struct trace_reader *r, struct rstr pid, struct rstr tid)
+{
+	struct trace *tr = &r->tr;
+
+	if (r->klazy_valid && pid.n == r->klazypid.len && tid.n == r->klazytid.len &&
+	    memcmp(pid.s, sb_str(&r->klazypid), pid.n) == 0 &&
+	    memcmp(tid.s, sb_str(&r->klazytid), tid.n) == 0)
+		return thread_of(r, pid, tid);
+	sb_reset(&r->klazypid);
+	sb_add(&r->klazypid, pid.s ? pid.s : "", pid.n);
+	sb_reset(&r->klazytid);
+	sb_add(&r->klazytid, tid.s ? tid.s : "", tid.n);
+	r->klazy_valid = 1;
+	if (!tr->qlazy)
+		tr->qlazy = spool_new();
+	tr->qr = r;
+	spool_append(tr->qlazy, &pid.n, sizeof pid.n);
+	spool_append(tr->qlazy, pid.s ? pid.s : "", pid.n);
+	spool_append(tr->qlazy, &tid.n, sizeof tid.n);
+	spool_append(tr->qlazy, tid.s ? tid.s : "", tid.n);
+	tr->qlazysize += 2 * sizeof pid.n + pid.n + tid.n;
+	return LAZY_THREAD;
+}
+
+/* n bytes of qlazy at off (off never behind the last call's but after a rewind) */
+static const char *
+lazy_bytes(struct trace *tr, unsigned long long off, size_t n)
+{
+	sbuf *b = &tr->qlazybuf;
+
+	if (off < tr->qlazyat || off + n > tr->qlazyat + b->len) {
+		unsigned long long left = tr->qlazysize - off;
+		size_t k = left < 65536 ? (size_t)left : 65536;
+		if (k < n)
+			k = n;
+		sb_reset(b);
+		sb_grow(b, k);
+		spool_read(tr->qlazy, off, b->s, k);
+		b->len = k;
+		tr->qlazyat = off;
+	}
+	return b->s + (off - tr->qlazyat);
+}
+
+/*
+ * The next pid and tid texts of a cursor's trace (a kernel lazy_queue
+ * made LAZY_THREAD), made a thread when make is set.
+ */
+static uint32_t
+lazy_next(struct tkcursor *c, int make)
+{
+	struct trace *tr = c->tr;
+	struct rstr pid, tid;
+	size_t np, nt;
+	const char *p;
+
+	memcpy(&np, lazy_bytes(tr, c->loff, sizeof np), sizeof np);
+	memcpy(&nt, lazy_bytes(tr, c->loff + sizeof np + np, sizeof nt), sizeof nt);
+	/* the whole entry at once, so that both texts stay in the block */
+	p = lazy_bytes(tr, c->loff, 2 * sizeof np + np + nt);
+	c->loff += 2 * sizeof np + np + nt;
+	if (!make)
+		return LAZY_THREAD;
+	pid.s = p + sizeof np;
+	pid.n = np;
+	tid.s = p + 2 * sizeof np + np;
+	tid.n = nt;
+	return thread_of(tr->qr, pid, tid);
 }
 
 /* The thread of a kernel whose thread field lazy_put made. */
@@ -647,6 +727,8 @@ again:
 		}
 	}
 	c->i++;
+	if (c->k.thread == LAZY_THREAD && c->tr->qlazy)
+		c->k.thread = lazy_next(c, !c->tr->q_sel_only || c->k.sel);
 	if (c->tr->q_sel_only && !c->k.sel)
 		goto again;
 	return &c->k;
@@ -743,7 +825,9 @@ add_kernel(struct trace_reader *r)
 	} else
 		k->name = trace_intern(r, x.name);
 	k->cat = intern_last(r, LAST_CAT, x.cat);
-	if (r->ops.sel_only && !staged && !r->ops.queue)
+	if (r->ops.sel_only && !staged && r->ops.queue)
+		k->thread = lazy_queue(r, x.pid, x.tid);
+	else if (r->ops.sel_only && !staged)
 		k->thread = lazy_put(r, x.pid, x.tid);	/* made once its stage says sel */
 	else
 		k->thread = thread_of(r, x.pid, x.tid);

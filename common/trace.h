@@ -124,6 +124,15 @@ struct trace {
 	struct xsort *kx, *ox;		/* struct tkext: the map's ids of kernels and ops, by index */
 	struct xsort *rq;		/* struct trun: the kernel_stages runs, in order */
 	int q_sel_only;			/* trace_kernel_next leaves out the kernels not sel */
+	/*
+	 * sel_only: the pid and tid, as text, of each late kernel that waits
+	 * for its sel to be made a thread (trace.c lazy_put), in kernel order
+	 */
+	struct spool *qlazy;
+	unsigned long long qlazysize;	/* bytes in it */
+	sbuf qlazybuf;			/* read back a block at a time: */
+	unsigned long long qlazyat;	/* the offset qlazybuf starts at */
+	struct trace_reader *qr;	/* the reader, which makes the threads */
 };
 
 /* A run of kernel records' stage and sel (kernel_stages), in queue mode. */
@@ -278,6 +287,7 @@ struct tkcursor {
 	struct tkext x;
 	int have_run;			/* run holds the run at or after the last kernel */
 	struct trun run;
+	unsigned long long loff;	/* the next pid and tid text in the trace's qlazy */
 	struct tkernel k;
 };
 void trace_kernel_rewind(struct trace *tr, struct tkcursor *c);

@@ -153,4 +153,25 @@ t_refused() {
 }
 check "kernel_stages that do not add up, staged input, and trace-annotate: refused (exit 1)" t_refused
 
+t_process_per_kernel() {
+	# a GPU process per kernel (make scale's pids shape): the tools that keep
+	# only the analyzed process's kernels leave the others' pid and tid as
+	# text until their stage says so, in memory and spilled to disk
+	"$TESTDIR/gen-hostile" pids 3000 >"$T/p.json"
+	"$EX" -q "$T/p.json" | "$ST" -q >"$T/early.jsonl"
+	"$EX" -q "$T/p.json" | "$ST" -q --late-stages >"$T/late.jsonl"
+	for t in kernel-map step-stats; do
+		# the kernel records differ by their stage members, kernel_stages are late's
+		"$BIN/$t" -q "$T/early.jsonl" | grep -v '^{"type":"kernel",' >"$T/e2.out"
+		"$BIN/$t" -q "$T/late.jsonl" |
+		    grep -v -e '^{"type":"kernel",' -e '^{"type":"kernel_stages",' >"$T/l.out"
+		TRIAGE_SPOOL_MEM=64 "$BIN/$t" -q "$T/late.jsonl" |
+		    grep -v -e '^{"type":"kernel",' -e '^{"type":"kernel_stages",' >"$T/d.out"
+		same "$T/e2.out" "$T/l.out"
+		same "$T/e2.out" "$T/d.out"
+	done
+	eq 1 "$(jq -s '[.[] | select(.type == "gpu_time")] | .[0].kernels' "$T/d.out")"
+}
+check "a GPU process per kernel: the same figures late, in memory and on disk" t_process_per_kernel
+
 done_testing
