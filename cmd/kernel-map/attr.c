@@ -604,6 +604,43 @@ res_at(struct xsort *x, const struct mres **cur, unsigned long long i)
 	return *cur && (*cur)->i == i ? *cur : NULL;
 }
 
+/*
+ * The ladder of §4.6 for one kernel, from its calls and their locations
+ * and stacks (NOSTR: none found).  Its launch-name quirk (no frames at the
+ * launch: the CPU-op cell names the launch, cudaLaunchKernel, even when a
+ * CPU op matched) only under --compat reference (docs/deviations.md C14).
+ */
+static void
+ladder(const struct kcalls *kx, uint32_t oloc, uint32_t ostack, uint32_t lloc, uint32_t lstack,
+    uint32_t unresolved, struct kres *a)
+{
+	int op = kx->has & 1, ln = (kx->has & 2) != 0;
+
+	memset(a, 0, sizeof *a);
+	a->i = kx->i;
+	if (ln)
+		a->graph = strstr(strtab_str(km_str, kx->ln.name), "GraphLaunch") != NULL;
+	if (op && oloc != NOSTR) {
+		a->loc = oloc;
+		a->stack = ostack;
+		a->op = kx->op.name;
+	} else if (ln && lloc != NOSTR) {
+		a->loc = lloc;
+		a->stack = lstack;
+		a->op = op ? kx->op.name : kx->ln.name;
+	} else if (ln) {
+		a->loc = unresolved;
+		a->stack = NOSTR;
+		a->op = op && !compat_reference ? kx->op.name : kx->ln.name;
+	} else {
+		a->loc = unresolved;
+		a->stack = NOSTR;
+		a->op = op ? kx->op.name : NOSTR;
+	}
+	if (a->op != NOSTR && strtab_len(km_str, a->op) == 0)
+		a->op = NOSTR;
+}
+
 struct xsort *
 attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 {
@@ -612,7 +649,7 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 	struct xsort *wln = xsort_new(sizeof(struct mwait), cmp_mwait, NULL);
 	struct xsort *cop = xsort_new(sizeof(struct mcall), cmp_mcall, NULL);
 	struct xsort *cln = xsort_new(sizeof(struct mcall), cmp_mcall, NULL);
-	struct xsort *mop, *mln, *calls, *qs = NULL, *qr = NULL;
+	struct xsort *mop, *mln, *calls = NULL, *qs = NULL, *qr = NULL;
 	struct xsort *out = xsort_new(sizeof(struct kres), NULL, NULL);
 	struct tkcursor kc;
 	struct tocursor oc;
@@ -621,7 +658,7 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 	const struct mres *po, *pl;
 	const struct kcalls *kx;
 	const qres_t *q = NULL;
-	unsigned long long i, n;
+	unsigned long long i, n, nk = 0;
 	size_t ni = 0;
 	uint32_t unresolved = km_intern("unresolved", 10);
 	sbuf b = SBUF_INIT;
@@ -630,6 +667,7 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 	/* the kernels to attribute, waiting for their CPU op and launch call */
 	trace_kernel_rewind(tr, &kc);
 	for (i = 0; (k = trace_kernel_next(&kc)) != NULL; i++) {
+		nk = i + 1;
 		if (need) {
 			if (ni == nneed || need[ni] != i)
 				continue;
@@ -666,22 +704,22 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 	mop = match_calls(cop, wop);
 	mln = match_calls(cln, wln);
 
-	/* each kernel's two calls, by index; the frames' queries when there are frames */
-	calls = xsort_new(sizeof(struct kcalls), NULL, NULL);
-	if (!tr->py_context)
+	/*
+	 * Each kernel's two calls, by number; with the calls' Python contexts
+	 * (trace-extract resolved each call's frames) the ladder at once, else
+	 * the calls wait while the frames' queries are swept.
+	 */
+	if (!tr->py_context) {
+		calls = xsort_new(sizeof(struct kcalls), NULL, NULL);
 		qs = xsort_new(sizeof(query_t), cmp_query, NULL);
+	}
 	po = xsort_next(mop);
 	pl = xsort_next(mln);
-	trace_kernel_rewind(tr, &kc);
-	ni = 0;
-	for (i = 0; (k = trace_kernel_next(&kc)) != NULL; i++) {
+	for (ni = 0, i = 0; need ? ni < nneed : i < nk; ni++, i++) {
 		struct kcalls x;
 		const struct mres *o, *l;
-		if (need) {
-			if (ni == nneed || need[ni] != i)
-				continue;
-			ni++;
-		}
+		if (need)
+			i = need[ni];
 		memset(&x, 0, sizeof x);
 		x.i = i;
 		if ((o = res_at(mop, &po, i)) != NULL) {
@@ -692,13 +730,24 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 			x.has |= 2;
 			x.ln = l->c;
 		}
+		if (tr->py_context) {
+			struct kres a;
+			uint32_t oloc = NOSTR, ostack = NOSTR, lloc = NOSTR, lstack = NOSTR;
+			if (x.has & 1)
+				context_of(kt, &x.op, &oloc, &ostack, &b, &memo);
+			if (x.has & 2)
+				context_of(kt, &x.ln, &lloc, &lstack, &b, &memo);
+			ladder(&x, oloc, ostack, lloc, lstack, unresolved, &a);
+			xsort_add(out, &a);
+			continue;
+		}
 		xsort_add(calls, &x);
-		if (qs && (x.has & 1)) {
+		if (x.has & 1) {
 			double half = x.op.dur * 0.5;
 			query_t y = { x.op.thread, x.op.ts + (1.0 < half ? 1.0 : half), 2 * i };
 			xsort_add(qs, &y);
 		}
-		if (qs && (x.has & 2)) {
+		if (x.has & 2) {
 			query_t y = { x.ln.thread, x.ln.ts, 2 * i + 1 };
 			xsort_add(qs, &y);
 		}
@@ -709,57 +758,20 @@ attribute_kernels(kmtrace_t *kt, const unsigned long long *need, size_t nneed)
 		qr = resolve_queries(tr, qs);
 		q = xsort_next(qr);
 	}
-
-	/*
-	 * The ladder of §4.6.  Its launch-name quirk (no frames at the launch:
-	 * the CPU-op cell names the launch, cudaLaunchKernel, even when a CPU
-	 * op matched) only under --compat reference (docs/deviations.md C14).
-	 */
-	while ((kx = xsort_next(calls)) != NULL) {
+	while (calls && (kx = xsort_next(calls)) != NULL) {
 		struct kres a;
 		uint32_t oloc = NOSTR, ostack = NOSTR, lloc = NOSTR, lstack = NOSTR;
-		int op = kx->has & 1, ln = (kx->has & 2) != 0;
-		memset(&a, 0, sizeof a);
-		a.i = kx->i;
-		if (ln)
-			a.graph = strstr(strtab_str(km_str, kx->ln.name), "GraphLaunch") != NULL;
-		if (tr->py_context) {
-			/* trace-extract resolved each call's frames: no frames to sweep */
-			if (op)
-				context_of(kt, &kx->op, &oloc, &ostack, &b, &memo);
-			if (ln)
-				context_of(kt, &kx->ln, &lloc, &lstack, &b, &memo);
-		} else {
-			if (op && q && q->slot == 2 * kx->i) {
-				oloc = q->loc;
-				ostack = q->stack;
-				q = xsort_next(qr);
-			}
-			if (ln && q && q->slot == 2 * kx->i + 1) {
-				lloc = q->loc;
-				lstack = q->stack;
-				q = xsort_next(qr);
-			}
+		if ((kx->has & 1) && q && q->slot == 2 * kx->i) {
+			oloc = q->loc;
+			ostack = q->stack;
+			q = xsort_next(qr);
 		}
-		if (op && oloc != NOSTR) {
-			a.loc = oloc;
-			a.stack = ostack;
-			a.op = kx->op.name;
-		} else if (ln && lloc != NOSTR) {
-			a.loc = lloc;
-			a.stack = lstack;
-			a.op = op ? kx->op.name : kx->ln.name;
-		} else if (ln) {
-			a.loc = unresolved;
-			a.stack = NOSTR;
-			a.op = op && !compat_reference ? kx->op.name : kx->ln.name;
-		} else {
-			a.loc = unresolved;
-			a.stack = NOSTR;
-			a.op = op ? kx->op.name : NOSTR;
+		if ((kx->has & 2) && q && q->slot == 2 * kx->i + 1) {
+			lloc = q->loc;
+			lstack = q->stack;
+			q = xsort_next(qr);
 		}
-		if (a.op != NOSTR && strtab_len(km_str, a.op) == 0)
-			a.op = NOSTR;
+		ladder(kx, oloc, ostack, lloc, lstack, unresolved, &a);
 		xsort_add(out, &a);
 	}
 	xsort_free(calls);
