@@ -79,6 +79,15 @@ xsort_runs(const struct xsort *x)
 	return x->nrun;
 }
 
+void *
+xsort_memory(struct xsort *x, size_t *n)
+{
+	if (x->reading || x->nrun)
+		return NULL;
+	*n = x->n;
+	return x->buf;
+}
+
 static void
 sort_buf(struct xsort *x)
 {

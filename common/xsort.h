@@ -45,6 +45,14 @@ unsigned long long xsort_count(const struct xsort *x);
 size_t xsort_runs(const struct xsort *x);
 
 /*
+ * Before the first xsort_next: when no record has gone to a run, the
+ * records in the order they were added (*n of them), which the caller may
+ * reorder in place (a selection instead of a sort, for a percentile);
+ * NULL when some are on disk.  The sort is to be read or freed after.
+ */
+void *xsort_memory(struct xsort *x, size_t *n);
+
+/*
  * The next record in order, or NULL after the last.  The first call ends
  * the adding.  The record is the sort's, valid until the next call (or
  * xsort_rewind, xsort_free).

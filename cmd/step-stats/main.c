@@ -244,18 +244,21 @@ by_corr(const void *pa, const void *pb, void *ctx)
 	return (a > b) - (a < b);
 }
 
-/* Items by launch, then start and input order: a launch's first item first. */
+/*
+ * Waiting items by correlation, then start and input order: after the join
+ * each launch's items come together, its first item first.
+ */
 static int
-by_launch(const void *pa, const void *pb, void *ctx)
+by_corr_start(const void *pa, const void *pb, void *ctx)
 {
-	const struct item *a = pa, *b = pb;
+	const struct kwait *a = pa, *b = pb;
 
 	(void)ctx;
-	if (a->launch != b->launch)
-		return a->launch < b->launch ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	return a->ord < b->ord ? -1 : a->ord > b->ord;
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	if (a->it.ts != b->it.ts)
+		return a->it.ts < b->it.ts ? -1 : 1;
+	return a->it.ord < b->it.ord ? -1 : a->it.ord > b->it.ord;
 }
 
 /* Where make_items puts each item: the sorts the analyses read, and the stages met. */
@@ -320,21 +323,19 @@ sink_add(struct sink *k, struct item *x)
 /*
  * The trace's GPU work items, each to the sink: the kernels joined to
  * the first launch record of their correlation (by sorting both by
- * correlation), then each launch's items by start, so that the first one
- * carries the launch's delay.
+ * correlation, the kernels then by start), so that each launch's first
+ * item carries its delay.
  */
 static void
 make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
 {
-	struct xsort *wait = xsort_new(sizeof(struct kwait), by_corr, NULL);
+	struct xsort *wait = xsort_new(sizeof(struct kwait), by_corr_start, NULL);
 	struct xsort *ln = xsort_new(sizeof(struct lrec), by_corr, NULL);
-	struct xsort *bylaunch = xsort_new(sizeof(struct item), by_launch, NULL);
 	struct tkcursor cur;
 	const struct tkernel *k;
 	const struct tcall *c;
 	const struct kwait *w;
 	const struct lrec *p;
-	const struct item *y;
 	struct lrec first = { 0, 0, 0, 0, 0, 0, 0 };
 	sbuf canon = SBUF_INIT;
 	unsigned long long m = 0, l = 0;
@@ -400,16 +401,11 @@ make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
 		it.lkind = first.kind;
 		it.graph = graph_launch_name(strtab_str(r->str, first.name),
 		    strtab_len(r->str, first.name));
-		xsort_add(bylaunch, &it);
-	}
-	xsort_free(wait);
-	xsort_free(ln);
-	/*
-	 * Each launch's items by start: those at its first start are first; one
-	 * delay a launch, its first item's (of a tie, the first in input order)
-	 */
-	while ((y = xsort_next(bylaunch)) != NULL) {
-		struct item it = *y;
+		/*
+		 * Each launch's items by start: those at its first start are
+		 * first; one delay a launch, its first item's (of a tie, the first
+		 * in input order)
+		 */
 		if (it.launch != cl) {
 			cl = it.launch;
 			cfirst = it.ts;
@@ -419,7 +415,8 @@ make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
 		it.first = it.ts == cfirst;
 		sink_add(snk, &it);
 	}
-	xsort_free(bylaunch);
+	xsort_free(wait);
+	xsort_free(ln);
 }
 
 /*

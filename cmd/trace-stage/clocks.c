@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "stage.h"
 #include "xalloc.h"
 
@@ -294,13 +295,20 @@ cmp_double(const void *pa, const void *pb, void *ctx)
 	return (a > b) - (a < b);
 }
 
-/* num_percentile of the values of a sort of doubles (n of them, n > 0). */
+/*
+ * num_percentile of the values of a sort of doubles (n of them, n > 0):
+ * selected in place while they are all in memory, else read in order.
+ */
 static double
 sorted_percentile(struct xsort *x, unsigned long long n, int p)
 {
 	unsigned long long rank = ((unsigned long long)p * n + 99) / 100, i;
 	const double *v = NULL;
+	size_t m;
+	double *mem = xsort_memory(x, &m);
 
+	if (mem)
+		return num_percentile(mem, m, p);
 	if (rank < 1)
 		rank = 1;
 	if (rank > n)
