@@ -33,6 +33,7 @@ struct tkernel {
 	double ts, dur;
 	uint32_t name, cat, thread;
 	uint32_t stream, stage;		/* NOSTR when the record has none */
+	uint32_t rord;			/* its place among the trace's kernel records, from 0 */
 	long long ext, corr;
 	unsigned char ext_src;		/* EXT_*: own, or resolved through the corr map */
 	unsigned has_corr : 1, overlap : 1, sel : 1;
@@ -40,7 +41,6 @@ struct tkernel {
 	uint32_t shape;			/* op_shape id (NOSTR: absent; issue 28) */
 	double shape_frac;		/* its share of the op's work (1 when absent) */
 	long long bytes;		/* a memcpy's or memset's args.bytes (-1: absent) */
-	uint32_t rord;			/* its place among the trace's kernel records, from 0 */
 };
 
 /* What a launch submitted (its kind member, issue 25); cpu ops are LAUNCH_KERNEL. */
