@@ -564,18 +564,6 @@ by_second(const void *pa, const void *pb, void *ctx)
 	return (a->ext > b->ext) - (a->ext < b->ext);
 }
 
-/* struct tkext by kernel index; struct tcorr by correlation (both lead with the key) */
-static int
-by_first(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 static void
 enqueue(struct xsort **q, size_t size, const void *rec)
 {
@@ -626,7 +614,7 @@ static struct xsort *
 corr_join(struct xsort *cq, struct xsort *need)
 {
 	struct corrcur m = { cq, NULL, { 0, 0 }, 0 };
-	struct xsort *out = xsort_new(sizeof(struct tkext), by_first, NULL);
+	struct xsort *out = xsort_new(sizeof(struct tkext), xsort_by_ll, NULL);
 	const struct tkext *n;
 	long long ext;
 
@@ -1158,7 +1146,7 @@ add_corr(struct trace_reader *r)
 	if (r->ops.queue) {
 		struct tcorr e = { x.correlation, x.external_id };
 		if (!r->tr.cq)
-			r->tr.cq = xsort_new(sizeof e, by_first, NULL);
+			r->tr.cq = xsort_new(sizeof e, xsort_by_ll, NULL);
 		xsort_add(r->tr.cq, &e);	/* stable: a later entry comes after */
 		return;
 	}

@@ -36,6 +36,39 @@ struct xsort {
 	char *out;			/* merging: the record handed out */
 };
 
+int
+xsort_by_ll(const void *pa, const void *pb, void *ctx)
+{
+	long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);	/* no alignment is assumed */
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+int
+xsort_by_ull(const void *pa, const void *pb, void *ctx)
+{
+	unsigned long long a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
+int
+xsort_by_double(const void *pa, const void *pb, void *ctx)
+{
+	double a, b;
+
+	(void)ctx;
+	memcpy(&a, pa, sizeof a);
+	memcpy(&b, pb, sizeof b);
+	return (a > b) - (a < b);
+}
+
 struct xsort *
 xsort_new(size_t size, xsort_cmp cmp, void *ctx)
 {
@@ -106,6 +139,13 @@ spill(struct xsort *x)
 	sort_buf(x);
 	if (!x->sp)
 		x->sp = spool_new_limit(1);	/* straight to the file: the buffer is the memory */
+	if (!x->cmp && x->nrun) {
+		/* a queue: its runs follow each other in the file, read as one */
+		spool_append(x->sp, x->buf, x->n * x->size);
+		x->run[0].n += x->n;
+		x->n = 0;
+		return;
+	}
 	xgrow(&x->run, &x->caprun, x->nrun + 1, sizeof *x->run);
 	r = &x->run[x->nrun++];
 	memset(r, 0, sizeof *r);

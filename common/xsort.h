@@ -25,6 +25,14 @@ struct xsort;
 typedef int (*xsort_cmp)(const void *a, const void *b, void *ctx);
 
 /*
+ * Comparators for records that begin with their key: a long long, an
+ * unsigned long long or a double, ascending (ctx unused).
+ */
+int xsort_by_ll(const void *a, const void *b, void *ctx);
+int xsort_by_ull(const void *a, const void *b, void *ctx);
+int xsort_by_double(const void *a, const void *b, void *ctx);
+
+/*
  * A new, empty sort of records of `size` bytes (at least 1), ordered by
  * cmp (NULL: insertion order) with ctx passed through.  Owned by the
  * caller, freed with xsort_free.
@@ -41,7 +49,10 @@ void xsort_add(struct xsort *x, const void *rec);
 /* Records added so far. */
 unsigned long long xsort_count(const struct xsort *x);
 
-/* Runs written to the temporary file so far (0: every record in memory). */
+/*
+ * Runs written to the temporary file so far (0: every record in memory; a
+ * queue's are one).
+ */
 size_t xsort_runs(const struct xsort *x);
 
 /*

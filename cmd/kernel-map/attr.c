@@ -175,17 +175,6 @@ cmp_mwait(const void *pa, const void *pb, void *ctx)
 	return (a->i > b->i) - (a->i < b->i);
 }
 
-static int
-cmp_res(const void *pa, const void *pb, void *ctx)
-{
-	unsigned long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 /*
  * A group's members (the calls of one id) read in order, with the first
  * two at hand before any is consumed: match_timed's choice when none has
@@ -275,7 +264,7 @@ members_match(struct members *m, double p)
 static struct xsort *
 match_calls(struct xsort *calls, struct xsort *waits)
 {
-	struct xsort *out = xsort_new(sizeof(struct mres), cmp_res, NULL);
+	struct xsort *out = xsort_new(sizeof(struct mres), xsort_by_ull, NULL);
 	struct members m;
 	const struct mwait *w;
 	int have = 0, in = 0;
@@ -485,7 +474,7 @@ resolve_active(const struct tframe *fr, const uint32_t *act, size_t n, uint32_t 
 static struct xsort *
 resolve_queries(struct trace *tr, struct xsort *qs)
 {
-	struct xsort *out = xsort_new(sizeof(qres_t), cmp_res, NULL);
+	struct xsort *out = xsort_new(sizeof(qres_t), xsort_by_ull, NULL);
 	uint32_t *act = NULL;
 	size_t nact = 0, capact = 0, fi = 0, j, m;
 	sbuf b = SBUF_INIT;

@@ -530,17 +530,6 @@ struct kcorr {
 	unsigned long long i;
 };
 
-static int
-cmp_kcorr(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 /*
  * The kernels whose correlation's first launch record is a CUDA/HIP graph
  * launch, as a bitmap by kernel number (the caller frees it): the launches
@@ -549,8 +538,8 @@ cmp_kcorr(const void *pa, const void *pb, void *ctx)
 static unsigned char *
 graph_kernels(struct trace *tr, unsigned long long nk)
 {
-	struct xsort *kc = xsort_new(sizeof(struct kcorr), cmp_kcorr, NULL);
-	struct xsort *lc = xsort_new(sizeof(struct kcorr), cmp_kcorr, NULL);
+	struct xsort *kc = xsort_new(sizeof(struct kcorr), xsort_by_ll, NULL);
+	struct xsort *lc = xsort_new(sizeof(struct kcorr), xsort_by_ll, NULL);
 	unsigned char *bits = xcalloc(nk / 8 + 1, 1);
 	struct tkcursor cur;
 	const struct tkernel *k;

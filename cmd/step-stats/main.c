@@ -233,17 +233,6 @@ struct lrec {
 	unsigned char kind;
 };
 
-static int
-by_corr(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 /*
  * Waiting items by correlation, then start and input order: after the join
  * each launch's items come together, its first item first.
@@ -330,7 +319,7 @@ static void
 make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
 {
 	struct xsort *wait = xsort_new(sizeof(struct kwait), by_corr_start, NULL);
-	struct xsort *ln = xsort_new(sizeof(struct lrec), by_corr, NULL);
+	struct xsort *ln = xsort_new(sizeof(struct lrec), xsort_by_ll, NULL);
 	struct tkcursor cur;
 	const struct tkernel *k;
 	const struct tcall *c;

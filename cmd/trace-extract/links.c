@@ -28,31 +28,20 @@ struct links {
 	unsigned long long copies_kept;
 };
 
-static int
-by_key(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);	/* the key leads every record */
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 struct links *
 links_new(void)
 {
 	struct links *l = xcalloc(1, sizeof *l);
 
-	l->map = xsort_new(sizeof(struct kv), by_key, NULL);
-	l->need = xsort_new(sizeof(long long), by_key, NULL);
-	l->gpu = xsort_new(sizeof(long long), by_key, NULL);
-	l->zero = xsort_new(sizeof(long long), by_key, NULL);
-	l->lq = xsort_new(sizeof(struct kv), by_key, NULL);
-	l->kext = xsort_new(sizeof(long long), by_key, NULL);
-	l->kcorr = xsort_new(sizeof(long long), by_key, NULL);
-	l->ocorr = xsort_new(sizeof(struct kv), by_key, NULL);
-	l->oext = xsort_new(sizeof(struct kv), by_key, NULL);
+	l->map = xsort_new(sizeof(struct kv), xsort_by_ll, NULL);
+	l->need = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	l->gpu = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	l->zero = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	l->lq = xsort_new(sizeof(struct kv), xsort_by_ll, NULL);
+	l->kext = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	l->kcorr = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	l->ocorr = xsort_new(sizeof(struct kv), xsort_by_ll, NULL);
+	l->oext = xsort_new(sizeof(struct kv), xsort_by_ll, NULL);
 	return l;
 }
 

@@ -173,17 +173,6 @@ facts_side(struct facts *f, const struct side_facts *sf)
 
 /* ---- one pass over the kernels (issue 30: they wait in the reader's queues) ---- */
 
-static int
-cmp_ll_first(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 /* A kernel of the analyzed process, waiting for its launch: its correlation first. */
 struct kwait {
 	long long corr;
@@ -245,8 +234,8 @@ kernel_pass(struct facts *f, const struct trace_reader *r, struct trace *tr, str
 	const struct tkernel *k;
 
 	memset(kp, 0, sizeof *kp);
-	kp->corrs = xsort_new(sizeof(long long), cmp_ll_first, NULL);
-	kp->wait = xsort_new(sizeof(struct kwait), cmp_ll_first, NULL);
+	kp->corrs = xsort_new(sizeof(long long), xsort_by_ll, NULL);
+	kp->wait = xsort_new(sizeof(struct kwait), xsort_by_ll, NULL);
 	kp->streams = xsort_new(sizeof(struct sk), sk_cmp, NULL);
 	trace_kernel_rewind(tr, &cur);
 	for (; (k = trace_kernel_next(&cur)) != NULL; ki++) {
@@ -451,7 +440,7 @@ measure_launches(struct facts *f, const struct trace_reader *r, struct trace *tr
 	long long run = 0;
 	int any_found = 0;
 
-	*by_corr = xsort_new(sizeof(struct lrec), cmp_ll_first, NULL);
+	*by_corr = xsort_new(sizeof(struct lrec), xsort_by_ll, NULL);
 	if (tr->lq) {
 		xsort_rewind(tr->lq);
 		while ((l = xsort_next(tr->lq)) != NULL) {

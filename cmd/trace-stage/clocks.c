@@ -57,22 +57,11 @@ struct lrec {
 	unsigned char kind;
 };
 
-static int
-cmp_ll_first(const void *pa, const void *pb, void *ctx)
-{
-	long long a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
-}
-
 /* The launch records by correlation (the sort is stable: the first of each comes first). */
 static struct xsort *
 launches_by_corr(struct trace *tr)
 {
-	struct xsort *x = xsort_new(sizeof(struct lrec), cmp_ll_first, NULL);
+	struct xsort *x = xsort_new(sizeof(struct lrec), xsort_by_ll, NULL);
 	const struct tcall *c;
 	unsigned long long i = 0;
 
@@ -137,8 +126,8 @@ struct kc {
 struct xsort *
 kernel_launch_starts(struct trace *tr)
 {
-	struct xsort *byk = xsort_new(sizeof(struct klaunch), cmp_ll_first, NULL);
-	struct xsort *kc = xsort_new(sizeof(struct kc), cmp_ll_first, NULL);
+	struct xsort *byk = xsort_new(sizeof(struct klaunch), xsort_by_ll, NULL);
+	struct xsort *kc = xsort_new(sizeof(struct kc), xsort_by_ll, NULL);
 	struct xsort *lq = launches_by_corr(tr);
 	struct tkcursor cur;
 	const struct tkernel *k;
@@ -209,7 +198,7 @@ static struct xsort *
 sel_items(const struct trace_reader *r, struct trace *tr, uint32_t sel, struct xsort *lq)
 {
 	struct xsort *by_start = xsort_new(sizeof(struct item), cmp_start, NULL);
-	struct xsort *wait = xsort_new(sizeof(struct kwait), cmp_ll_first, NULL);
+	struct xsort *wait = xsort_new(sizeof(struct kwait), xsort_by_ll, NULL);
 	struct tkcursor cur;
 	const struct tkernel *k;
 	const struct kwait *w;
@@ -263,7 +252,7 @@ static struct xsort *
 suffix_ends(struct xsort *by_start, unsigned long long n)
 {
 	struct xsort *rev = xsort_new(sizeof(struct item), cmp_start_rev, NULL);
-	struct xsort *out = xsort_new(sizeof(struct suf), cmp_ll_first, NULL);
+	struct xsort *out = xsort_new(sizeof(struct suf), xsort_by_ll, NULL);
 	const struct item *it;
 	double m = INFINITY;
 	unsigned long long j = 0;
@@ -282,17 +271,6 @@ suffix_ends(struct xsort *by_start, unsigned long long n)
 	}
 	xsort_free(rev);
 	return out;
-}
-
-static int
-cmp_double(const void *pa, const void *pb, void *ctx)
-{
-	double a, b;
-
-	(void)ctx;
-	memcpy(&a, pa, sizeof a);
-	memcpy(&b, pb, sizeof b);
-	return (a > b) - (a < b);
 }
 
 /*
@@ -404,7 +382,7 @@ measure_syncs(struct trace *tr, struct xsort *ends, struct clocks *c)
 {
 	struct xsort *calls = xsort_new(sizeof(struct lend), cmp_call, NULL);
 	struct xsort *syn = xsort_new(sizeof(struct syn), cmp_syn, NULL);
-	struct xsort *got = xsort_new(sizeof(struct waited), cmp_ll_first, NULL);
+	struct xsort *got = xsort_new(sizeof(struct waited), xsort_by_ll, NULL);
 	const struct lend *e, *ce;
 	const struct syn *s;
 	const struct tcall *sy;
@@ -488,8 +466,8 @@ measure_clocks(const struct trace_reader *r, struct trace *tr, uint32_t sel, str
 	xsort_free(lq);
 	n = xsort_count(items);
 	suf = suffix_ends(items, n);
-	lat = xsort_new(sizeof(double), cmp_double, NULL);
-	ends = xsort_new(sizeof(struct lend), cmp_ll_first, NULL);
+	lat = xsort_new(sizeof(double), xsort_by_double, NULL);
+	ends = xsort_new(sizeof(struct lend), xsort_by_ll, NULL);
 	xsort_rewind(items);
 	while ((it = xsort_next(items)) != NULL) {
 		sf = xsort_next(suf);
