@@ -389,6 +389,8 @@
 	M(T, step_p90_us, NUM, OPT, NULL) \
 	M(T, step_max_us, NUM, OPT, NULL) \
 	M(T, step_last_us, NUM, OPT, NULL) \
+	M(T, step_busy_p50_us, NUM, OPT, NULL) \
+	M(T, steps_host_ahead, BOOL, OPT, "false") \
 	M(T, tokens_per_s, NUM, OPT, NULL) \
 	M(T, tokens_from_last, BOOL, OPT, "false") \
 	M(T, id, STR, OPT, NULL)

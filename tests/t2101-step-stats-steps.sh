@@ -110,6 +110,27 @@ t_overlap_scheduler() {
 }
 check 'overlap scheduler: step period, not the CPU marker, is the step time' t_overlap_scheduler
 
+# The host ahead of the GPU: markers 6000 us apart launch 9000 us of GPU
+# work each, which queues (each kernel starts when the one before ends).
+# The periods are the host's rate, 6000; the steps' GPU busy, 9000, is
+# what the GPU took a step: steps_host_ahead, with the busy p50 beside.
+# The overlap scheduler's steps above (busy equal to the period) are not.
+t_host_ahead() {
+	{
+		trc /p/decode/t.json
+		for k in 0 1 2 3; do
+			ann 'step[DECODE bs=128]' $((k * 6000)) 500
+			launch cudaGraphLaunch $((k * 6000 + 100)) 50 $((k + 1))
+			kern graph_step kernel $((k * 9000 + 200)) 9000 $((k + 1))
+		done
+		end
+	} | ss >"$T/out"
+	eq 'decode 6000 9000 true' "$(rec gpu_time '"\(.stage) \(.step_p50_us) \(.step_busy_p50_us) \(.steps_host_ahead)"' "$T/out")"
+	t_overlap_scheduler
+	eq '9000 9000 null' "$(rec gpu_time '"\(.step_p50_us) \(.step_busy_p50_us) \(.steps_host_ahead)"' "$T/out")"
+}
+check 'the host ahead of the GPU: the periods are its rate, the steps GPU busy longer' t_host_ahead
+
 # Ten PyTorch steps of 10, 20, ... 100 us, back to back in shuffled order
 # (written in another order still), and an eleventh of 5 us after them, so
 # each period is its step's length: of the ten complete ones nearest-rank

@@ -416,6 +416,7 @@ make_items(struct trace_reader *r, struct trace *tr, struct sink *snk)
 struct stepfig {
 	size_t nsteps, ncomplete;
 	double *dur;		/* ncomplete periods, sorted */
+	double *busy;		/* their GPU busy times, sorted (with launches) */
 	int has_last;
 	double last_us;
 	double tok, tok_us;
@@ -478,6 +479,18 @@ write_gpu_time(const struct trace_reader *r, const struct trace *tr, const char 
 	}
 	if (sf->has_last)
 		rec_num(RM_gpu_time_step_last_us, sf->last_us);
+	if (sf->ncomplete && launches) {
+		/*
+		 * The periods are of the host's step markers: when the steps' GPU
+		 * work takes longer, the host ran ahead (issue 25 follow-up), the
+		 * markdown's caveat, said for machines too.
+		 */
+		double p50 = percentile(sf->dur, sf->ncomplete, 50);
+		double bp50 = percentile(sf->busy, sf->ncomplete, 50);
+		rec_num(RM_gpu_time_step_busy_p50_us, bp50);
+		if (p50 > 0 && bp50 > 1.05 * p50)
+			rec_bool(RM_gpu_time_steps_host_ahead, 1);
+	}
 	if (sf->tok_us > 0) {
 		rec_num(RM_gpu_time_tokens_per_s, sf->tok / (sf->tok_us / 1e6));
 		if (sf->tok_last)
@@ -575,13 +588,14 @@ dbl_cmp(const void *pa, const void *pb)
  */
 static void
 step_figures(const struct trace_reader *r, const struct step *st, size_t nst, uint32_t stage,
-    int launches, double *dur, struct stepfig *sf)
+    int launches, double *dur, double *busy, struct stepfig *sf)
 {
 	double t, ltok = 0, ltok_us = 0;
 	size_t i;
 
 	memset(sf, 0, sizeof *sf);
 	sf->dur = dur;
+	sf->busy = busy;
 	for (i = 0; i < nst; i++) {
 		const struct step *s = &st[i];
 		int work = !launches || s->kernels > 0;
@@ -599,6 +613,7 @@ step_figures(const struct trace_reader *r, const struct step *st, size_t nst, ui
 			}
 			continue;
 		}
+		busy[sf->ncomplete] = s->busy_us;
 		dur[sf->ncomplete++] = s->period_us;
 		if (step_tokens(r, s, &t)) {
 			sf->tok += t;
@@ -611,6 +626,7 @@ step_figures(const struct trace_reader *r, const struct step *st, size_t nst, ui
 		sf->tok_last = 1;
 	}
 	xqsort(dur, sf->ncomplete, sizeof *dur, dbl_cmp);
+	xqsort(busy, sf->ncomplete, sizeof *busy, dbl_cmp);
 }
 
 /*
@@ -654,7 +670,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	struct gapsel *sel;
 	struct delays *dl;
 	uint32_t *stages;
-	double *dur, *maxend;
+	double *dur, *busy, *maxend;
 	struct stepfig sf;
 	size_t nst, ns, i, k, *count;
 	const struct item *x;
@@ -692,6 +708,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	steps_periods(st, nst, offset, offset_us);
 	ns = report_stages(r->str, snk.stages, snk.nstages, st, nst, &stages);
 	dur = xmalloc((nst ? nst : 1) * sizeof *dur);
+	busy = xmalloc((nst ? nst : 1) * sizeof *busy);
 	f = xcalloc(ns ? ns : 1, sizeof *f);
 	ss = xcalloc(ns ? ns : 1, sizeof *ss);
 	es = xcalloc(ns ? ns : 1, sizeof *es);
@@ -734,7 +751,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	xsort_free(snk.by_start);
 	acur = xsort_next(snk.by_stream);
 	for (k = 0; k < ns; k++) {
-		step_figures(r, st, nst, stages[k], launches, dur, &sf);
+		step_figures(r, st, nst, stages[k], launches, dur, busy, &sf);
 		write_gpu_time(r, tr, strtab_str(r->str, stages[k]), &f[k], &sf, launches, !offset,
 		    f[k].sync_max_us > 0 ? blockset_call(&bs, f[k].sync_max_ts, f[k].sync_max_end) :
 		    NOSTR);
@@ -760,6 +777,7 @@ on_trace(void *ctx, struct trace_reader *r, struct trace *tr)
 	for (i = 0; i < nst; i++)
 		write_step(r, tr, &st[i], i, launches);
 	free(dur);
+	free(busy);
 	free(stages);
 	free(snk.stages);
 	free(st);

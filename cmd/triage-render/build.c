@@ -59,7 +59,7 @@ col_shown(const struct tab *t, size_t c)
 	/* the GPU items' kernels, copies and sets and their time: the headline says them */
 	if (strcmp(t->id, "gpu") == 0)
 		return strcmp(k, "kernels") != 0 && strcmp(k, "copies") != 0 &&
-		    strcmp(k, "kernel_us") != 0;
+		    strcmp(k, "kernel_us") != 0 && strcmp(k, "step_busy_p50_us") != 0;
 	if (strcmp(t->id, "kernel") != 0)
 		return 1;
 	if (col_is_stat(t, c))
