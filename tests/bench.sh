@@ -146,6 +146,12 @@ wrappers() {
 printf 'machine: %s, %s cores, %s; load average at start: %s\n' "$(uname -m)" "$(nproc)" \
     "$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2 / 1048576}' /proc/meminfo)" \
     "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+# the ratios hold on one machine only: name its processor, so that runs on
+# hosts of different speeds are not compared as one
+printf 'processor: %s; kernel %s\n' \
+    "$(awk -F ': *' '/^model name/ { m = $2 } /^cpu MHz/ { f = $2 } END {
+	if (m == "") m = "unknown"; if (f != "") m = m sprintf(", %.0f MHz", f); print m }' /proc/cpuinfo 2>/dev/null)" \
+    "$(uname -r)"
 printf 'each ratio: the median over %s rounds of the command against gzip -dc in the same round (smallest-largest)\n' "$runs"
 wrappers "$out/wrap"
 : >"$out/summary"
