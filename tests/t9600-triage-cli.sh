@@ -235,8 +235,10 @@ t_signals() {
 		    "$TRIAGE" --mapping-input "$T/t.json" \
 		    --formal-input "$T/t.json" >"$T/sig.out" 2>"$T/sig.err" &
 		pid=$!
+		# until both extractions run: on a loaded machine that took over 5 s;
+		# the bound (20 s, within their 30) only keeps a broken run from hanging
 		i=0
-		while [ "$(ls "$T/s/running" | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+		while [ "$(ls "$T/s/running" | wc -l)" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 		kill -s "$sig" "$pid"
 		rc=0
 		wait "$pid" || rc=$?
