@@ -67,6 +67,35 @@ t_complete_steps() {
 }
 check "the step median of complete steps with GPU work, as the report's" t_complete_steps
 
+t_step_busy() {
+	# the host queued the steps ahead: periods of 6 ms while the GPU is busy
+	# 9 ms a step; the GPU's median step is compared beside the period's,
+	# over the same steps (not the last, not one without kernels)
+	pb() {	# pb SIDEFILE INDEX PERIOD_US BUSY_US EXTRA
+		printf '{"type":"step","t":0,"stage":"decode","index":%s,"name":"s","ts":%s,"cpu_us":1,"period_us":%s,"kernels":3,"gpu_busy_us":%s%s}\n' \
+		    "$2" "$2" "$3" "$4" "${5-}" >>"$1"
+	}
+	{ kr decode 'void g' 200 4; gt decode 4 250 50 20 100; } >"$T/a"
+	pb "$T/a" 0 6000 9000; pb "$T/a" 1 6100 9100; pb "$T/a" 2 5900 8900
+	pb "$T/a" 3 20000 30000 ',"last":true'
+	{ kr decode 'void g' 200 4; gt decode 3 250 50 20 100; } >"$T/b"
+	pb "$T/b" 0 6000 7000; pb "$T/b" 1 6000 7200
+	printf '{"type":"step","t":0,"stage":"decode","index":2,"name":"s","ts":2,"cpu_us":1,"period_us":800,"kernels":0,"gpu_busy_us":0}\n' >>"$T/b"
+	"$TD" --no-pass --baseline "$T/a" "$T/b" >"$T/out"
+	eq "step_p50_us 6000 6000 0|step_busy_p50_us 9000 7000 -22.2222" "$(jq -r 'select(.type == "diff_metric" and
+	    (.metric | startswith("step_"))) | "\(.metric) \(.base) \(.cand) \(.delta_pct * 10000 | round / 10000)"' "$T/out" |
+	    paste -sd '|' -)"
+	# the report names it
+	"$BIN/triage-render" <"$T/out" >"$T/md"
+	eq 1 "$(grep -c '^| GPU busy per step p50 | 9.00 ms | 7.00 ms |' "$T/md")"
+	# a side whose steps do not all say their busy time: not compared
+	sed 's/,"gpu_busy_us":7200//' "$T/b" >"$T/c"
+	"$TD" --no-pass --baseline "$T/a" "$T/c" >"$T/out2"
+	eq 0 "$(jq -s 'map(select(.type == "diff_metric" and .metric == "step_busy_p50_us")) | length' "$T/out2")"
+	eq 1 "$(jq -s 'map(select(.type == "diff_metric" and .metric == "step_p50_us")) | length' "$T/out2")"
+}
+check "the GPU busy per step beside the host's step period" t_step_busy
+
 t_idle_sync() {
 	# idle waiting on a synchronization, per step like the other times,
 	# compared only when both sides measured it

@@ -60,8 +60,10 @@ struct stage {
 	int has_gpu, has_idle_launch, has_idle_sync, has_graph;
 	double busy_us, idle_us, idle_launch_us, idle_sync_us, graph_us;
 	long long steps;
-	double *step_us;	/* CPU durations of its step records */
+	double *step_us;	/* periods of its complete steps with GPU work */
 	size_t nstep, capstep;
+	double *step_busy_us;	/* the GPU busy time of the same steps, of those that have it */
+	size_t nbusy, capbusy;
 	/*
 	 * Its steps with GPU work, the last too: the batch summed over those
 	 * that name one, the tokens over those that name them (a decode

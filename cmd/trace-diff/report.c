@@ -65,16 +65,16 @@ dbl_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Nearest-rank median of the stage's step periods (as step-stats computes p50). */
+/* Nearest-rank median of n > 0 step figures (as step-stats computes p50). */
 static double
-step_p50(const struct stage *st)
+median(const double *x, size_t n)
 {
-	double *v = xmalloc(st->nstep * sizeof *v), r;
+	double *v = xmalloc(n * sizeof *v), r;
 	size_t k;
 
-	memcpy(v, st->step_us, st->nstep * sizeof *v);
-	xqsort(v, st->nstep, sizeof *v, dbl_cmp);
-	k = (st->nstep + 1) / 2;	/* ceil(n / 2): at least half at or below */
+	memcpy(v, x, n * sizeof *v);
+	xqsort(v, n, sizeof *v, dbl_cmp);
+	k = (n + 1) / 2;	/* ceil(n / 2): at least half at or below */
 	r = v[k - 1];
 	free(v);
 	return r;
@@ -250,7 +250,16 @@ write_metrics(const struct scmp *m, const strtab *str)
 			    pct(c->graph_us, c->busy_us), 1, 0);
 	}
 	if (b->nstep && c->nstep)
-		metric(str, m->name, "step_p50_us", step_p50(b), step_p50(c), 0, 0);
+		metric(str, m->name, "step_p50_us", median(b->step_us, b->nstep),
+		    median(c->step_us, c->nstep), 0, 0);
+	/*
+	 * The period is of the host's step markers; when the host queues steps
+	 * ahead of the GPU it is not the GPU's step time: the GPU busy per step
+	 * is (step-stats' step_busy_p50_us), compared when every step has it.
+	 */
+	if (b->nstep && c->nstep && b->nbusy == b->nstep && c->nbusy == c->nstep)
+		metric(str, m->name, "step_busy_p50_us", median(b->step_busy_us, b->nbusy),
+		    median(c->step_busy_us, c->nbusy), 0, 0);
 	if (b->steps > 0 && c->steps > 0)
 		metric(str, m->name, "steps", (double)b->steps, (double)c->steps, 0, 0);
 }

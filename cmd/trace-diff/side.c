@@ -181,6 +181,10 @@ add_step(struct side *s, strtab *str, const struct rec_step *p, int whole)
 		return;
 	xgrow(&st->step_us, &st->capstep, st->nstep + 1, sizeof *st->step_us);
 	st->step_us[st->nstep++] = REC_HAS(p, step, period_us) ? p->period_us : p->cpu_us;
+	if (REC_HAS(p, step, gpu_busy_us)) {
+		xgrow(&st->step_busy_us, &st->capbusy, st->nbusy + 1, sizeof *st->step_busy_us);
+		st->step_busy_us[st->nbusy++] = p->gpu_busy_us;
+	}
 }
 
 /* rank-skew's rows, kept until the stages are known: a stage of no kernel row is none. */
@@ -563,6 +567,7 @@ side_free(struct side *s)
 	for (i = 0; i < s->nst; i++) {
 		free(s->st[i].k);
 		free(s->st[i].step_us);
+		free(s->st[i].step_busy_us);
 		free(s->st[i].f);
 		free(s->st[i].o);
 	}

@@ -451,6 +451,7 @@ metric_label(const char *m)
 		{ "idle_sync_us", "Idle waiting on a synchronization" },
 		{ "graph_pct", "Busy in CUDA graphs" },
 		{ "step_p50_us", "Step period p50" },
+		{ "step_busy_p50_us", "GPU busy per step p50" },
 		{ "steps", "Steps" },
 	};
 	size_t i;
