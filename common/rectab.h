@@ -575,7 +575,9 @@
 	M(T, cand, NUM, OPT, NULL) \
 	M(T, delta, NUM, OPT, NULL) \
 	M(T, delta_pct, NUM, OPT, NULL) \
-	M(T, per_step, BOOL, OPT, "false")
+	M(T, per_step, BOOL, OPT, "false") \
+	M(T, base_host_ahead, BOOL, OPT, "false") \
+	M(T, cand_host_ahead, BOOL, OPT, "false")
 
 #define REC_MEMBERS_diff_row(M, T) \
 	M(T, stage, STR, REQ, NULL) \

@@ -88,6 +88,19 @@ t_step_busy() {
 	# the report names it
 	"$BIN/triage-render" <"$T/out" >"$T/md"
 	eq 1 "$(grep -c '^| GPU busy per step p50 | 9.00 ms | 7.00 ms |' "$T/md")"
+	# both hosts ran ahead (busy p50 over 1.05 times the period's): the
+	# period row is flagged per side and the report says what to read
+	eq "true true" "$(jq -r 'select(.type == "diff_metric" and .metric == "step_p50_us") |
+	    "\(.base_host_ahead) \(.cand_host_ahead)"' "$T/out")"
+	has "$T/md" "^In both runs the steps' GPU work (busy p50 9.00 ms and 7.00 ms) is longer than their period (p50 6.00 ms and 6.00 ms): the host queued steps ahead of the GPU"
+	# a candidate whose GPU keeps up (6.2 ms of work in 6 ms periods is within 5 %)
+	sed 's/"gpu_busy_us":7000/"gpu_busy_us":6200/; s/"gpu_busy_us":7200/"gpu_busy_us":6250/' "$T/b" >"$T/d"
+	"$TD" --no-pass --baseline "$T/a" "$T/d" >"$T/out3"
+	eq "true null" "$(jq -r 'select(.type == "diff_metric" and .metric == "step_p50_us") |
+	    "\(.base_host_ahead) \(.cand_host_ahead)"' "$T/out3")"
+	"$BIN/triage-render" <"$T/out3" >"$T/md3"
+	has "$T/md3" "^In the baseline the steps' GPU work (busy p50 9.00 ms) is longer than their period (p50 6.00 ms): "
+	hasnt "$T/md3" "In both runs"
 	# a side whose steps do not all say their busy time: not compared
 	sed 's/,"gpu_busy_us":7200//' "$T/b" >"$T/c"
 	"$TD" --no-pass --baseline "$T/a" "$T/c" >"$T/out2"

@@ -415,8 +415,21 @@ t_bundle() {
 	cmark-gfm -e table "$T/b.md" >"$T/b.html"
 	has "$T/b.md" '^# Triage bundle: 2 runs$'
 	# the summary: a row per run, before the contents
-	has "$T/b.md" '^| Run | Model | Framework | GPU | extend/prefill GPU time | decode GPU time | GPU time (no stage) | Step p50 | Step stage | Health |$'
-	has "$T/b.md" '^| runs/a | Qwen/Qwen3-8B | SGLang | - | 4.00 ms | 1.00 ms | - | 0.55 ms | decode | degraded |$'
+	has "$T/b.md" '^| Run | Model | Framework | GPU | extend/prefill GPU time | decode GPU time | GPU time (no stage) | Step p50 | Step GPU busy p50 | Step stage | Health |$'
+	has "$T/b.md" '^| runs/a | Qwen/Qwen3-8B | SGLang | - | 4.00 ms | 1.00 ms | - | 0.55 ms | - | decode | degraded |$'
+	# a run whose host queued steps ahead: its period marked, the GPU's beside it
+	{
+		echo '{"type":"run","id":0,"label":"runs/e"}'
+		sed '/"type":"gpu_time"/s/"step_p50_us":550/"step_p50_us":550,"step_busy_p50_us":900,"steps_host_ahead":true/' "$F"
+		echo '{"type":"run","id":1,"label":"runs/a"}'
+		cat "$F"
+	} >"$T/bh.jsonl"
+	"$RENDER" --bundle <"$T/bh.jsonl" >"$T/bh.md"
+	has "$T/bh.md" '^| runs/e | Qwen/Qwen3-8B | SGLang | - | 4.00 ms | 1.00 ms | - | 0.55 ms (host ahead) | 0.90 ms | decode | degraded |$'
+	# machines get the numbers alone (CSV rows end in CR LF)
+	"$RENDER" --bundle -f csv --table runs <"$T/bh.jsonl" >"$T/bh.csv"
+	has "$T/bh.csv" '^,runs/e,Qwen/Qwen3-8B,SGLang,,4000,1000,,550,900,decode,degraded.$'
+	has "$T/bh.csv" '^,runs/a,Qwen/Qwen3-8B,SGLang,,4000,1000,,550,,decode,degraded.$'
 	[ "$(grep -n '^## Summary' "$T/b.md" | cut -d: -f1)" -lt "$(grep -n '^## Contents' "$T/b.md" | cut -d: -f1)" ]
 	# a run that names no model: the family its frames show; a GPU the trace
 	# leaves unnamed: the part its figures fit

@@ -208,8 +208,8 @@ comparability(const struct side *b, const struct side *c, strtab *str, sbuf *why
 /* ---- per stage ---- */
 
 static void
-metric(const strtab *str, uint32_t stage, const char *name, double b, double c, int ratio,
-    int per_step)
+metric_begin(const strtab *str, uint32_t stage, const char *name, double b, double c,
+    int ratio, int per_step)
 {
 	rec_begin(RT_diff_metric);
 	cstr(RM_diff_metric_stage, str, stage);
@@ -226,7 +226,26 @@ metric(const strtab *str, uint32_t stage, const char *name, double b, double c, 
 		rec_num(RM_diff_metric_delta_pct, 100 * (c - b) / b);
 	if (per_step)
 		rec_bool(RM_diff_metric_per_step, 1);
+}
+
+static void
+metric(const strtab *str, uint32_t stage, const char *name, double b, double c, int ratio,
+    int per_step)
+{
+	metric_begin(str, stage, name, b, c, ratio, per_step);
 	rec_end();
+}
+
+/*
+ * Did the host queue the stage's steps ahead of the GPU?  Its steps' GPU
+ * busy median is more than 5 % over their period's, step-stats' rule for
+ * steps_host_ahead; unknown (0) unless every step has its busy time.
+ */
+static int
+host_ahead(const struct stage *st, double p50)
+{
+	return st->nstep && st->nbusy == st->nstep && p50 > 0 &&
+	    median(st->step_busy_us, st->nbusy) > 1.05 * p50;
 }
 
 static void
@@ -249,9 +268,16 @@ write_metrics(const struct scmp *m, const strtab *str)
 			metric(str, m->name, "graph_pct", pct(b->graph_us, b->busy_us),
 			    pct(c->graph_us, c->busy_us), 1, 0);
 	}
-	if (b->nstep && c->nstep)
-		metric(str, m->name, "step_p50_us", median(b->step_us, b->nstep),
-		    median(c->step_us, c->nstep), 0, 0);
+	if (b->nstep && c->nstep) {
+		double bp = median(b->step_us, b->nstep), cp = median(c->step_us, c->nstep);
+		metric_begin(str, m->name, "step_p50_us", bp, cp, 0, 0);
+		/* then the period's change is the host's, not the GPU's */
+		if (host_ahead(b, bp))
+			rec_bool(RM_diff_metric_base_host_ahead, 1);
+		if (host_ahead(c, cp))
+			rec_bool(RM_diff_metric_cand_host_ahead, 1);
+		rec_end();
+	}
 	/*
 	 * The period is of the host's step markers; when the host queues steps
 	 * ahead of the GPU it is not the GPU's step time: the GPU busy per step

@@ -22,6 +22,8 @@ static const struct col run_cols[] = {
 	{ "decode_us", "decode GPU time", 1 },
 	{ "all_us", "GPU time (no stage)", 1 },
 	{ "step_p50_us", "Step p50", 1 },
+	/* the GPU's step time where the host queued steps ahead (step-stats' steps_host_ahead) */
+	{ "step_busy_p50_us", "Step GPU busy p50", 1 },
 	{ "step_stage", "Step stage", 0 },
 	{ "health", "Health", 0 },
 };
@@ -92,29 +94,30 @@ stage_time(const struct run *run, const char *stage)
 }
 
 /*
- * The step median of the run: decode's when it has steps (the serving
- * loop's period), else the first stage's that has; *stage names it.
+ * The gpu_time record of the run's step median: decode's when it has steps
+ * (the serving loop's period), else the first stage's that has; *stage
+ * names it.  NULL when no stage has steps.
  */
-static double
+static const struct item *
 step_median(const struct run *run, const char **stage)
 {
 	static const char *const order[] = { "decode", "extend", "all" };
 	sbuf b = SBUF_INIT;
 	size_t i, k;
-	double v = NAN;
+	const struct item *g = NULL;
 
 	*stage = NULL;
-	for (k = 0; k < 3 && isnan(v); k++)
-		for (i = 0; i < run->n && isnan(v); i++) {
+	for (k = 0; k < 3 && !g; k++)
+		for (i = 0; i < run->n && !g; i++) {
 			const struct item *it = &run->it[i];
 			if (item_is(it, "gpu_time") && item_in_stage(it, order[k], &b) &&
 			    item_get(it, "step_p50_us") >= 0) {
-				v = item_num(it, "step_p50_us", NAN);
+				g = it;
 				*stage = order[k];
 			}
 		}
 	sb_free(&b);
-	return v;
+	return g;
 }
 
 static void
@@ -140,7 +143,9 @@ bundle_summary(const struct run *runs, const struct doc *const *docs, size_t n,
 	sec = add_section(out, "runs", "Runs");
 	sec->intro = xstrdup("One row per run, in the bundle's order: its GPU time per stage "
 	    "(the sum of its kernel durations, as its kernel table gives it), its step median "
-	    "(decode's when it has steps) and the traces' health.");
+	    "(decode's when it has steps) on the host's clock and the GPU busy time of the same "
+	    "steps (where it is longer, marked host ahead, the host queued steps ahead of the "
+	    "GPU and the busy time is the GPU's step time) and the traces' health.");
 	t = add_tab(sec, "runs", NULL, run_cols, NRCOLS);
 	t->empty = xstrdup("No runs.");
 	for (i = 0; i < n; i++) {
@@ -149,7 +154,7 @@ bundle_summary(const struct run *runs, const struct doc *const *docs, size_t n,
 		struct cell *c = add_row(t);
 		const char *st;
 		char *gpu = run_gpu(run);
-		double p50;
+		const struct item *g;
 
 		cell_text(&c[0], d->title);
 		if (d->model)
@@ -160,20 +165,36 @@ bundle_summary(const struct run *runs, const struct doc *const *docs, size_t n,
 			cell_text(&c[1], f);
 			free(f);
 		} else
-			cell_text(&c[1], "-");
+			cell_none(&c[1]);
 		cell_text(&c[2], !d->framework || strcmp(d->framework, "none") == 0 ? "none" :
 		    framework_display(d->framework));
-		cell_text(&c[3], gpu ? gpu : "-");
+		if (gpu)
+			cell_text(&c[3], gpu);
+		else
+			cell_none(&c[3]);
 		free(gpu);
 		for (k = 0; k < 3; k++) {
 			double v = stage_time(run, stage_cols[k]);
 			cell_ms_or_none(&c[4 + k], v);
 			have[k] += !isnan(v);
 		}
-		p50 = step_median(run, &st);
-		cell_ms_or_none(&c[7], p50);
-		cell_text(&c[8], st ? st : "-");
-		cell_text(&c[9], d->verdict ? d->verdict : "-");
+		g = step_median(run, &st);
+		cell_ms_or_none(&c[7], g ? item_num(g, "step_p50_us", NAN) : NAN);
+		if (g && item_bool(g, "steps_host_ahead")) {
+			/* for people: the period is the host's; the number stays for machines */
+			char *x = printf_dup("%s (host ahead)", c[7].text);
+			free(c[7].text);
+			c[7].text = x;
+		}
+		cell_ms_or_none(&c[8], g ? item_num(g, "step_busy_p50_us", NAN) : NAN);
+		if (st)
+			cell_text(&c[9], st);
+		else
+			cell_none(&c[9]);
+		if (d->verdict)
+			cell_text(&c[10], d->verdict);
+		else
+			cell_none(&c[10]);
 	}
 	/* the chart: each run's stages stacked */
 	sb_adds(&s, "{\"kind\":\"hbar\",\"cls\":\"ubar\",\"stacked\":true,\"title\":\"GPU time "

@@ -462,6 +462,66 @@ metric_label(const char *m)
 	return m;
 }
 
+/*
+ * The step period is of the host's step markers: where trace-diff found a
+ * run's steps' GPU work longer than their period (base_host_ahead,
+ * cand_host_ahead), the host queued them ahead of the GPU and the
+ * period's change is not the GPU's; say so under the table.  NULL: nothing
+ * to say.
+ */
+static char *
+step_caveat(const struct run *run, const char *stage)
+{
+	const struct item *p = NULL, *busy = NULL;
+	static const char *const side[2] = { "base", "cand" };
+	static const char *const side_name[2] = { "the baseline", "the candidate" };
+	sbuf b = SBUF_INIT, out = SBUF_INIT;
+	char key[32];
+	size_t i;
+	int k, n = 0;
+
+	for (i = 0; i < run->n; i++) {
+		const struct item *it = &run->it[i];
+		const char *m;
+		if (it->type != RT_diff_metric || !in_stage(it, stage, &b))
+			continue;
+		m = item_str(it, "metric", &b, "");
+		if (strcmp(m, "step_p50_us") == 0)
+			p = it;
+		else if (strcmp(m, "step_busy_p50_us") == 0)
+			busy = it;
+	}
+	if (p && busy && item_bool(p, "base_host_ahead") && item_bool(p, "cand_host_ahead")) {
+		sb_adds(&out, "In both runs the steps' GPU work (busy p50 ");
+		fmt_ms(&out, item_num(busy, "base", 0));
+		sb_adds(&out, " and ");
+		fmt_ms(&out, item_num(busy, "cand", 0));
+		sb_adds(&out, ") is longer than their period (p50 ");
+		fmt_ms(&out, item_num(p, "base", 0));
+		sb_adds(&out, " and ");
+		fmt_ms(&out, item_num(p, "cand", 0));
+		sb_adds(&out, ")");
+		n = 2;
+	}
+	for (k = 0; p && busy && !n && k < 2; k++) {
+		snprintf(key, sizeof key, "%s_host_ahead", side[k]);
+		if (!item_bool(p, key))
+			continue;
+		sb_printf(&out, "In %s the steps' GPU work (busy p50 ", side_name[k]);
+		fmt_ms(&out, item_num(busy, side[k], 0));
+		sb_adds(&out, ") is longer than their period (p50 ");
+		fmt_ms(&out, item_num(p, side[k], 0));
+		sb_adds(&out, ")");
+		n = 1;
+	}
+	if (n)
+		sb_printf(&out, ": the host queued steps ahead of the GPU, so the step period "
+		    "there is the host's rate of submitting them, not the GPU's step time; "
+		    "compare GPU busy per step p50.");
+	sb_free(&b);
+	return n ? sb_detach(&out) : (sb_free(&out), NULL);
+}
+
 static void
 gpu_tables(const struct run *run, struct section *sec, const char *stage)
 {
@@ -512,6 +572,8 @@ gpu_tables(const struct run *run, struct section *sec, const char *stage)
 		}
 		diff_cell_member(&c[4], it, "delta_pct", 1);
 	}
+	if (t)
+		t->more = step_caveat(run, stage);
 	sb_free(&b);
 	sb_free(&l);
 }
