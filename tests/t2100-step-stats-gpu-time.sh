@@ -351,6 +351,16 @@ t_interleaved() {
 }
 check 'interleaved stages: a stage is idle only where no stage runs' t_interleaved
 
+t_one_stage_rounding() {
+	# One stage: busy plus idle is its span.  Kernels of 1.2 us leave the
+	# sums' rounding (1.4e-14 us) as the rest, which is no other stage's work.
+	"$TESTDIR/gen-trace" | jq -c '.traceEvents |= map(if .cat == "kernel" and
+	    (.name | test("rmsnorm")) then .dur = 1.2 else . end)' >"$T/r.json"
+	"$BIN/trace-extract" -q "$T/r.json" | "$BIN/trace-stage" | ss >"$T/out"
+	eq 'all 324.8 null' "$(rec gpu_time '"\(.stage) \(.kernel_us * 1000 | round / 1000) \(.other_stages_us)"' "$T/out")"
+}
+check 'one stage: no other stages time from rounding' t_one_stage_rounding
+
 # The host blocked in a synchronous copy (SGLang on ROCm: hipStreamWaitEvent,
 # then a hipMemcpyWithStream that waits 463 ms): kernel A [0,100]; B is
 # launched at 120 (its call ends at 125) and starts at 1100; the copy's

@@ -339,7 +339,12 @@ gaps_sweep(struct xsort *by_start, const uint32_t *stages, size_t ns, struct fig
 		double rest = f[k].span_us - f[k].busy_us - f[k].idle_us;
 		if (f[k].idle_us > f[k].span_us - f[k].busy_us)	/* rounding of the sums */
 			f[k].idle_us = f[k].span_us - f[k].busy_us > 0 ? f[k].span_us - f[k].busy_us : 0;
-		f[k].other_us = rest > 0 ? rest : 0;
+		/*
+		 * under a nanosecond, below any trace's resolution, the rest is
+		 * the sums' rounding (1.4e-14 us on a one-stage trace), not
+		 * another stage's work
+		 */
+		f[k].other_us = rest >= 1e-3 ? rest : 0;
 		if (f[k].idle_launch_us > f[k].idle_us)
 			f[k].idle_launch_us = f[k].idle_us;
 		if (f[k].idle_sync_us > f[k].idle_us - f[k].idle_launch_us)
