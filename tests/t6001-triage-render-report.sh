@@ -170,6 +170,13 @@ check "GPU items: kernels and copies counted apart in the headline" t_items_coun
 t_other_stages() {
 	sed -e '/"type":"gpu_time"/s/"idle_us":250,"idle_launch_us":200,/"idle_us":70,"idle_launch_us":20,"other_stages_us":180,/' "$F" | "$RENDER" >"$T/r.md"
 	has "$T/r.md" '; GPU idle 6% of the span, only other stages. work 15% of it; 0% of the busy time in CUDA graphs.\*\*$'
+	# the table says it too, between idle and span: 0.95 + 0.07 + 0.18 = 1.20
+	has "$T/r.md" '^| GPU items | GPU busy | GPU idle | Idle waiting for the host | Idle waiting on a synchronization | Only other stages busy | Span |'
+	has "$T/r.md" '^| 42 | 0\.95 ms | 0\.07 ms | 0\.02 ms | - | 0\.18 ms | 1\.20 ms |'
+	# where no other stage ran, no such column; machines always have it
+	"$RENDER" <"$F" >"$T/r0.md"
+	hasnt "$T/r0.md" 'Only other stages busy'
+	"$RENDER" --format csv --table gpu <"$F" | head -n 1 | grep -q ',idle_sync_us,other_stages_us,span_us,'
 }
 check "interleaved stages: the headline names the other stages' share of the span" t_other_stages
 

@@ -57,9 +57,18 @@ col_shown(const struct tab *t, size_t c)
 	const char *k = t->cols[c].key;
 
 	/* the GPU items' kernels, copies and sets and their time: the headline says them */
-	if (strcmp(t->id, "gpu") == 0)
+	if (strcmp(t->id, "gpu") == 0) {
+		if (strcmp(k, "other_stages_us") == 0) {
+			/* where the span is more than busy and idle: other stages ran */
+			size_t r;
+			for (r = 0; r < t->nrows; r++)
+				if (t->cells[r * t->ncols + c].num > 0)
+					return 1;
+			return 0;
+		}
 		return strcmp(k, "kernels") != 0 && strcmp(k, "copies") != 0 &&
 		    strcmp(k, "kernel_us") != 0 && strcmp(k, "step_busy_p50_us") != 0;
+	}
 	if (strcmp(t->id, "kernel") != 0)
 		return 1;
 	if (col_is_stat(t, c))

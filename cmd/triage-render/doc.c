@@ -1282,6 +1282,8 @@ static const struct col gpu_cols[] = {
 	{ "idle_us", "GPU idle", 1 },
 	{ "idle_launch_us", "Idle waiting for the host", 1 },
 	{ "idle_sync_us", "Idle waiting on a synchronization", 1 },
+	/* busy + idle + this is the span; shown where it is not 0 (col_shown) */
+	{ "other_stages_us", "Only other stages busy", 1 },
 	{ "span_us", "Span", 1 },
 	{ "compute_us", "Busy: compute", 1 },
 	{ "comm_us", "Busy: communication, no compute", 1 },
@@ -1527,6 +1529,8 @@ gpu_section(const struct run *run, struct doc *d)
 					    item_int(it, "copies", 0));
 				else if (!strcmp(key, "copies"))	/* absent when 0 */
 					cell_int(&cl[c], item_int(it, "copies", 0));
+				else if (!strcmp(key, "other_stages_us"))	/* absent when 0 */
+					cell_ms(&cl[c], item_num(it, "other_stages_us", 0));
 				else
 					cell_member(&cl[c], it, key);
 				/* no complete step had a count: the last step's rate (issue 25) */
