@@ -1323,7 +1323,11 @@ static const struct col step_cols[] = {
 	{ "kernels", "GPU items", 1 },
 	/* in a stage with collectives (issue 32) */
 	{ "comm_total_us", "Communication total", 1 },
-	{ "comm_overlap_pct", "Communication under compute", 1 },
+	/*
+	 * over the step's own items (step-stats(1)): a collective hidden under
+	 * the next step's kernels counts in the stage's figure, not here
+	 */
+	{ "comm_overlap_pct", "Communication under the step's compute", 1 },
 };
 
 static const struct col escape_cols[] = {
@@ -1563,11 +1567,13 @@ gpu_section(const struct run *run, struct doc *d)
 		st->empty = xstrdup("No step markers in this stage (ProfilerStep#N, SGLang "
 		    "step[...], vLLM execute_...): no per-step figures.");
 		st->more = step_caveats(run, stages[si]);
-		st->total = xstrdup("Steps, from the trace's step markers: the period (to the next "
-		    "step's start; the last step's, marked, to the later of its marker's end and "
-		    "its GPU work's end, on the host's clock), the CPU marker's own duration, and "
-		    "the GPU work it launched; the stage's step percentiles are of the complete "
-		    "periods of steps with GPU work, the last step's period apart:");
+		st->total = printf_dup("Steps, from the trace's step markers: the period (to the "
+		    "next step's start; the last step's, marked, to the later of its marker's end "
+		    "and its GPU work's end, on the host's clock), the CPU marker's own duration, "
+		    "and the GPU work it launched%s; the stage's step percentiles are of the "
+		    "complete periods of steps with GPU work, the last step's period apart:",
+		    nsc == sizeof step_cols / sizeof step_cols[0] ? " (a collective under another "
+		    "step's kernels is under compute in the stage's figure, not in its step's)" : "");
 		escapes(run, sec, stages[si]);
 	}
 	free_strings(stages, ns);
