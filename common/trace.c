@@ -191,6 +191,26 @@ stages_reset(struct trace_reader *r)
 }
 
 /*
+ * Is pid/tid the late kernel's before it?  Then its thread is made at
+ * once (kernels of one stream come in runs); else it becomes the one to
+ * compare the next with.  Returns 1 for a repeat.
+ */
+static int
+lazy_repeat(struct trace_reader *r, struct rstr pid, struct rstr tid)
+{
+	if (r->klazy_valid && pid.n == r->klazypid.len && tid.n == r->klazytid.len &&
+	    memcmp(pid.s, sb_str(&r->klazypid), pid.n) == 0 &&
+	    memcmp(tid.s, sb_str(&r->klazytid), tid.n) == 0)
+		return 1;
+	sb_reset(&r->klazypid);
+	sb_add(&r->klazypid, pid.s ? pid.s : "", pid.n);
+	sb_reset(&r->klazytid);
+	sb_add(&r->klazytid, tid.s ? tid.s : "", tid.n);
+	r->klazy_valid = 1;
+	return 0;
+}
+
+/*
  * A late kernel's pid and tid kept as text (lazy): each length, then the
  * bytes.  Returns the kernel's thread field: LAZY_THREAD and the index of
  * its entry in lazyoff.  A kernel of the same pid and tid as the late
@@ -207,15 +227,8 @@ lazy_put(struct trace_reader *r, struct rstr pid, struct rstr tid)
 {
 	size_t n = r->nlazy;
 
-	if (r->klazy_valid && pid.n == r->klazypid.len && tid.n == r->klazytid.len &&
-	    memcmp(pid.s, sb_str(&r->klazypid), pid.n) == 0 &&
-	    memcmp(tid.s, sb_str(&r->klazytid), tid.n) == 0)
+	if (lazy_repeat(r, pid, tid))
 		return thread_of(r, pid, tid);
-	sb_reset(&r->klazypid);
-	sb_add(&r->klazypid, pid.s ? pid.s : "", pid.n);
-	sb_reset(&r->klazytid);
-	sb_add(&r->klazytid, tid.s ? tid.s : "", tid.n);
-	r->klazy_valid = 1;
 	if (n >= LAZY_THREAD)
 		return thread_of(r, pid, tid);	/* two billion new ones: no more waiting */
 	xgrow(&r->lazyoff, &r->caplazy, n + 1, sizeof *r->lazyoff);
@@ -239,15 +252,8 @@ lazy_queue(struct trace_reader *r, struct rstr pid, struct rstr tid)
 {
 	struct trace *tr = &r->tr;
 
-	if (r->klazy_valid && pid.n == r->klazypid.len && tid.n == r->klazytid.len &&
-	    memcmp(pid.s, sb_str(&r->klazypid), pid.n) == 0 &&
-	    memcmp(tid.s, sb_str(&r->klazytid), tid.n) == 0)
+	if (lazy_repeat(r, pid, tid))
 		return thread_of(r, pid, tid);
-	sb_reset(&r->klazypid);
-	sb_add(&r->klazypid, pid.s ? pid.s : "", pid.n);
-	sb_reset(&r->klazytid);
-	sb_add(&r->klazytid, tid.s ? tid.s : "", tid.n);
-	r->klazy_valid = 1;
 	if (!tr->qlazy)
 		tr->qlazy = spool_new();
 	tr->qr = r;

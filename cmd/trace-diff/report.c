@@ -236,16 +236,11 @@ metric(const strtab *str, uint32_t stage, const char *name, double b, double c, 
 	rec_end();
 }
 
-/*
- * Did the host queue the stage's steps ahead of the GPU?  Its steps' GPU
- * busy median is more than 5 % over their period's, step-stats' rule for
- * steps_host_ahead; unknown (0) unless every step has its busy time.
- */
-static int
-host_ahead(const struct stage *st, double p50)
+/* The median GPU busy time of the stage's steps, or -1 unless every step has it. */
+static double
+busy_p50(const struct stage *st)
 {
-	return st->nstep && st->nbusy == st->nstep && p50 > 0 &&
-	    median(st->step_busy_us, st->nbusy) > 1.05 * p50;
+	return st->nstep && st->nbusy == st->nstep ? median(st->step_busy_us, st->nbusy) : -1;
 }
 
 static void
@@ -270,22 +265,23 @@ write_metrics(const struct scmp *m, const strtab *str)
 	}
 	if (b->nstep && c->nstep) {
 		double bp = median(b->step_us, b->nstep), cp = median(c->step_us, c->nstep);
+		double bb = busy_p50(b), cb = busy_p50(c);
+		/*
+		 * The period is of the host's step markers.  When the steps' GPU
+		 * busy median is more than 5 % over it (step-stats' rule for
+		 * steps_host_ahead), the host queued them ahead of the GPU and the
+		 * period's change is the host's; the GPU busy per step is the
+		 * GPU's step time, compared when every step of both runs has it.
+		 */
 		metric_begin(str, m->name, "step_p50_us", bp, cp, 0, 0);
-		/* then the period's change is the host's, not the GPU's */
-		if (host_ahead(b, bp))
+		if (bp > 0 && bb > 1.05 * bp)
 			rec_bool(RM_diff_metric_base_host_ahead, 1);
-		if (host_ahead(c, cp))
+		if (cp > 0 && cb > 1.05 * cp)
 			rec_bool(RM_diff_metric_cand_host_ahead, 1);
 		rec_end();
+		if (bb >= 0 && cb >= 0)
+			metric(str, m->name, "step_busy_p50_us", bb, cb, 0, 0);
 	}
-	/*
-	 * The period is of the host's step markers; when the host queues steps
-	 * ahead of the GPU it is not the GPU's step time: the GPU busy per step
-	 * is (step-stats' step_busy_p50_us), compared when every step has it.
-	 */
-	if (b->nstep && c->nstep && b->nbusy == b->nstep && c->nbusy == c->nstep)
-		metric(str, m->name, "step_busy_p50_us", median(b->step_busy_us, b->nbusy),
-		    median(c->step_busy_us, c->nbusy), 0, 0);
 	if (b->steps > 0 && c->steps > 0)
 		metric(str, m->name, "steps", (double)b->steps, (double)c->steps, 0, 0);
 }
