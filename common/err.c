@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "esc.h"
+#include "memtune.h"
 #include "progress.h"
 #include "sbuf.h"
 
@@ -26,6 +27,7 @@ tool_init(int argc, char **argv)
 		p = strrchr(argv[0], '/');
 		progname = p ? p + 1 : argv[0];
 	}
+	mem_tune();
 	signal(SIGPIPE, SIG_DFL);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "memtune.h"
 #include "xalloc.h"
 
 static void
@@ -19,6 +20,7 @@ xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 	if (!p)
 		oom();
+	mem_heap_advise();
 	return p;
 }
 
@@ -28,6 +30,7 @@ xcalloc(size_t nmemb, size_t size)
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 	if (!p)
 		oom();
+	mem_heap_advise();
 	return p;
 }
 
@@ -37,6 +40,7 @@ xrealloc(void *p, size_t n)
 	p = realloc(p, n ? n : 1);
 	if (!p)
 		oom();
+	mem_heap_advise();
 	return p;
 }
 

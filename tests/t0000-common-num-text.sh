@@ -20,4 +20,12 @@ t_xsort() {
 }
 check "external sort: stable over runs on disk, a queue with no comparator, rewound passes" t_xsort
 
+t_memtune() {
+	c_check memtune-check
+	has "$T/memtune-check.out" '^memtune: '
+	TRIAGE_MALLOC=default "$T/memtune-check" >"$T/default.out" || { cat "$T/default.out"; return 1; }
+	has "$T/default.out" ' 0 failed$'
+}
+check "the filters' heap advised as huge pages, glibc's settings under TRIAGE_MALLOC=default" t_memtune
+
 done_testing

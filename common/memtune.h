@@ -1,0 +1,43 @@
+/*
+ * Memory settings for short-lived streaming filters (issue 30).
+ *
+ * A filter's heap grows to its working set once and is freed at exit, so
+ * every page it returns to the kernel in between is one it faults in again.
+ * On a virtual machine whose guest page tables are shadowed by the
+ * hypervisor a first touch costs about 13 us per 4 KiB page (measured:
+ * 100 MiB touched in 0.34 s of CPU, against 0.10 s in 2 MiB pages), which
+ * made page faults a third of a report's CPU on such a host.  So:
+ *
+ *   - freed memory stays in the process (no trimming of the heap's top, and
+ *     blocks below 32 MiB come from the heap, not from mmap and munmap per
+ *     block): the 4 MiB sort buffers (xsort.h) of one trace are the next
+ *     trace's, not new pages;
+ *   - the heap grows in steps of 4 MiB, and what it grows by is advised as
+ *     transparent huge pages (madvise MADV_HUGEPAGE: glibc's
+ *     glibc.malloc.hugetlb=1, done from the program), so that 2 MiB are one
+ *     fault where the kernel allows it ("madvise" or "always" in
+ *     /sys/kernel/mm/transparent_hugepage/enabled; "never": no change);
+ *   - one malloc arena for every thread (trace-extract's scan thread), so
+ *     that its memory is the advised heap too.
+ *
+ * Peak memory is unchanged but for up to one huge page per region; the
+ * figures are measured in docs/speed.md.  TRIAGE_MALLOC=default in the
+ * environment skips all of it (to measure the difference).
+ */
+#ifndef MEMTUNE_H
+#define MEMTUNE_H
+
+/*
+ * Apply the settings above; once, at start (tool_init calls it).  Never
+ * fails: a setting the C library or kernel refuses is left as it was.
+ */
+void mem_tune(void);
+
+/*
+ * Advise the heap's growth since the last call as huge pages.  Cheap when
+ * the heap has not grown (one compare); the allocation wrappers (xalloc.h)
+ * call it after each allocation.  Safe from any thread.
+ */
+void mem_heap_advise(void);
+
+#endif
