@@ -11,6 +11,9 @@
 /* The end of the heap advised so far; 0: not tuned (nothing to do). */
 static uintptr_t advised, pg_size;
 
+/* Blocks of this many bytes or more are mapped on their own (glibc's largest threshold). */
+#define MMAP_MIN (32u << 20)
+
 /* The heap's first growth, in bytes: below the mmap threshold, so from the heap. */
 #define PREGROW (28u << 20)
 
@@ -24,9 +27,14 @@ mem_tune(void)
 	if (v && strcmp(v, "default") == 0)
 		return;
 	/* (each call fails harmlessly where malloc is not glibc's, as under ASan) */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_MMAP_THRESHOLD, MMAP_MIN);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	mallopt(M_TOP_PAD, 4 << 20);
+	/*
+	 * Grow in large steps: each step is advised as soon as an allocation
+	 * returns, so only the block that made the heap grow can have pages
+	 * touched before the advice (a realloc's copy).  Address space only.
+	 */
+	mallopt(M_TOP_PAD, 64 << 20);
 	mallopt(M_ARENA_MAX, 1);
 	if (pg <= 0)
 		return;
@@ -44,6 +52,20 @@ mem_tune(void)
 		mem_heap_advise();
 		free(p);
 	}
+}
+
+void
+mem_block_advise(void *p, size_t n)
+{
+	uintptr_t a, e;
+
+	if (!__atomic_load_n(&advised, __ATOMIC_RELAXED) || n < MMAP_MIN)
+		return;
+	/* the whole pages of the block, which malloc mapped on its own */
+	a = ((uintptr_t)p + pg_size - 1) & ~(pg_size - 1);
+	e = ((uintptr_t)p + n) & ~(pg_size - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
 void

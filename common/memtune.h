@@ -12,11 +12,14 @@
  *     blocks below 32 MiB come from the heap, not from mmap and munmap per
  *     block): the 4 MiB sort buffers (xsort.h) of one trace are the next
  *     trace's, not new pages;
- *   - the heap grows in steps of 4 MiB, and what it grows by is advised as
- *     transparent huge pages (madvise MADV_HUGEPAGE: glibc's
- *     glibc.malloc.hugetlb=1, done from the program), so that 2 MiB are one
- *     fault where the kernel allows it ("madvise" or "always" in
- *     /sys/kernel/mm/transparent_hugepage/enabled; "never": no change);
+ *   - the heap grows by 28 MiB at start and in steps of 64 MiB after (of
+ *     address space: a page is memory when first written), and what it
+ *     grows by is advised as transparent huge pages (madvise
+ *     MADV_HUGEPAGE: glibc's glibc.malloc.hugetlb=1, done from the
+ *     program), as are blocks of 32 MiB or more, which malloc maps on their
+ *     own, so that 2 MiB are one fault where the kernel allows it
+ *     ("madvise" or "always" in /sys/kernel/mm/transparent_hugepage/enabled;
+ *     "never": no change);
  *   - one malloc arena for every thread (trace-extract's scan thread), so
  *     that its memory is the advised heap too.
  *
@@ -39,5 +42,12 @@ void mem_tune(void);
  * call it after each allocation.  Safe from any thread.
  */
 void mem_heap_advise(void);
+
+/*
+ * Advise a block of n bytes just allocated at p as huge pages when it is
+ * one malloc mapped on its own (32 MiB or more); a no-op for smaller
+ * blocks, which are the heap's.  The allocation wrappers call it.
+ */
+void mem_block_advise(void *p, size_t n);
 
 #endif

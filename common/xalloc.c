@@ -21,6 +21,7 @@ xmalloc(size_t n)
 	if (!p)
 		oom();
 	mem_heap_advise();
+	mem_block_advise(p, n);
 	return p;
 }
 
@@ -28,9 +29,13 @@ void *
 xcalloc(size_t nmemb, size_t size)
 {
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	size_t n;
+
 	if (!p)
 		oom();
 	mem_heap_advise();
+	if (!__builtin_mul_overflow(nmemb, size, &n))
+		mem_block_advise(p, n);
 	return p;
 }
 
@@ -41,6 +46,7 @@ xrealloc(void *p, size_t n)
 	if (!p)
 		oom();
 	mem_heap_advise();
+	mem_block_advise(p, n);
 	return p;
 }
 
