@@ -17,6 +17,13 @@ static uintptr_t advised, pg_size;
 /* The heap's first growth, in bytes: below the mmap threshold, so from the heap. */
 #define PREGROW (28u << 20)
 
+/* x rounded up to a whole page */
+static uintptr_t
+page_up(uintptr_t x)
+{
+	return (x + pg_size - 1) & ~(pg_size - 1);
+}
+
 void
 mem_tune(void)
 {
@@ -40,7 +47,7 @@ mem_tune(void)
 		return;
 	pg_size = (uintptr_t)pg;
 	/* from the first whole page above what the heap holds now */
-	__atomic_store_n(&advised, ((uintptr_t)sbrk(0) + pg_size - 1) & ~(pg_size - 1), __ATOMIC_RELAXED);
+	__atomic_store_n(&advised, page_up((uintptr_t)sbrk(0)), __ATOMIC_RELAXED);
 	/*
 	 * Grow the heap at once by what a filter's working set usually is, and
 	 * advise it before anything is written there: advice given after an
@@ -62,7 +69,7 @@ mem_block_advise(void *p, size_t n)
 	if (!__atomic_load_n(&advised, __ATOMIC_RELAXED) || n < MMAP_MIN)
 		return;
 	/* the whole pages of the block, which malloc mapped on its own */
-	a = ((uintptr_t)p + pg_size - 1) & ~(pg_size - 1);
+	a = page_up((uintptr_t)p);
 	e = ((uintptr_t)p + n) & ~(pg_size - 1);
 	if (e > a)
 		madvise((void *)a, e - a, MADV_HUGEPAGE);
@@ -79,6 +86,6 @@ mem_heap_advise(void)
 	if (top <= from)
 		return;
 	/* two threads may both advise the same range: harmless */
-	__atomic_store_n(&advised, (top + pg_size - 1) & ~(pg_size - 1), __ATOMIC_RELAXED);
+	__atomic_store_n(&advised, page_up(top), __ATOMIC_RELAXED);
 	madvise((void *)from, top - from, MADV_HUGEPAGE);
 }
